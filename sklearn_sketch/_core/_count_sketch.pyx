@@ -1,0 +1,458 @@
+"""Count-Sketch of a real vector indexed by 64-bit keys."""
+import numbers
+
+import numpy as np
+
+from libc.math cimport fabs
+from libc.stdint cimport int64_t, uint32_t, uint64_t
+from libc.string cimport memset
+
+from ._murmurhash cimport bucket_and_sign
+
+cdef extern from *:
+    void __builtin_prefetch(const void* address, int rw, int locality) nogil
+from ._murmurhash import _as_key_array
+
+# Below this magnitude the lazy scale is folded into the table, so stored values
+# never underflow (scikit-learn's WeightVector does the same).
+cdef double _MIN_SCALE = 1e-9
+
+
+cdef double median_inplace(double* v, Py_ssize_t n) noexcept nogil:
+    """Median of ``v[:n]`` (mean of the two middle values for even ``n``); reorders ``v``."""
+    cdef Py_ssize_t i, j
+    cdef double x
+    if n == 1:
+        return v[0]
+    if n == 2:
+        return 0.5 * (v[0] + v[1])
+    if n == 3:
+        if v[0] > v[1]:
+            v[0], v[1] = v[1], v[0]
+        if v[1] > v[2]:
+            v[1], v[2] = v[2], v[1]
+            if v[0] > v[1]:
+                v[0], v[1] = v[1], v[0]
+        return v[1]
+    for i in range(1, n):
+        x = v[i]
+        j = i - 1
+        while j >= 0 and v[j] > x:
+            v[j + 1] = v[j]
+            j -= 1
+        v[j + 1] = x
+    if n & 1:
+        return v[n // 2]
+    return 0.5 * (v[n // 2 - 1] + v[n // 2])
+
+
+def _check_int(name, value, low, high):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be in [{low}, {high}], got {value}")
+    return int(value)
+
+
+def _check_dtype(dtype):
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as exc:
+        raise TypeError(f"dtype must be float32 or float64, got {dtype!r}") from exc
+    if dt not in (np.float32, np.float64):
+        raise TypeError(f"dtype must be float32 or float64, got {dt}")
+    return dt
+
+
+def _as_finite_values(values, what="deltas"):
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"{what} must be real numbers, got dtype {arr.dtype}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{what} must be finite; got NaN or infinity")
+    return arr
+
+
+cdef class CountSketch:
+    """Count-Sketch: a ``depth x width`` table holding a compressed real vector.
+
+    Each key ``i`` (any int64) is hashed in row ``j`` to a bucket ``b_j(i)`` and a
+    sign ``s_j(i)`` with MurmurHash3 under the row's seed (see
+    :func:`~sklearn_sketch._core.bucket_and_sign_arrays`). ``update`` adds
+    ``s_j(i) * delta`` to ``table[j, b_j(i)]`` in every row; ``query`` returns the
+    median over rows of ``s_j(i) * table[j, b_j(i)]``, which estimates ``x_i`` to
+    within ``O(||x||_2 / sqrt(width))`` with probability growing in ``depth``.
+    ``scale`` multiplies the whole vector in O(1) through a global factor.
+
+    Parameters
+    ----------
+    width : int
+        Buckets per row, in ``[1, 2**31]``.
+    depth : int, default=3
+        Number of rows (independent hashes), in ``[1, 64]``.
+    dtype : {numpy.float32, numpy.float64}, default=numpy.float32
+        Type of the table cells.
+    random_state : int, RandomState instance or None, default=None
+        Draws the per-row hash seeds. Ignored when ``seeds`` is given.
+    seeds : array-like of int, shape (depth,), default=None
+        Explicit per-row seeds in ``[0, 2**32)``.
+
+    Attributes
+    ----------
+    width, depth : int
+        Shape of the table.
+    dtype : numpy.dtype
+        Type of the table cells.
+    seeds : ndarray of uint32
+        Copy of the per-row seeds.
+    table : ndarray of shape (depth, width)
+        Read-only view of the stored cells; the sketch's values are
+        ``table * scale_factor``.
+    scale_factor : float
+        Global factor applied lazily to the table.
+    memory_bytes : int
+        Bytes held by the table and the seeds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_sketch import CountSketch
+    >>> cs = CountSketch(width=1024, depth=3, random_state=0)
+    >>> cs.update(np.array([7, 2**40, -3]), np.array([2.5, -1.0, 4.0]))
+    >>> cs.query([7, 2**40, -3, 99]).round(3).tolist()
+    [2.5, -1.0, 4.0, 0.0]
+    >>> cs.scale(0.5)
+    >>> float(cs.query([7])[0])
+    1.25
+    """
+
+    def __cinit__(self):
+        self._scale = 1.0
+
+    def __init__(self, width, depth=3, *, dtype=np.float32, random_state=None, seeds=None):
+        width = _check_int("width", width, 1, 1 << 31)
+        depth = _check_int("depth", depth, 1, MAX_DEPTH)
+        dt = _check_dtype(dtype)
+        if seeds is None:
+            from sklearn.utils import check_random_state
+
+            rng = check_random_state(random_state)
+            seed_arr = rng.randint(0, 1 << 32, size=depth, dtype=np.uint64).astype(np.uint32)
+        else:
+            seed_arr = np.asarray(seeds)
+            if seed_arr.dtype.kind not in "iu" or seed_arr.shape != (depth,):
+                raise ValueError(f"seeds must be {depth} integers, got {seed_arr!r}")
+            if seed_arr.min() < 0 or seed_arr.max() >= (1 << 32):
+                raise ValueError("seeds must be in [0, 2**32)")
+            seed_arr = seed_arr.astype(np.uint32)
+        self._init_arrays(width, depth, np.ascontiguousarray(seed_arr),
+                          np.zeros((depth, width), dtype=dt), 1.0)
+
+    cdef _init_arrays(self, Py_ssize_t width, Py_ssize_t depth, object seeds, object table,
+                      double scale):
+        cdef uint32_t[::1] seed_view = seeds
+        self.width = width
+        self.depth = depth
+        self._uwidth = <uint64_t>width
+        self._seeds_arr = seeds
+        self._seeds = &seed_view[0]
+        self._table_arr = table
+        self._is64 = table.dtype == np.float64
+        cdef float[:, ::1] t32
+        cdef double[:, ::1] t64
+        if self._is64:
+            t64 = table
+            self._t64 = &t64[0, 0]
+            self._t32 = NULL
+        else:
+            t32 = table
+            self._t32 = &t32[0, 0]
+            self._t64 = NULL
+        self._scale = scale
+
+    # ------------------------------------------------------------------ cdef API
+    cdef void locate(self, int64_t key, Py_ssize_t* cells, double* signs) noexcept nogil:
+        """Flat table offsets and signs of ``key`` in every row."""
+        cdef Py_ssize_t j, b
+        for j in range(self.depth):
+            bucket_and_sign(key, self._seeds[j], self._uwidth, &b, &signs[j])
+            cells[j] = j * self.width + b
+
+    cdef void locate_prefetch(self, int64_t key, Py_ssize_t* cells,
+                              double* signs) noexcept nogil:
+        """``locate`` that also prefetches the cells, to be touched a little later."""
+        cdef Py_ssize_t j
+        self.locate(key, cells, signs)
+        if self._is64:
+            for j in range(self.depth):
+                __builtin_prefetch(&self._t64[cells[j]], 1, 3)
+        else:
+            for j in range(self.depth):
+                __builtin_prefetch(&self._t32[cells[j]], 1, 3)
+
+    cdef void add_many(self, const int64_t* keys, const double* deltas,
+                       Py_ssize_t n) noexcept nogil:
+        """``add`` over arrays, hashing a block of keys ahead so cache misses overlap."""
+        cdef Py_ssize_t cells[MAX_DEPTH * PREFETCH_BLOCK]
+        cdef double signs[MAX_DEPTH * PREFETCH_BLOCK]
+        cdef Py_ssize_t start = 0, i, j, m, c, d = self.depth
+        cdef double inv_scale = 1.0 / self._scale, delta
+        cdef float* t32 = self._t32
+        cdef double* t64 = self._t64
+        while start < n:
+            m = min(<Py_ssize_t>PREFETCH_BLOCK, n - start)
+            for i in range(m):
+                self.locate_prefetch(keys[start + i], &cells[i * d], &signs[i * d])
+            # Locals instead of self.*: extensions build with -fno-strict-aliasing,
+            # so a table store would otherwise force reloading the object's fields.
+            if t64 != NULL:
+                for i in range(m):
+                    delta = deltas[start + i] * inv_scale
+                    for j in range(d):
+                        c = i * d + j
+                        t64[cells[c]] += signs[c] * delta
+            else:
+                for i in range(m):
+                    delta = deltas[start + i] * inv_scale
+                    for j in range(d):
+                        c = i * d + j
+                        t32[cells[c]] += <float>(signs[c] * delta)
+            start += m
+
+    cdef void estimate_many(self, const int64_t* keys, double* out, Py_ssize_t n) noexcept nogil:
+        """``estimate`` over arrays, hashing a block of keys ahead so cache misses overlap."""
+        cdef Py_ssize_t cells[MAX_DEPTH * PREFETCH_BLOCK]
+        cdef double signs[MAX_DEPTH * PREFETCH_BLOCK]
+        cdef Py_ssize_t start = 0, i, m, d = self.depth
+        while start < n:
+            m = min(<Py_ssize_t>PREFETCH_BLOCK, n - start)
+            for i in range(m):
+                self.locate_prefetch(keys[start + i], &cells[i * d], &signs[i * d])
+            for i in range(m):
+                out[start + i] = self.estimate_located(&cells[i * d], &signs[i * d])
+            start += m
+
+    cdef void add_located(self, const Py_ssize_t* cells, const double* signs,
+                          double delta) noexcept nogil:
+        cdef Py_ssize_t j
+        cdef double d = delta / self._scale
+        if self._is64:
+            for j in range(self.depth):
+                self._t64[cells[j]] += signs[j] * d
+        else:
+            for j in range(self.depth):
+                self._t32[cells[j]] += <float>(signs[j] * d)
+
+    cdef double estimate_located(self, const Py_ssize_t* cells,
+                                 const double* signs) noexcept nogil:
+        cdef double v[MAX_DEPTH]
+        cdef Py_ssize_t j
+        if self._is64:
+            for j in range(self.depth):
+                v[j] = signs[j] * self._t64[cells[j]]
+        else:
+            for j in range(self.depth):
+                v[j] = signs[j] * self._t32[cells[j]]
+        return median_inplace(v, self.depth) * self._scale
+
+    cdef void add(self, int64_t key, double delta) noexcept nogil:
+        cdef Py_ssize_t cells[MAX_DEPTH]
+        cdef double signs[MAX_DEPTH]
+        self.locate(key, cells, signs)
+        self.add_located(cells, signs, delta)
+
+    cdef double estimate(self, int64_t key) noexcept nogil:
+        cdef Py_ssize_t cells[MAX_DEPTH]
+        cdef double signs[MAX_DEPTH]
+        self.locate(key, cells, signs)
+        return self.estimate_located(cells, signs)
+
+    cdef double add_and_estimate(self, int64_t key, double delta) noexcept nogil:
+        """Add ``delta`` at ``key`` and return the new estimate, hashing once."""
+        cdef Py_ssize_t cells[MAX_DEPTH]
+        cdef double signs[MAX_DEPTH]
+        self.locate(key, cells, signs)
+        self.add_located(cells, signs, delta)
+        return self.estimate_located(cells, signs)
+
+    cdef void multiply(self, double factor) noexcept nogil:
+        """Multiply every value by ``factor`` (finite) in O(1), folding the scale when tiny."""
+        if factor == 0.0:
+            self._scale = 0.0
+        else:
+            self._scale *= factor
+        if fabs(self._scale) < _MIN_SCALE:
+            self._renormalize()
+
+    cdef void _renormalize(self) noexcept nogil:
+        """Fold the global scale into the table."""
+        cdef Py_ssize_t i, n = self.depth * self.width
+        cdef double s = self._scale
+        if s == 0.0:
+            if self._is64:
+                memset(self._t64, 0, n * sizeof(double))
+            else:
+                memset(self._t32, 0, n * sizeof(float))
+        elif self._is64:
+            for i in range(n):
+                self._t64[i] *= s
+        else:
+            for i in range(n):
+                self._t32[i] = <float>(self._t32[i] * s)
+        self._scale = 1.0
+
+    # ---------------------------------------------------------------- Python API
+    @property
+    def dtype(self):
+        return self._table_arr.dtype
+
+    @property
+    def seeds(self):
+        return self._seeds_arr.copy()
+
+    @property
+    def table(self):
+        view = self._table_arr.view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def scale_factor(self):
+        return self._scale
+
+    @property
+    def memory_bytes(self):
+        return int(self._table_arr.nbytes + self._seeds_arr.nbytes)
+
+    def update(self, keys, deltas):
+        """Add ``deltas[i]`` to the value of ``keys[i]``, in order.
+
+        Parameters
+        ----------
+        keys : array-like of int, shape (n,)
+            Feature keys (any int64; repeated keys accumulate).
+        deltas : array-like of float, shape (n,)
+            Finite increments.
+        """
+        key_arr, delta_arr = self._check_pairs(keys, deltas)
+        cdef const int64_t[::1] k = key_arr
+        cdef const double[::1] d = delta_arr
+        if k.shape[0] == 0:
+            return
+        with nogil:
+            self.add_many(&k[0], &d[0], k.shape[0])
+
+    def query(self, keys):
+        """Estimated values of ``keys``: the median over rows.
+
+        Parameters
+        ----------
+        keys : array-like of int, shape (n,)
+            Feature keys.
+
+        Returns
+        -------
+        values : ndarray of float64, shape (n,)
+        """
+        key_arr = _as_key_array(np.atleast_1d(keys))
+        if key_arr.ndim != 1:
+            raise ValueError(f"keys must be 1-D, got shape {key_arr.shape}")
+        out = np.empty(key_arr.shape[0], dtype=np.float64)
+        cdef const int64_t[::1] k = key_arr
+        cdef double[::1] o = out
+        if k.shape[0] == 0:
+            return out
+        with nogil:
+            self.estimate_many(&k[0], &o[0], k.shape[0])
+        return out
+
+    def scale(self, factor):
+        """Multiply every value by ``factor`` in O(1).
+
+        Parameters
+        ----------
+        factor : float
+            Finite multiplier; ``0`` clears the sketch.
+        """
+        if isinstance(factor, (bool, np.bool_)) or not isinstance(factor, numbers.Real):
+            raise TypeError(f"factor must be a real number, got {type(factor).__name__}")
+        if not np.isfinite(factor):
+            raise ValueError(f"factor must be finite, got {factor}")
+        self.multiply(float(factor))
+
+    def clear(self):
+        """Set every value to zero (the seeds are kept)."""
+        self._scale = 0.0
+        self._renormalize()
+
+    def same_configuration(self, other):
+        """Whether ``other`` hashes keys exactly as this sketch (shape, dtype, seeds)."""
+        return (isinstance(other, CountSketch)
+                and self.width == other.width and self.depth == other.depth
+                and self.dtype == other.dtype
+                and np.array_equal(self._seeds_arr, other.seeds))
+
+    def merge(self, CountSketch other not None):
+        """Add ``other`` into this sketch (the sketch of the sum of both vectors).
+
+        Parameters
+        ----------
+        other : CountSketch
+            A sketch with the same width, depth, dtype and seeds.
+        """
+        if not self.same_configuration(other):
+            raise ValueError(
+                "cannot merge Count-Sketches with different configurations: "
+                f"(width={self.width}, depth={self.depth}, dtype={self.dtype}) and "
+                f"(width={other.width}, depth={other.depth}, dtype={other.dtype}), "
+                "or different seeds")
+        ratio = other._scale / self._scale
+        if not np.isfinite(ratio):
+            self._renormalize()
+            ratio = other._scale
+        self._table_arr += (other._table_arr * ratio).astype(self.dtype, copy=False)
+
+    def copy(self):
+        """An independent copy."""
+        cdef CountSketch out = CountSketch.__new__(CountSketch)
+        out._init_arrays(self.width, self.depth, self._seeds_arr.copy(),
+                         self._table_arr.copy(), self._scale)
+        return out
+
+    def buckets(self, keys):
+        """Buckets and signs of ``keys`` in every row (see ``bucket_and_sign_arrays``)."""
+        from ._murmurhash import bucket_and_sign_arrays
+
+        return bucket_and_sign_arrays(keys, self._seeds_arr, self.width)
+
+    def to_array(self):
+        """The sketch's cell values (``table * scale_factor``) as float64."""
+        return self._table_arr.astype(np.float64) * self._scale
+
+    def _check_pairs(self, keys, deltas):
+        key_arr = _as_key_array(np.atleast_1d(keys))
+        delta_arr = _as_finite_values(np.atleast_1d(deltas))
+        if key_arr.ndim != 1 or delta_arr.ndim != 1:
+            raise ValueError(
+                f"keys and deltas must be 1-D, got shapes {key_arr.shape} and {delta_arr.shape}")
+        if key_arr.shape[0] != delta_arr.shape[0]:
+            raise ValueError(
+                f"keys and deltas have different lengths: {key_arr.shape[0]} != {delta_arr.shape[0]}")
+        return key_arr, delta_arr
+
+    def __reduce__(self):
+        return (_rebuild_count_sketch,
+                (self.width, self.depth, self._seeds_arr.copy(), self._table_arr.copy(),
+                 self._scale))
+
+    def __repr__(self):
+        return (f"CountSketch(width={self.width}, depth={self.depth}, "
+                f"dtype={self.dtype.name})")
+
+
+def _rebuild_count_sketch(width, depth, seeds, table, scale):
+    cdef CountSketch out = CountSketch.__new__(CountSketch)
+    out._init_arrays(width, depth, np.ascontiguousarray(seeds, dtype=np.uint32),
+                     np.ascontiguousarray(table), scale)
+    return out

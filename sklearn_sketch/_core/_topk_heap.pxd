@@ -1,0 +1,43 @@
+from libc.stdint cimport int64_t
+
+# Outcomes of TopKHeap.offer.
+cdef enum HeapOutcome:
+    HEAP_REJECTED = 0   # not in the heap and not better than its minimum
+    HEAP_UPDATED = 1    # already in the heap; weight replaced
+    HEAP_INSERTED = 2   # inserted into free room
+    HEAP_REPLACED = 3   # inserted in place of the evicted minimum
+
+
+cimport cython
+
+
+@cython.final
+cdef class TopKHeap:
+    cdef readonly Py_ssize_t capacity
+    cdef Py_ssize_t _size
+    # Heap layout, min-heap on (|weight|, key). Stored weights times _scale are the weights.
+    cdef int64_t* _keys
+    cdef double* _weights
+    cdef Py_ssize_t* _map_index      # heap position -> slot of its key in the map
+    cdef double _scale
+    # Open-addressing key -> heap position map (linear probing, backward-shift deletion).
+    cdef int64_t* _map_keys
+    cdef Py_ssize_t* _map_pos        # -1 marks an empty slot
+    cdef Py_ssize_t _map_mask
+    cdef object _arrays
+
+    cdef _allocate(self, Py_ssize_t capacity)
+    cdef HeapOutcome offer(self, int64_t key, double weight,
+                           int64_t* evicted_key, double* evicted_weight) noexcept nogil
+    cdef bint accepts(self, int64_t key, double weight) noexcept nogil
+    cdef bint lookup(self, int64_t key, double* weight) noexcept nogil
+    cdef bint discard(self, int64_t key, double* weight) noexcept nogil
+    cdef void multiply(self, double factor) noexcept nogil
+    cdef Py_ssize_t _find(self, int64_t key) noexcept nogil
+    cdef void _map_delete(self, Py_ssize_t slot) noexcept nogil
+    cdef bint _less(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil
+    cdef void _swap(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil
+    cdef void _sift_up(self, Py_ssize_t pos) noexcept nogil
+    cdef void _sift_down(self, Py_ssize_t pos) noexcept nogil
+    cdef void _remove_at(self, Py_ssize_t pos) noexcept nogil
+    cdef void _heapify(self) noexcept nogil

@@ -1,0 +1,428 @@
+"""Indexed min-heap keeping the ``capacity`` heaviest (key, weight) pairs."""
+import numbers
+
+import numpy as np
+
+from libc.math cimport fabs
+from libc.stdint cimport int64_t, uint64_t
+
+from ._murmurhash cimport _fmix64
+
+cdef double _MIN_SCALE = 1e-9
+
+
+def _check_key(key):
+    if isinstance(key, (bool, np.bool_)) or not isinstance(key, numbers.Integral):
+        raise TypeError(f"key must be an integer, got {type(key).__name__}")
+    if not -(1 << 63) <= key < (1 << 63):
+        raise ValueError(f"key {key} does not fit in int64")
+    return int(key)
+
+
+def _check_weight(weight):
+    if isinstance(weight, (bool, np.bool_)) or not isinstance(weight, numbers.Real):
+        raise TypeError(f"weight must be a real number, got {type(weight).__name__}")
+    if not np.isfinite(weight):
+        raise ValueError(f"weight must be finite, got {weight}")
+    return float(weight)
+
+
+cdef class TopKHeap:
+    """The ``capacity`` entries of largest ``|weight|``, with O(1) lookup by key.
+
+    An indexed min-heap ordered by ``(|weight|, key)`` (the key breaks ties, so the
+    content after any sequence of operations is well defined) plus an
+    open-addressing map from key to heap position. Offering a new key to a full
+    heap replaces the minimum only when the new entry orders above it.
+    ``scale`` multiplies every weight in O(1) through a global factor; the order
+    is that of the weights before scaling, so two weights that rounding makes
+    equal after an inexact ``scale`` keep their earlier order.
+
+    Parameters
+    ----------
+    capacity : int
+        Largest number of entries kept, at least 1.
+
+    Attributes
+    ----------
+    capacity : int
+        Largest number of entries kept.
+    memory_bytes : int
+        Bytes held by the heap and its key map.
+
+    Examples
+    --------
+    >>> from sklearn_sketch import TopKHeap
+    >>> heap = TopKHeap(2)
+    >>> heap.push_or_update(10, 0.5) is None
+    True
+    >>> heap.push_or_update(11, -2.0) is None
+    True
+    >>> heap.push_or_update(12, 1.0)   # full: evicts the smallest |weight|
+    (10, 0.5)
+    >>> heap.keys().tolist(), heap.weights().tolist()
+    ([11, 12], [-2.0, 1.0])
+    >>> heap.get(11), 10 in heap
+    (-2.0, False)
+    """
+
+    def __cinit__(self):
+        self._scale = 1.0
+
+    def __init__(self, capacity):
+        if isinstance(capacity, (bool, np.bool_)) or not isinstance(capacity, numbers.Integral):
+            raise TypeError(f"capacity must be an integer, got {type(capacity).__name__}")
+        if capacity < 1:
+            raise ValueError(f"capacity must be at least 1, got {capacity}")
+        self._allocate(int(capacity))
+
+    cdef _allocate(self, Py_ssize_t capacity):
+        cdef Py_ssize_t map_size = 2
+        while map_size < 2 * capacity:
+            map_size *= 2
+        keys = np.zeros(capacity, dtype=np.int64)
+        weights = np.zeros(capacity, dtype=np.float64)
+        map_index = np.zeros(capacity, dtype=np.intp)
+        map_keys = np.zeros(map_size, dtype=np.int64)
+        map_pos = np.full(map_size, -1, dtype=np.intp)
+        self._arrays = (keys, weights, map_index, map_keys, map_pos)
+        cdef int64_t[::1] k = keys, mk = map_keys
+        cdef double[::1] w = weights
+        cdef Py_ssize_t[::1] mi = map_index, mp = map_pos
+        self._keys = &k[0]
+        self._weights = &w[0]
+        self._map_index = &mi[0]
+        self._map_keys = &mk[0]
+        self._map_pos = &mp[0]
+        self._map_mask = map_size - 1
+        self.capacity = capacity
+        self._size = 0
+        self._scale = 1.0
+
+    # --------------------------------------------------------------- key map
+    cdef Py_ssize_t _find(self, int64_t key) noexcept nogil:
+        """Map slot holding ``key``, or the empty slot where it would go."""
+        cdef Py_ssize_t slot = <Py_ssize_t>(_fmix64(<uint64_t>key) & <uint64_t>self._map_mask)
+        while self._map_pos[slot] >= 0 and self._map_keys[slot] != key:
+            slot = (slot + 1) & self._map_mask
+        return slot
+
+    cdef void _map_delete(self, Py_ssize_t slot) noexcept nogil:
+        """Empty ``slot`` and shift later entries of its probe run back."""
+        cdef Py_ssize_t hole = slot, nxt = (slot + 1) & self._map_mask, home
+        while self._map_pos[nxt] >= 0:
+            home = <Py_ssize_t>(_fmix64(<uint64_t>self._map_keys[nxt]) & <uint64_t>self._map_mask)
+            # Move the entry back when its home is not cyclically in (hole, nxt].
+            if ((nxt - home) & self._map_mask) >= ((nxt - hole) & self._map_mask):
+                self._map_keys[hole] = self._map_keys[nxt]
+                self._map_pos[hole] = self._map_pos[nxt]
+                self._map_index[self._map_pos[hole]] = hole
+                hole = nxt
+            nxt = (nxt + 1) & self._map_mask
+        self._map_pos[hole] = -1
+
+    # ------------------------------------------------------------------ heap
+    cdef bint _less(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+        cdef double wa = fabs(self._weights[a]), wb = fabs(self._weights[b])
+        return wa < wb or (wa == wb and self._keys[a] < self._keys[b])
+
+    cdef void _swap(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+        self._keys[a], self._keys[b] = self._keys[b], self._keys[a]
+        self._weights[a], self._weights[b] = self._weights[b], self._weights[a]
+        self._map_index[a], self._map_index[b] = self._map_index[b], self._map_index[a]
+        self._map_pos[self._map_index[a]] = a
+        self._map_pos[self._map_index[b]] = b
+
+    cdef void _sift_up(self, Py_ssize_t pos) noexcept nogil:
+        cdef Py_ssize_t parent
+        while pos > 0:
+            parent = (pos - 1) >> 1
+            if not self._less(pos, parent):
+                break
+            self._swap(pos, parent)
+            pos = parent
+
+    cdef void _sift_down(self, Py_ssize_t pos) noexcept nogil:
+        cdef Py_ssize_t child, smallest
+        while True:
+            smallest = pos
+            child = 2 * pos + 1
+            if child < self._size and self._less(child, smallest):
+                smallest = child
+            if child + 1 < self._size and self._less(child + 1, smallest):
+                smallest = child + 1
+            if smallest == pos:
+                return
+            self._swap(pos, smallest)
+            pos = smallest
+
+    cdef void _remove_at(self, Py_ssize_t pos) noexcept nogil:
+        cdef Py_ssize_t last = self._size - 1
+        self._map_delete(self._map_index[pos])
+        if pos != last:
+            self._keys[pos] = self._keys[last]
+            self._weights[pos] = self._weights[last]
+            self._map_index[pos] = self._map_index[last]
+            self._map_pos[self._map_index[pos]] = pos
+        self._size -= 1
+        if pos < self._size:
+            self._sift_up(pos)
+            self._sift_down(pos)
+
+    cdef void _heapify(self) noexcept nogil:
+        cdef Py_ssize_t pos
+        for pos in range(self._size // 2 - 1, -1, -1):
+            self._sift_down(pos)
+
+    # -------------------------------------------------------------- cdef API
+    cdef bint accepts(self, int64_t key, double weight) noexcept nogil:
+        """Whether ``offer(key, weight)`` would keep ``key`` (``key`` not in the heap)."""
+        cdef double w, m
+        if self._size < self.capacity:
+            return True
+        # Compare stored values, the order the heap keeps (see the class docstring).
+        w = fabs(weight / self._scale)
+        m = fabs(self._weights[0])
+        return w > m or (w == m and key > self._keys[0])
+
+    cdef HeapOutcome offer(self, int64_t key, double weight,
+                           int64_t* evicted_key, double* evicted_weight) noexcept nogil:
+        """Insert or update ``key``; on HEAP_REPLACED the evicted entry is written out."""
+        cdef Py_ssize_t slot = self._find(key), pos
+        cdef double stored = weight / self._scale
+        if self._map_pos[slot] >= 0:
+            pos = self._map_pos[slot]
+            self._weights[pos] = stored
+            self._sift_up(pos)
+            self._sift_down(pos)
+            return HEAP_UPDATED
+        if self._size < self.capacity:
+            pos = self._size
+            self._size += 1
+            self._keys[pos] = key
+            self._weights[pos] = stored
+            self._map_keys[slot] = key
+            self._map_pos[slot] = pos
+            self._map_index[pos] = slot
+            self._sift_up(pos)
+            return HEAP_INSERTED
+        if not self.accepts(key, weight):
+            return HEAP_REJECTED
+        evicted_key[0] = self._keys[0]
+        evicted_weight[0] = self._weights[0] * self._scale
+        self._map_delete(self._map_index[0])
+        slot = self._find(key)  # the deletion may have shifted the probe run
+        self._keys[0] = key
+        self._weights[0] = stored
+        self._map_keys[slot] = key
+        self._map_pos[slot] = 0
+        self._map_index[0] = slot
+        self._sift_down(0)
+        return HEAP_REPLACED
+
+    cdef bint lookup(self, int64_t key, double* weight) noexcept nogil:
+        cdef Py_ssize_t slot = self._find(key)
+        if self._map_pos[slot] < 0:
+            return False
+        weight[0] = self._weights[self._map_pos[slot]] * self._scale
+        return True
+
+    cdef bint discard(self, int64_t key, double* weight) noexcept nogil:
+        cdef Py_ssize_t slot = self._find(key), pos
+        if self._map_pos[slot] < 0:
+            return False
+        pos = self._map_pos[slot]
+        weight[0] = self._weights[pos] * self._scale
+        self._remove_at(pos)
+        return True
+
+    cdef void multiply(self, double factor) noexcept nogil:
+        """Multiply every weight by ``factor`` (finite) in O(1), folding the scale when tiny."""
+        cdef Py_ssize_t i
+        if factor == 0.0:
+            self._scale = 0.0
+        else:
+            self._scale *= factor
+        if fabs(self._scale) < _MIN_SCALE:
+            for i in range(self._size):
+                self._weights[i] *= self._scale
+            self._scale = 1.0
+            # Rounding can create ties that the key must now break: restore the order.
+            self._heapify()
+
+    # ------------------------------------------------------------ Python API
+    def __len__(self):
+        return self._size
+
+    def __contains__(self, key):
+        return self.contains(key)
+
+    @property
+    def memory_bytes(self):
+        return int(sum(a.nbytes for a in self._arrays))
+
+    def contains(self, key):
+        """Whether ``key`` is in the heap."""
+        cdef double w
+        return bool(self.lookup(_check_key(key), &w))
+
+    def get(self, key, default=None):
+        """Weight of ``key``, or ``default`` when it is not in the heap."""
+        cdef double w
+        if self.lookup(_check_key(key), &w):
+            return w
+        return default
+
+    def push_or_update(self, key, weight):
+        """Offer ``(key, weight)``.
+
+        A key already in the heap gets the new weight. A new key is inserted while
+        there is room, and afterwards only if ``(|weight|, key)`` orders above the
+        minimum, which is then evicted.
+
+        Parameters
+        ----------
+        key : int
+            Feature key (int64).
+        weight : float
+            Finite weight.
+
+        Returns
+        -------
+        left : tuple of (int, float) or None
+            The entry that is not in the heap after the call: the evicted minimum,
+            or ``(key, weight)`` itself when it was rejected; ``None`` otherwise.
+        """
+        cdef int64_t k = _check_key(key), ek = 0
+        cdef double w = _check_weight(weight), ew = 0.0
+        cdef HeapOutcome outcome = self.offer(k, w, &ek, &ew)
+        if outcome == HEAP_REPLACED:
+            return (ek, ew)
+        if outcome == HEAP_REJECTED:
+            return (k, w)
+        return None
+
+    def push_many(self, keys, weights):
+        """``push_or_update`` every pair in order, in one call without the GIL.
+
+        Parameters
+        ----------
+        keys : array-like of int, shape (n,)
+            Feature keys (int64).
+        weights : array-like of float, shape (n,)
+            Finite weights.
+        """
+        from ._count_sketch import _as_finite_values
+        from ._murmurhash import _as_key_array
+
+        key_arr = _as_key_array(np.atleast_1d(keys))
+        weight_arr = _as_finite_values(np.atleast_1d(weights), "weights")
+        if key_arr.ndim != 1 or key_arr.shape != weight_arr.shape:
+            raise ValueError(f"keys and weights must be 1-D of equal length, "
+                             f"got {key_arr.shape} and {weight_arr.shape}")
+        cdef const int64_t[::1] k = key_arr
+        cdef const double[::1] w = weight_arr
+        cdef Py_ssize_t i
+        cdef int64_t ek
+        cdef double ew
+        with nogil:
+            for i in range(k.shape[0]):
+                self.offer(k[i], w[i], &ek, &ew)
+
+    def remove(self, key):
+        """Remove ``key`` and return its weight; ``KeyError`` if absent."""
+        cdef double w
+        if not self.discard(_check_key(key), &w):
+            raise KeyError(key)
+        return w
+
+    def min(self):
+        """The entry of smallest ``(|weight|, key)`` as ``(key, weight)``."""
+        if self._size == 0:
+            raise IndexError("min() of an empty TopKHeap")
+        return (self._keys[0], self._weights[0] * self._scale)
+
+    def pop_min(self):
+        """Remove and return the entry of smallest ``(|weight|, key)``."""
+        item = self.min()
+        self._remove_at(0)
+        return item
+
+    def scale(self, factor):
+        """Multiply every weight by ``factor`` in O(1).
+
+        Parameters
+        ----------
+        factor : float
+            Finite multiplier.
+        """
+        factor = _check_weight(factor)
+        self.multiply(factor)
+
+    def clear(self):
+        """Remove every entry."""
+        self._allocate(self.capacity)
+
+    def items(self):
+        """Keys and weights sorted by ``(|weight|, key)`` descending.
+
+        Returns
+        -------
+        keys : ndarray of int64
+        weights : ndarray of float64
+        """
+        keys = self._arrays[0][:self._size].copy()
+        stored = self._arrays[1][:self._size]
+        order = np.lexsort((keys, np.abs(stored)))[::-1]
+        return keys[order], stored[order] * self._scale
+
+    def keys(self):
+        """Keys sorted by ``(|weight|, key)`` descending."""
+        return self.items()[0]
+
+    def weights(self):
+        """Weights in the order of :meth:`keys`."""
+        return self.items()[1]
+
+    def check_invariants(self):
+        """Raise ``AssertionError`` if the heap order or the key map is broken."""
+        cdef Py_ssize_t pos, slot, n_mapped = 0
+        for pos in range(1, self._size):
+            if self._less(pos, (pos - 1) >> 1):
+                raise AssertionError(f"heap order broken at position {pos}")
+        for pos in range(self._size):
+            slot = self._map_index[pos]
+            if self._map_pos[slot] != pos or self._map_keys[slot] != self._keys[pos]:
+                raise AssertionError(f"key map broken for position {pos}")
+            if self._find(self._keys[pos]) != slot:
+                raise AssertionError(f"key {self._keys[pos]} unreachable by probing")
+        for slot in range(self._map_mask + 1):
+            n_mapped += self._map_pos[slot] >= 0
+        if n_mapped != self._size:
+            raise AssertionError(f"key map holds {n_mapped} entries for {self._size}")
+
+    def __reduce__(self):
+        return (_rebuild_topk_heap,
+                (self.capacity, self._arrays[0][:self._size].copy(),
+                 self._arrays[1][:self._size].copy(), self._scale))
+
+    def __repr__(self):
+        return f"TopKHeap(capacity={self.capacity}, size={self._size})"
+
+
+def _rebuild_topk_heap(capacity, keys, stored_weights, scale):
+    """Rebuild a heap from its layout, so the state is exactly the pickled one."""
+    cdef TopKHeap heap = TopKHeap(capacity)
+    cdef const int64_t[::1] k = np.ascontiguousarray(keys, dtype=np.int64)
+    cdef const double[::1] w = np.ascontiguousarray(stored_weights, dtype=np.float64)
+    cdef Py_ssize_t pos, slot
+    for pos in range(k.shape[0]):
+        slot = heap._find(k[pos])
+        heap._keys[pos] = k[pos]
+        heap._weights[pos] = w[pos]
+        heap._map_keys[slot] = k[pos]
+        heap._map_pos[slot] = pos
+        heap._map_index[pos] = slot
+    heap._size = k.shape[0]
+    heap._scale = scale
+    return heap
