@@ -9,6 +9,7 @@ MODULES = [
     "sklearn_sketch._core._count_sketch",
     "sklearn_sketch._core._topk_heap",
     "sklearn_sketch._core._heavy_hitters",
+    "sklearn_sketch.mission",
 ]
 
 

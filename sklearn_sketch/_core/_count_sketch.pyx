@@ -453,6 +453,7 @@ cdef class CountSketch:
 
 def _rebuild_count_sketch(width, depth, seeds, table, scale):
     cdef CountSketch out = CountSketch.__new__(CountSketch)
-    out._init_arrays(width, depth, np.ascontiguousarray(seeds, dtype=np.uint32),
-                     np.ascontiguousarray(table), scale)
+    # Copies: the arrays may be read-only (unpickled from a memory map).
+    out._init_arrays(width, depth, np.array(seeds, dtype=np.uint32, order="C"),
+                     np.array(table, order="C"), scale)
     return out

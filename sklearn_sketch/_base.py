@@ -1,0 +1,548 @@
+"""Shared base of the sketched linear estimators.
+
+Input validation, feature keys, learning-rate schedules, the training loop over
+passes (one compiled call per pass), the fitted attributes and the selection
+API live here; each algorithm family only says where its weights live.
+"""
+import copy
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import expit, softmax
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.feature_selection import SelectorMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._available_if import available_if
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets, unique_labels
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from ._core import CountSketch, TopKHeap
+from ._sgd_fast import Loss, PassStatus, Schedule, SGDParams, WeightStore, sgd_pass
+from ._sgd_fast import sketch_decision_function
+
+CONSTANT, OPTIMAL, INVSCALING = Schedule.CONSTANT, Schedule.OPTIMAL, Schedule.INVSCALING
+HEAP_ONLY, SKETCH_ONLY = WeightStore.HEAP_ONLY, WeightStore.SKETCH_ONLY
+PASS_DIVERGED = PassStatus.PASS_DIVERGED
+
+_SCHEDULES = {"constant": CONSTANT, "optimal": OPTIMAL, "invscaling": INVSCALING}
+_BINARY_LOSSES = {"log_loss": Loss.LOG_LOSS, "hinge": Loss.HINGE,
+                  "modified_huber": Loss.MODIFIED_HUBER}
+
+
+@dataclass(frozen=True)
+class SelectedFeatures:
+    """The selected features, most important first.
+
+    Attributes
+    ----------
+    keys : ndarray of int64, shape (k,)
+        Feature keys (column indices for numeric input).
+    weights : ndarray of float64, shape (k, n_models)
+        Weight of each feature in each model (one model per class for
+        multi-class, else one).
+    names : ndarray of object or None
+        Feature names where known.
+    """
+
+    keys: np.ndarray
+    weights: np.ndarray
+    names: np.ndarray = None
+
+
+class _ModelState:
+    """What training changes: sketches, heaps, intercepts and the clock."""
+
+    def __init__(self, sketches, heaps, intercept, t, n_passes, shuffle_seed):
+        self.sketches = sketches
+        self.heaps = heaps
+        self.intercept = intercept
+        self.t = t
+        self.n_passes = n_passes
+        self.shuffle_seed = shuffle_seed
+
+
+def _as_csr_int64(X):
+    """CSR with float64 data, int64 indices and no duplicate entries."""
+    X = sp.csr_matrix(X) if not sp.issparse(X) else X.tocsr()
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
+    indices = np.ascontiguousarray(X.indices, dtype=np.int64)
+    data = np.ascontiguousarray(X.data, dtype=np.float64)
+    return indptr, indices, data
+
+
+def _max_batch_nnz(indptr, order, batch_size):
+    row_nnz = np.diff(indptr)[order]
+    if row_nnz.size == 0:
+        return 0
+    return int(np.add.reduceat(row_nnz, np.arange(0, row_nnz.size, batch_size)).max())
+
+
+class _BaseSketchSGD(BaseEstimator):
+    """Linear model trained by SGD with its weights in a sketch and/or a top-k heap.
+
+    Subclasses set ``_store`` (``SKETCH_AND_HEAP``, ``HEAP_ONLY`` or
+    ``SKETCH_ONLY``) and implement ``_encode_targets``.
+    """
+
+    _store = None
+    _uses_heap_for_prediction = True
+
+    _parameter_constraints = {
+        "loss": [StrOptions(set())],
+        "learning_rate": [StrOptions(set(_SCHEDULES))],
+        "eta0": [Interval(Real, 0, None, closed="neither")],
+        "power_t": [Interval(Real, None, None, closed="neither")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "shuffle": ["boolean"],
+        "random_state": ["random_state"],
+        "warm_start": ["boolean"],
+        "verbose": ["verbose"],
+    }
+
+    # ------------------------------------------------------------ training
+    @property
+    def _uses_sketch(self):
+        return self._store != HEAP_ONLY
+
+    @property
+    def _uses_heap(self):
+        return self._store != SKETCH_ONLY
+
+    def _loss_code(self, n_models):
+        raise NotImplementedError
+
+    def _sgd_params(self, n_models):
+        schedule = _SCHEDULES[self.learning_rate]
+        if schedule == OPTIMAL and self.alpha == 0:
+            raise ValueError("learning_rate='optimal' needs alpha > 0 (the step is 1 / (alpha * t))")
+        optimal_init = 0.0
+        if schedule == OPTIMAL:
+            # scikit-learn's heuristic for the first step of the 'optimal' schedule.
+            typical_weight = np.sqrt(1.0 / np.sqrt(self.alpha))
+            optimal_init = 1.0 / (typical_weight * self.alpha)
+        return SGDParams(
+            loss=self._loss_code(n_models), schedule=schedule, store=self._store,
+            eta0=float(self.eta0), power_t=float(self.power_t), alpha=float(self.alpha),
+            optimal_init=optimal_init, batch_size=int(self.batch_size),
+            fit_intercept=bool(self.fit_intercept))
+
+    def _new_state(self, n_models):
+        rng = check_random_state(self.random_state)
+        sketches, heaps = [], []
+        if self._uses_sketch:
+            seeds = rng.randint(0, 2**32, size=self.sketch_depth, dtype=np.uint64)
+            sketches = [CountSketch(self.sketch_width, self.sketch_depth, seeds=seeds)
+                        for _ in range(n_models)]
+        if self._uses_heap:
+            heaps = [TopKHeap(self.n_features_to_select) for _ in range(n_models)]
+        return _ModelState(sketches, heaps, np.zeros(n_models), 1.0, 0,
+                           int(rng.randint(0, 2**31 - 1)))
+
+    def _run_passes(self, state, X, y, sample_weight, n_passes):
+        """Train ``state`` in place for ``n_passes`` passes over ``(X, y)``."""
+        indptr, indices, data = _as_csr_int64(X)
+        params = self._sgd_params(len(state.intercept))
+        n_samples = indptr.shape[0] - 1
+        for _ in range(n_passes):
+            if self.shuffle:
+                rng = np.random.default_rng([state.shuffle_seed, state.n_passes])
+                order = rng.permutation(n_samples).astype(np.int64)
+            else:
+                order = np.arange(n_samples, dtype=np.int64)
+            t, status = sgd_pass(params, state.sketches, state.heaps, state.intercept,
+                                 indptr, indices, data, y, sample_weight, order, state.t,
+                                 _max_batch_nnz(indptr, order, params.batch_size))
+            if status == PASS_DIVERGED:
+                raise ValueError(
+                    f"{type(self).__name__} diverged: the weights became infinite or NaN "
+                    f"(eta0={self.eta0}, learning_rate={self.learning_rate!r}); use a smaller "
+                    "eta0 or scale the features. The model is left as it was before this call.")
+            state.t = t
+            state.n_passes += 1
+            if self.verbose:
+                print(f"-- Pass {state.n_passes}, samples seen {int(t - 1)}")
+        return state
+
+    def _fit(self, X, y, sample_weight, *, reset, partial, classes=None, n_passes):
+        """Validate, train on a fresh or copied state, and only then set attributes.
+
+        ``reset`` starts a new model (and new input checks); ``partial`` says the
+        call is ``partial_fit`` (classes come from ``classes``, not from ``y``).
+        """
+        X, y_encoded, sample_weight, classes_ = self._validate_training_data(
+            X, y, sample_weight, reset=reset, partial=partial, classes=classes)
+        n_models = self._n_models(classes_)
+        if reset:
+            state = self._new_state(n_models)
+        else:
+            state = copy.deepcopy(self._state)
+        self._run_passes(state, X, y_encoded, sample_weight, n_passes)
+        if classes_ is not None:
+            self.classes_ = classes_
+        self._state = state
+        self.n_iter_ = n_passes
+        self._set_fitted_attributes()
+        return self
+
+    def _fit_guarded(self, *args, **kwargs):
+        """``_fit`` that restores every attribute when it raises."""
+        saved = dict(self.__dict__)
+        try:
+            return self._fit(*args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+
+    def _set_fitted_attributes(self):
+        state = self._state
+        self.sketches_ = state.sketches
+        self.heaps_ = state.heaps
+        self.intercept_ = state.intercept.copy()
+        self.t_ = state.t
+        self.memory_bytes_ = int(sum(s.memory_bytes for s in state.sketches)
+                                 + sum(h.memory_bytes for h in state.heaps)
+                                 + state.intercept.nbytes)
+        if self._uses_heap:
+            self.coef_ = self._heap_coef()
+            self.selected_features_ = self._select()
+
+    # ---------------------------------------------------------- validation
+    def _check_X(self, X, reset):
+        return validate_data(self, X, reset=reset, accept_sparse="csr", dtype=np.float64,
+                             accept_large_sparse=True)
+
+    def _validate_training_data(self, X, y, sample_weight, *, reset, partial, classes):
+        X, y = validate_data(self, X, y, reset=reset, accept_sparse="csr", dtype=np.float64,
+                             accept_large_sparse=True, y_numeric=not self._is_classifier())
+        sample_weight = np.ascontiguousarray(
+            _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True))
+        y_encoded, classes_ = self._encode_targets(y, partial=partial, classes=classes)
+        return X, np.ascontiguousarray(y_encoded, dtype=np.float64), sample_weight, classes_
+
+    def _is_classifier(self):
+        return False
+
+    # --------------------------------------------------------- prediction
+    def _decision(self, X):
+        check_is_fitted(self, "intercept_")
+        X = self._check_X(X, reset=False)
+        if self._uses_heap and (not self._uses_sketch or self.predict_with == "heap"):
+            scores = np.asarray((sp.csr_matrix(X) @ self.coef_.T).todense())
+            return scores + self.intercept_
+        indptr, indices, data = _as_csr_int64(X)
+        out = np.tile(self.intercept_, (indptr.shape[0] - 1, 1))
+        sketch_decision_function(self.sketches_, self.heaps_, indptr, indices, data, out)
+        return out
+
+    # ---------------------------------------------------------- selection
+    def _heap_coef(self):
+        rows, cols, vals = [], [], []
+        for c, heap in enumerate(self._state.heaps):
+            keys, weights = heap.items()
+            inside = (keys >= 0) & (keys < self.n_features_in_)
+            rows.append(np.full(inside.sum(), c))
+            cols.append(keys[inside])
+            vals.append(weights[inside])
+        return sp.csr_matrix(
+            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+            shape=(len(self._state.heaps), self.n_features_in_))
+
+    def _select(self):
+        """Top ``n_features_to_select`` keys by the largest |weight| over the models."""
+        heaps = self._state.heaps
+        all_keys = np.unique(np.concatenate([h.keys() for h in heaps]))
+        weights = np.zeros((all_keys.size, len(heaps)))
+        for c, heap in enumerate(heaps):
+            keys, w = heap.items()
+            weights[np.searchsorted(all_keys, keys), c] = w
+        importance = np.abs(weights).max(axis=1) if all_keys.size else np.zeros(0)
+        order = np.lexsort((-all_keys, -importance))[: self.n_features_to_select]
+        return SelectedFeatures(keys=all_keys[order], weights=weights[order])
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class _SketchSelectorMixin(SelectorMixin):
+    """Selection API from the heap keys (placed first among the bases)."""
+
+    def _get_support_mask(self):
+        check_is_fitted(self, "selected_features_")
+        mask = np.zeros(self.n_features_in_, dtype=bool)
+        keys = self.selected_features_.keys
+        mask[keys[(keys >= 0) & (keys < self.n_features_in_)]] = True
+        return mask
+
+    def get_support(self, indices=False):
+        """Mask or column indices of the selected features.
+
+        Parameters
+        ----------
+        indices : bool, default=False
+            Return the sorted column indices instead of a boolean mask of length
+            ``n_features_in_``.
+
+        Returns
+        -------
+        support : ndarray
+            Boolean mask, or int64 indices.
+        """
+        if indices:
+            check_is_fitted(self, "selected_features_")
+            keys = self.selected_features_.keys
+            return np.sort(keys[(keys >= 0) & (keys < self.n_features_in_)])
+        return super().get_support(indices=False)
+
+
+def _has_log_loss(estimator):
+    if estimator.loss != "log_loss":
+        raise AttributeError(
+            f"probability estimates need loss='log_loss', not {estimator.loss!r}")
+    return True
+
+
+class _SketchClassifierMixin:
+    """Targets, fit and prediction of the sketched classifiers."""
+
+    def _is_classifier(self):
+        return True
+
+    def _n_models(self, classes):
+        return 1 if len(classes) == 2 else len(classes)
+
+    def _loss_code(self, n_models):
+        if self.loss == "log_loss" and n_models > 1:
+            return Loss.SOFTMAX
+        return _BINARY_LOSSES[self.loss]
+
+    def _encode_targets(self, y, *, partial, classes):
+        check_classification_targets(y)
+        if not partial:
+            classes_ = unique_labels(y)
+            if len(classes_) < 2:
+                raise ValueError(
+                    f"{type(self).__name__} needs samples of at least 2 classes in the data, "
+                    f"but the data contains only one class: {classes_[0]!r}")
+        elif not hasattr(self, "classes_"):
+            if classes is None:
+                raise ValueError("classes must be passed on the first call to partial_fit.")
+            classes_ = unique_labels(classes)
+            if len(classes_) < 2:
+                raise ValueError(f"classes must hold at least 2 classes, got {classes_!r}")
+        else:
+            classes_ = self.classes_
+            if classes is not None and not np.array_equal(unique_labels(classes), classes_):
+                raise ValueError(
+                    f"`classes={classes!r}` is not the same as on the first call to "
+                    f"partial_fit: {classes_!r}")
+        unseen = np.setdiff1d(unique_labels(y), classes_)
+        if unseen.size:
+            raise ValueError(f"y holds labels not in classes {classes_!r}: {unseen!r}")
+        index = np.searchsorted(classes_, y)
+        if len(classes_) == 2:
+            return np.where(index == 1, 1.0, -1.0), classes_
+        return index.astype(np.float64), classes_
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model with ``max_iter`` passes of sketched SGD.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the samples.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        reset = not (self.warm_start and hasattr(self, "_state"))
+        if not reset:
+            self._check_same_classes(y)
+        return self._fit_guarded(X, y, sample_weight, reset=reset, partial=False,
+                                 n_passes=self.max_iter)
+
+    def _check_same_classes(self, y):
+        if not np.array_equal(unique_labels(y), self.classes_):
+            raise ValueError("warm_start fit needs the classes of the first fit: "
+                             f"{self.classes_!r}")
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One pass of sketched SGD over ``(X, y)``, continuing the current model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Class labels, all in ``classes``.
+        classes : array-like of shape (n_classes,), default=None
+            Every class of the problem; required on the first call.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the samples.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        return self._fit_guarded(X, y, sample_weight, reset=not hasattr(self, "_state"),
+                                 partial=True, classes=classes, n_passes=1)
+
+    def decision_function(self, X):
+        """Signed scores: ``X @ coef_.T + intercept_`` (one column per class).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Scores; 1-D for a binary problem (positive means ``classes_[1]``).
+        """
+        scores = self._decision(X)
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Predicted class of each sample.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted labels.
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[scores.argmax(axis=1)]
+
+    @available_if(_has_log_loss)
+    def predict_proba(self, X):
+        """Class probabilities (``loss='log_loss'`` only): sigmoid, or softmax for multi-class.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probabilities in the order of ``classes_``.
+        """
+        scores = self._decision(X)
+        if scores.shape[1] == 1:
+            positive = expit(scores[:, 0])
+            return np.column_stack([1.0 - positive, positive])
+        return softmax(scores, axis=1)
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        return np.log(self.predict_proba(X))
+
+    predict_log_proba = available_if(_has_log_loss)(predict_log_proba)
+
+
+class _SketchRegressorMixin:
+    """Targets, fit and prediction of the sketched regressors (squared error)."""
+
+    def _n_models(self, classes):
+        return 1
+
+    def _loss_code(self, n_models):
+        return Loss.SQUARED_ERROR
+
+    def _encode_targets(self, y, *, partial, classes):
+        return np.asarray(y, dtype=np.float64), None
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model with ``max_iter`` passes of sketched SGD.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the samples.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        reset = not (self.warm_start and hasattr(self, "_state"))
+        return self._fit_guarded(X, y, sample_weight, reset=reset, partial=False,
+                                 n_passes=self.max_iter)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, sample_weight=None):
+        """One pass of sketched SGD over ``(X, y)``, continuing the current model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the samples.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        return self._fit_guarded(X, y, sample_weight, reset=not hasattr(self, "_state"),
+                                 partial=True, n_passes=1)
+
+    def predict(self, X):
+        """Predicted targets: ``X @ coef_.T + intercept_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        return self._decision(X).ravel()

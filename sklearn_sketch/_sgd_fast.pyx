@@ -1,0 +1,360 @@
+"""One pass of sketched SGD over CSR rows: MISSION, IHT and feature hashing.
+
+The three algorithms share the loop and differ in where the weights live:
+
+* ``SKETCH_AND_HEAP`` (MISSION): the gradient goes into a Count-Sketch; the
+  touched features' new estimates are offered to the top-k heap, and the heap
+  weights are the model used for predictions.
+* ``HEAP_ONLY`` (IHT): the heap is the whole model; the step is applied to the
+  heap weights, then hard thresholding keeps the top k (an evicted weight is lost).
+* ``SKETCH_ONLY`` (feature hashing): the sketch is the model, read by estimate.
+
+Each of the ``K`` models (one per class, or one) has its own sketch and heap;
+the sketches share their seeds, so a key is hashed once per batch for all of
+them. Python is entered once per pass, never per sample.
+"""
+import numpy as np
+
+from cpython.ref cimport PyObject
+from libc.math cimport exp, isfinite, pow
+from libc.stdint cimport int64_t
+from libc.stdlib cimport free, malloc, qsort
+
+from ._core._count_sketch cimport CountSketch
+from ._core._topk_heap cimport TopKHeap
+
+
+cpdef enum Loss:
+    SQUARED_ERROR = 0
+    LOG_LOSS = 1
+    HINGE = 2
+    MODIFIED_HUBER = 3
+    SOFTMAX = 4
+
+
+cpdef enum Schedule:
+    CONSTANT = 0
+    OPTIMAL = 1
+    INVSCALING = 2
+
+
+cpdef enum WeightStore:
+    SKETCH_AND_HEAP = 0
+    HEAP_ONLY = 1
+    SKETCH_ONLY = 2
+
+
+cpdef enum PassStatus:
+    PASS_OK = 0
+    PASS_DIVERGED = 1
+
+
+cdef class SGDParams:
+    """Settings of a pass (a small object instead of many positional arguments)."""
+    cdef public int loss, schedule, store
+    cdef public double eta0, power_t, alpha, optimal_init
+    cdef public Py_ssize_t batch_size
+    cdef public bint fit_intercept
+
+    def __init__(self, *, loss, schedule, store, eta0, power_t, alpha, optimal_init,
+                 batch_size, fit_intercept):
+        self.loss = loss
+        self.schedule = schedule
+        self.store = store
+        self.eta0 = eta0
+        self.power_t = power_t
+        self.alpha = alpha
+        self.optimal_init = optimal_init
+        self.batch_size = batch_size
+        self.fit_intercept = fit_intercept
+
+
+# Loss derivatives are clipped to this magnitude, as scikit-learn's SGD does, so a
+# large step on unscaled data gives large weights rather than an overflow.
+cdef double MAX_DLOSS = 1e12
+
+
+cdef inline double dloss(int loss, double p, double y) noexcept nogil:
+    """Derivative of the loss in the score ``p`` (binary targets are +1/-1)."""
+    cdef double z
+    if loss == SQUARED_ERROR:
+        return min(MAX_DLOSS, max(-MAX_DLOSS, p - y))
+    z = p * y
+    if loss == LOG_LOSS:
+        if z > 18.0:
+            return -y * exp(-z)
+        if z < -18.0:
+            return -y
+        return -y / (exp(z) + 1.0)
+    if loss == HINGE:
+        return -y if z <= 1.0 else 0.0
+    # MODIFIED_HUBER
+    if z >= 1.0:
+        return 0.0
+    if z >= -1.0:
+        return -2.0 * (1.0 - z) * y
+    return -4.0 * y
+
+
+cdef inline double learning_rate(SGDParams params, double t) noexcept nogil:
+    if params.schedule == CONSTANT:
+        return params.eta0
+    if params.schedule == OPTIMAL:
+        return 1.0 / (params.alpha * (params.optimal_init + t - 1.0))
+    return params.eta0 / pow(t, params.power_t)
+
+
+ctypedef struct KeyDelta:
+    int64_t key
+    double delta
+
+
+cdef int _compare_keys(const void* a, const void* b) noexcept nogil:
+    cdef int64_t ka = (<const KeyDelta*>a).key, kb = (<const KeyDelta*>b).key
+    return (ka > kb) - (ka < kb)
+
+
+cdef inline double model_weight(int store, PyObject* sketch, PyObject* heap, int64_t key,
+                                const Py_ssize_t* cells, const double* signs) noexcept nogil:
+    """Weight of ``key`` in a model: the sketch estimate, or the heap weight (0 if absent)."""
+    cdef double w
+    if store == SKETCH_ONLY:
+        return (<CountSketch>sketch).estimate_located(cells, signs)
+    if (<TopKHeap>heap).lookup(key, &w):
+        return w
+    return 0.0
+
+
+cdef void _hard_threshold_step(TopKHeap heap, KeyDelta* pairs, Py_ssize_t n) noexcept nogil:
+    """IHT: add the summed deltas to the heap weights, then keep the top k.
+
+    Keys already in the heap are updated first and new keys offered after, so
+    the result is exactly the top k of the union (the hard threshold H_k).
+    """
+    cdef Py_ssize_t i, m = 0
+    cdef double w
+    cdef int64_t evicted_key
+    cdef double evicted_weight
+    if n == 0:
+        return
+    qsort(pairs, n, sizeof(KeyDelta), _compare_keys)
+    for i in range(1, n):
+        if pairs[i].key == pairs[m].key:
+            pairs[m].delta += pairs[i].delta
+        else:
+            m += 1
+            pairs[m] = pairs[i]
+    m += 1
+    # Keys in the heap take their step now; the others move to the front to be offered.
+    n = 0
+    for i in range(m):
+        if heap.lookup(pairs[i].key, &w):
+            heap.offer(pairs[i].key, w + pairs[i].delta, &evicted_key, &evicted_weight)
+        elif pairs[i].delta != 0.0:
+            pairs[n] = pairs[i]
+            n += 1
+    for i in range(n):
+        heap.offer(pairs[i].key, pairs[i].delta, &evicted_key, &evicted_weight)
+
+
+def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] intercept,
+             const int64_t[::1] indptr, const int64_t[::1] indices, const double[::1] data,
+             const double[::1] y, const double[::1] sample_weight, const int64_t[::1] order,
+             double t, Py_ssize_t max_batch_nnz):
+    """Train the ``K = len(intercept)`` models on the rows ``order``, in mini-batches.
+
+    Parameters
+    ----------
+    params : SGDParams
+        Loss, schedule, weight store, step sizes, batch size.
+    sketches, heaps : list of CountSketch, list of TopKHeap
+        One per model (empty when the store does not use them). Sketches must
+        share width, depth and seeds.
+    intercept : ndarray of float64, shape (K,)
+        Updated in place (when ``params.fit_intercept``).
+    indptr, indices, data : CSR arrays (int64 indices, canonical: no duplicates)
+    y : ndarray of float64
+        Regression target, binary target in {-1, +1}, or class index for
+        ``K > 1`` (one-vs-rest, or softmax with ``SOFTMAX``).
+    sample_weight : ndarray of float64
+    order : ndarray of int64
+        Rows in the order they are visited.
+    t : float
+        Samples seen so far plus one (the schedule's clock).
+    max_batch_nnz : int
+        Largest number of non-zeros in one mini-batch (sizes the buffers).
+
+    Returns
+    -------
+    t : float
+        The clock after the pass.
+    status : PassStatus
+        ``PASS_DIVERGED`` when a score or weight became non-finite; the pass
+        stops there.
+    """
+    cdef Py_ssize_t K = intercept.shape[0], n_rows = order.shape[0]
+    cdef Py_ssize_t bs = params.batch_size, depth = 0
+    cdef int store = params.store, loss = params.loss
+    cdef bint has_sketch = store != HEAP_ONLY, has_heap = store != SKETCH_ONLY
+    if (has_sketch and len(sketches) != K) or (has_heap and len(heaps) != K):
+        raise ValueError("one sketch and one heap per model are needed")
+    if has_sketch:
+        depth = (<CountSketch>sketches[0]).depth
+        for sketch in sketches:
+            if not (<CountSketch>sketches[0]).same_configuration(sketch):
+                raise ValueError("the sketches of the models must share their configuration")
+    cdef PyObject** sk = <PyObject**>malloc(K * sizeof(PyObject*))
+    cdef PyObject** hp = <PyObject**>malloc(K * sizeof(PyObject*))
+    cdef Py_ssize_t* cells = <Py_ssize_t*>malloc(max(1, max_batch_nnz * depth) * sizeof(Py_ssize_t))
+    cdef double* signs = <double*>malloc(max(1, max_batch_nnz * depth) * sizeof(double))
+    cdef double* dl = <double*>malloc(bs * K * sizeof(double))
+    cdef double* scores = <double*>malloc(K * sizeof(double))
+    cdef KeyDelta* pairs = <KeyDelta*>malloc(max(1, max_batch_nnz) * sizeof(KeyDelta))
+    if not (sk and hp and cells and signs and dl and scores and pairs):
+        free(sk); free(hp); free(cells); free(signs); free(dl); free(scores); free(pairs)
+        raise MemoryError()
+    cdef Py_ssize_t c
+    for c in range(K):
+        if has_sketch:
+            sk[c] = <PyObject*>sketches[c]
+        if has_heap:
+            hp[c] = <PyObject*>heaps[c]
+
+    cdef Py_ssize_t start, stop, b, row, p, q, off, n_pairs
+    cdef double eta, decay, step, x, w, s, total, target, dsum
+    cdef int64_t key, evicted_key
+    cdef double evicted_weight
+    cdef int status = PASS_OK
+    cdef CountSketch sketch0 = sketches[0] if has_sketch else None
+    with nogil:
+        start = 0
+        while start < n_rows and status == PASS_OK:
+            stop = min(start + bs, n_rows)
+            eta = learning_rate(params, t)
+            # Scores and loss derivatives of the batch at the current weights.
+            off = 0
+            for b in range(stop - start):
+                row = order[start + b]
+                if has_sketch:
+                    for p in range(indptr[row], indptr[row + 1]):
+                        q = off + p - indptr[row]
+                        sketch0.locate_prefetch(indices[p], &cells[q * depth], &signs[q * depth])
+                for c in range(K):
+                    s = intercept[c]
+                    for p in range(indptr[row], indptr[row + 1]):
+                        q = off + p - indptr[row]
+                        s += data[p] * model_weight(store, sk[c], hp[c], indices[p],
+                                                    &cells[q * depth], &signs[q * depth])
+                    scores[c] = s
+                    if not isfinite(s):
+                        status = PASS_DIVERGED
+                if status != PASS_OK:
+                    break
+                if loss == SOFTMAX:
+                    s = scores[0]
+                    for c in range(1, K):
+                        s = max(s, scores[c])
+                    total = 0.0
+                    for c in range(K):
+                        scores[c] = exp(scores[c] - s)
+                        total += scores[c]
+                    for c in range(K):
+                        dl[b * K + c] = sample_weight[row] * (
+                            scores[c] / total - (1.0 if <Py_ssize_t>y[row] == c else 0.0))
+                else:
+                    for c in range(K):
+                        if K == 1:
+                            target = y[row]
+                        else:
+                            target = 1.0 if <Py_ssize_t>y[row] == c else -1.0
+                        dl[b * K + c] = sample_weight[row] * dloss(loss, scores[c], target)
+                off += indptr[row + 1] - indptr[row]
+            if status != PASS_OK:
+                break
+
+            # L2: w <- (1 - eta * alpha) w, in O(1) through the global scales.
+            if params.alpha > 0.0:
+                decay = max(0.0, 1.0 - eta * params.alpha)
+                for c in range(K):
+                    if has_sketch:
+                        (<CountSketch>sk[c]).multiply(decay)
+                    if has_heap:
+                        (<TopKHeap>hp[c]).multiply(decay)
+
+            step = -eta / (stop - start)
+            for c in range(K):
+                if params.fit_intercept:
+                    dsum = 0.0
+                    for b in range(stop - start):
+                        dsum += dl[b * K + c]
+                    intercept[c] += step * dsum
+                    if not isfinite(intercept[c]):
+                        status = PASS_DIVERGED
+                if store == HEAP_ONLY:
+                    n_pairs = 0
+                    for b in range(stop - start):
+                        row = order[start + b]
+                        if dl[b * K + c] == 0.0:
+                            continue
+                        for p in range(indptr[row], indptr[row + 1]):
+                            pairs[n_pairs].key = indices[p]
+                            pairs[n_pairs].delta = step * dl[b * K + c] * data[p]
+                            n_pairs += 1
+                    _hard_threshold_step(<TopKHeap>hp[c], pairs, n_pairs)
+                    continue
+                # Sketch stores: add the step, then refresh the heap from the sketch.
+                off = 0
+                for b in range(stop - start):
+                    row = order[start + b]
+                    if dl[b * K + c] != 0.0:
+                        for p in range(indptr[row], indptr[row + 1]):
+                            q = off + p - indptr[row]
+                            (<CountSketch>sk[c]).add_located(
+                                &cells[q * depth], &signs[q * depth], step * dl[b * K + c] * data[p])
+                    off += indptr[row + 1] - indptr[row]
+                if store == SKETCH_AND_HEAP:
+                    off = 0
+                    for b in range(stop - start):
+                        row = order[start + b]
+                        if dl[b * K + c] != 0.0:
+                            for p in range(indptr[row], indptr[row + 1]):
+                                q = off + p - indptr[row]
+                                w = (<CountSketch>sk[c]).estimate_located(
+                                    &cells[q * depth], &signs[q * depth])
+                                if not isfinite(w):
+                                    status = PASS_DIVERGED
+                                    break
+                                (<TopKHeap>hp[c]).offer(indices[p], w, &evicted_key,
+                                                        &evicted_weight)
+                        off += indptr[row + 1] - indptr[row]
+            t += stop - start
+            start = stop
+    free(sk); free(hp); free(cells); free(signs); free(dl); free(scores); free(pairs)
+    return t, status
+
+
+def sketch_decision_function(list sketches, list heaps, const int64_t[::1] indptr,
+                             const int64_t[::1] indices, const double[::1] data,
+                             double[:, ::1] out):
+    """Add ``X @ w_c`` to ``out[:, c]`` with ``w_c`` the heap weight of a feature in
+    heap ``c`` and the sketch estimate otherwise (``heaps`` may be empty)."""
+    cdef Py_ssize_t K = len(sketches), n = indptr.shape[0] - 1, c, i, p
+    cdef bint has_heap = len(heaps) == K
+    cdef PyObject** sk = <PyObject**>malloc(K * sizeof(PyObject*))
+    cdef PyObject** hp = <PyObject**>malloc(K * sizeof(PyObject*))
+    if not (sk and hp):
+        free(sk); free(hp)
+        raise MemoryError()
+    for c in range(K):
+        sk[c] = <PyObject*>sketches[c]
+        if has_heap:
+            hp[c] = <PyObject*>heaps[c]
+    cdef double w
+    with nogil:
+        for c in range(K):
+            for i in range(n):
+                for p in range(indptr[i], indptr[i + 1]):
+                    if not (has_heap and (<TopKHeap>hp[c]).lookup(indices[p], &w)):
+                        w = (<CountSketch>sk[c]).estimate(indices[p])
+                    out[i, c] += data[p] * w
+    free(sk); free(hp)

@@ -1,0 +1,374 @@
+"""MISSION and the baselines it is measured against: IHT and feature hashing.
+
+MISSION (Aghazadeh et al., ICML 2018, Algorithm 1): SGD whose weight vector
+lives in a Count-Sketch; after each update the touched features are queried and
+offered to a top-k heap, and the heap is the model. IHT keeps only the heap
+(hard thresholding after every update). Feature hashing keeps only a depth-1
+sketch: the accuracy reference at equal memory, with no feature identities.
+"""
+from numbers import Integral
+
+from sklearn.base import ClassifierMixin, RegressorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._base import (
+    _BaseSketchSGD,
+    _SketchClassifierMixin,
+    _SketchRegressorMixin,
+    _SketchSelectorMixin,
+)
+from ._sgd_fast import WeightStore
+
+_CLASSIFIER_LOSSES = {"log_loss", "hinge", "modified_huber"}
+
+_SKETCH_CONSTRAINTS = {
+    "sketch_width": [Interval(Integral, 1, 2**31, closed="both")],
+    "sketch_depth": [Interval(Integral, 1, 64, closed="both")],
+}
+_SELECTION_CONSTRAINTS = {
+    "n_features_to_select": [Interval(Integral, 1, None, closed="left")],
+}
+
+_COMMON_PARAMS_DOC = """
+    learning_rate : {'invscaling', 'constant', 'optimal'}, default='invscaling'
+        Step size schedule, with scikit-learn's meanings: ``eta0 / t**power_t``,
+        ``eta0``, or ``1 / (alpha * (t0 + t))``; ``t`` counts samples.
+    eta0 : float, default=0.5
+        Initial step size.
+    power_t : float, default=0.5
+        Exponent of the 'invscaling' schedule.
+    alpha : float, default=0.0
+        L2 penalty, applied lazily through the sketch's and heap's global scale.
+    fit_intercept : bool, default=True
+        Learn an (unsketched) intercept.
+    batch_size : int, default=1
+        Samples per update; their gradient is averaged before it enters the model.
+    max_iter : int, default=5
+        Passes over the data in :meth:`fit`.
+    shuffle : bool, default=True
+        Shuffle the samples before each pass.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the sketch's hashes and the shuffling.
+    warm_start : bool, default=False
+        Continue from the previous model in :meth:`fit`.
+    verbose : int, default=0
+        Print a line per pass."""
+
+_COMMON_ATTRIBUTES_DOC = """
+    intercept_ : ndarray of shape (n_models,)
+        Intercepts (one model per class for multi-class, else one).
+    sketches_ : list of CountSketch
+        The sketches of the models (queryable); empty for IHT.
+    heaps_ : list of TopKHeap
+        The top-k heaps of the models; empty for feature hashing.
+    memory_bytes_ : int
+        Bytes of model state (sketches, heaps, intercepts): independent of
+        ``n_features`` and ``n_samples``.
+    n_features_in_ : int
+        Number of columns seen in fit.
+    n_iter_ : int
+        Passes run by the last call to fit or partial_fit.
+    t_ : float
+        Samples seen plus one (the schedule's clock)."""
+
+
+def _common_init(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
+                 max_iter, shuffle, random_state, warm_start, verbose):
+    self.learning_rate = learning_rate
+    self.eta0 = eta0
+    self.power_t = power_t
+    self.alpha = alpha
+    self.fit_intercept = fit_intercept
+    self.batch_size = batch_size
+    self.max_iter = max_iter
+    self.shuffle = shuffle
+    self.random_state = random_state
+    self.warm_start = warm_start
+    self.verbose = verbose
+
+
+class MissionClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifierMixin, _BaseSketchSGD):
+    __doc__ = f"""MISSION: feature selection by SGD with the weights in a Count-Sketch.
+
+    Each update adds the stochastic gradient to a Count-Sketch of the full weight
+    vector, then offers the touched features' new estimates to a top-k heap. The
+    heap weights are the model (predictions read them), and its keys are the
+    selected features. Memory is the sketch plus the heap, whatever ``n_features``.
+    Multi-class problems get one sketch and one heap per class, with the softmax
+    loss for ``loss='log_loss'`` and one-vs-rest for the others.
+
+    Parameters
+    ----------
+    n_features_to_select : int, default=1000
+        Size ``k`` of each heap: the number of features kept and selected.
+    loss : {{'log_loss', 'hinge', 'modified_huber'}}, default='log_loss'
+        Loss minimized.
+    sketch_width : int, default=2**18
+        Buckets per sketch row.
+    sketch_depth : int, default=3
+        Sketch rows (independent hashes).{_COMMON_PARAMS_DOC}
+    predict_with : {{'heap', 'sketch'}}, default='heap'
+        Predict from the heap weights only (the paper's model), or also read the
+        sketch for features outside the heap.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    coef_ : scipy.sparse.csr_matrix of shape (n_models, n_features_in_)
+        The heap weights: the only non-zero weights of the model.
+    selected_features_ : SelectedFeatures
+        Keys and weights of the selected features, most important first.{_COMMON_ATTRIBUTES_DOC}
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_sketch import MissionClassifier
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(400, 50))
+    >>> y = (X[:, 3] - 2 * X[:, 17] > 0).astype(int)
+    >>> clf = MissionClassifier(n_features_to_select=2, sketch_width=256,
+    ...                         random_state=0).fit(X, y)
+    >>> clf.get_support(indices=True)
+    array([ 3, 17])
+    >>> clf.score(X, y) > 0.95
+    True
+    """
+
+    _store = WeightStore.SKETCH_AND_HEAP
+    _parameter_constraints = {
+        **_BaseSketchSGD._parameter_constraints, **_SKETCH_CONSTRAINTS,
+        **_SELECTION_CONSTRAINTS,
+        "loss": [StrOptions(_CLASSIFIER_LOSSES)],
+        "predict_with": [StrOptions({"heap", "sketch"})],
+    }
+
+    def __init__(self, n_features_to_select=1000, *, loss="log_loss", sketch_width=2**18,
+                 sketch_depth=3, learning_rate="invscaling", eta0=0.5, power_t=0.5,
+                 alpha=0.0, fit_intercept=True, batch_size=1, max_iter=5, shuffle=True,
+                 random_state=None, warm_start=False, verbose=0, predict_with="heap"):
+        self.n_features_to_select = n_features_to_select
+        self.loss = loss
+        self.sketch_width = sketch_width
+        self.sketch_depth = sketch_depth
+        self.predict_with = predict_with
+        _common_init(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
+                     max_iter, shuffle, random_state, warm_start, verbose)
+
+
+class MissionRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMixin, _BaseSketchSGD):
+    __doc__ = f"""MISSION for regression (squared error): the paper's sparse recovery setting.
+
+    See :class:`MissionClassifier`; the loss is ``(y - x @ w)**2 / 2``.
+
+    Parameters
+    ----------
+    n_features_to_select : int, default=1000
+        Size ``k`` of the heap: the number of features kept and selected.
+    sketch_width : int, default=2**18
+        Buckets per sketch row.
+    sketch_depth : int, default=3
+        Sketch rows (independent hashes).{_COMMON_PARAMS_DOC}
+    predict_with : {{'heap', 'sketch'}}, default='heap'
+        Predict from the heap weights only, or also read the sketch.
+
+    Attributes
+    ----------
+    coef_ : scipy.sparse.csr_matrix of shape (1, n_features_in_)
+        The heap weights.
+    selected_features_ : SelectedFeatures
+        Keys and weights of the selected features, most important first.{_COMMON_ATTRIBUTES_DOC}
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_sketch import MissionRegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(500, 100))
+    >>> y = 2 * X[:, 5] - 3 * X[:, 60]
+    >>> reg = MissionRegressor(n_features_to_select=2, sketch_width=512, eta0=0.05,
+    ...                        learning_rate="constant", random_state=0).fit(X, y)
+    >>> reg.get_support(indices=True)
+    array([ 5, 60])
+    """
+
+    _store = WeightStore.SKETCH_AND_HEAP
+    _parameter_constraints = {
+        **_BaseSketchSGD._parameter_constraints, **_SKETCH_CONSTRAINTS,
+        **_SELECTION_CONSTRAINTS,
+        "loss": [StrOptions({"squared_error"})],
+        "predict_with": [StrOptions({"heap", "sketch"})],
+    }
+
+    def __init__(self, n_features_to_select=1000, *, loss="squared_error", sketch_width=2**18,
+                 sketch_depth=3, learning_rate="invscaling", eta0=0.01, power_t=0.25,
+                 alpha=0.0, fit_intercept=True, batch_size=1, max_iter=5, shuffle=True,
+                 random_state=None, warm_start=False, verbose=0, predict_with="heap"):
+        self.n_features_to_select = n_features_to_select
+        self.loss = loss
+        self.sketch_width = sketch_width
+        self.sketch_depth = sketch_depth
+        self.predict_with = predict_with
+        _common_init(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
+                     max_iter, shuffle, random_state, warm_start, verbose)
+
+
+class IHTClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifierMixin, _BaseSketchSGD):
+    __doc__ = f"""Iterative hard thresholding: SGD keeping only the top k weights.
+
+    After every update the weights are hard-thresholded to the ``k`` largest
+    (MISSION paper, eq. 3): only the heap exists, and an evicted weight is
+    forgotten. The baseline MISSION and BEAR are measured against.
+
+    Parameters
+    ----------
+    n_features_to_select : int, default=1000
+        Number of weights kept (``k``).
+    loss : {{'log_loss', 'hinge', 'modified_huber'}}, default='log_loss'
+        Loss minimized.{_COMMON_PARAMS_DOC}
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    coef_ : scipy.sparse.csr_matrix of shape (n_models, n_features_in_)
+        The kept weights.
+    selected_features_ : SelectedFeatures
+        Keys and weights of the selected features, most important first.{_COMMON_ATTRIBUTES_DOC}
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_sketch import IHTClassifier
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(400, 50))
+    >>> y = (X[:, 3] - 2 * X[:, 17] > 0).astype(int)
+    >>> clf = IHTClassifier(n_features_to_select=5, random_state=0).fit(X, y)
+    >>> bool(clf.get_support()[17])
+    True
+    """
+
+    _store = WeightStore.HEAP_ONLY
+    _parameter_constraints = {
+        **_BaseSketchSGD._parameter_constraints, **_SELECTION_CONSTRAINTS,
+        "loss": [StrOptions(_CLASSIFIER_LOSSES)],
+    }
+
+    def __init__(self, n_features_to_select=1000, *, loss="log_loss",
+                 learning_rate="invscaling", eta0=0.5, power_t=0.5, alpha=0.0,
+                 fit_intercept=True, batch_size=1, max_iter=5, shuffle=True, random_state=None,
+                 warm_start=False, verbose=0):
+        self.n_features_to_select = n_features_to_select
+        self.loss = loss
+        _common_init(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
+                     max_iter, shuffle, random_state, warm_start, verbose)
+
+
+class IHTRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMixin, _BaseSketchSGD):
+    __doc__ = f"""Iterative hard thresholding for regression (squared error).
+
+    See :class:`IHTClassifier`.
+
+    Parameters
+    ----------
+    n_features_to_select : int, default=1000
+        Number of weights kept (``k``).
+    loss : {{'squared_error'}}, default='squared_error'
+        Loss minimized.{_COMMON_PARAMS_DOC}
+
+    Attributes
+    ----------
+    coef_ : scipy.sparse.csr_matrix of shape (1, n_features_in_)
+        The kept weights.
+    selected_features_ : SelectedFeatures
+        Keys and weights of the selected features, most important first.{_COMMON_ATTRIBUTES_DOC}
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_sketch import IHTRegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(500, 100))
+    >>> y = 2 * X[:, 5] - 3 * X[:, 60]
+    >>> reg = IHTRegressor(n_features_to_select=2, eta0=0.05, learning_rate="constant",
+    ...                    random_state=0).fit(X, y)
+    >>> reg.get_support(indices=True)
+    array([ 5, 60])
+    """
+
+    _store = WeightStore.HEAP_ONLY
+    _parameter_constraints = {
+        **_BaseSketchSGD._parameter_constraints, **_SELECTION_CONSTRAINTS,
+        "loss": [StrOptions({"squared_error"})],
+    }
+
+    def __init__(self, n_features_to_select=1000, *, loss="squared_error",
+                 learning_rate="invscaling", eta0=0.01, power_t=0.25, alpha=0.0,
+                 fit_intercept=True, batch_size=1, max_iter=5, shuffle=True, random_state=None,
+                 warm_start=False, verbose=0):
+        self.n_features_to_select = n_features_to_select
+        self.loss = loss
+        _common_init(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
+                     max_iter, shuffle, random_state, warm_start, verbose)
+
+
+class FeatureHashingClassifier(ClassifierMixin, _SketchClassifierMixin, _BaseSketchSGD):
+    __doc__ = f"""SGD on hashed features: a depth-1 sketch is the whole model.
+
+    The accuracy reference at equal memory for the selectors: every feature's
+    weight is read from the sketch, so nothing is forgotten, but colliding
+    features share a weight and no feature identity is kept, so it selects
+    nothing (it has no ``get_support``).
+
+    Parameters
+    ----------
+    loss : {{'log_loss', 'hinge', 'modified_huber'}}, default='log_loss'
+        Loss minimized.
+    sketch_width : int, default=2**18
+        Number of hashed weights per model.
+    sketch_depth : int, default=1
+        Sketch rows; 1 is plain feature hashing (with random signs).{_COMMON_PARAMS_DOC}
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.{_COMMON_ATTRIBUTES_DOC}
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_sketch import FeatureHashingClassifier
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(400, 50))
+    >>> y = (X[:, 3] - 2 * X[:, 17] > 0).astype(int)
+    >>> FeatureHashingClassifier(sketch_width=1024, random_state=0).fit(X, y).score(X, y) > 0.9
+    True
+    """
+
+    _store = WeightStore.SKETCH_ONLY
+    _parameter_constraints = {
+        **_BaseSketchSGD._parameter_constraints, **_SKETCH_CONSTRAINTS,
+        "loss": [StrOptions(_CLASSIFIER_LOSSES)],
+    }
+
+    def __init__(self, *, loss="log_loss", sketch_width=2**18, sketch_depth=1,
+                 learning_rate="invscaling", eta0=0.5, power_t=0.5, alpha=0.0,
+                 fit_intercept=True, batch_size=1, max_iter=5, shuffle=True, random_state=None,
+                 warm_start=False, verbose=0):
+        self.loss = loss
+        self.sketch_width = sketch_width
+        self.sketch_depth = sketch_depth
+        _common_init(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
+                     max_iter, shuffle, random_state, warm_start, verbose)
+
+    def get_support(self, indices=False):
+        """Not available: feature hashing keeps no feature identities.
+
+        Raises
+        ------
+        AttributeError
+            Always; use :class:`MissionClassifier` to select features.
+        """
+        raise AttributeError(
+            "FeatureHashingClassifier does not select features: hashed weights keep no "
+            "feature identities. Use MissionClassifier (or another selector) instead.")
