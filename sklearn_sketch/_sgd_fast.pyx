@@ -115,17 +115,18 @@ cdef int _compare_keys(const void* a, const void* b) noexcept nogil:
 
 
 cdef inline double model_weight(int store, PyObject* sketch, PyObject* heap, int64_t key,
-                                const Py_ssize_t* cells, const double* signs) noexcept nogil:
+                                const Py_ssize_t* cells, const double* signs,
+                                bint* in_heap) noexcept nogil:
     """Weight of ``key`` in a model: the sketch estimate, or the heap weight (0 if absent)."""
     cdef double w
     if store == SKETCH_ONLY:
         return (<CountSketch>sketch).estimate_located(cells, signs)
-    if (<TopKHeap>heap).lookup(key, &w):
-        return w
-    return 0.0
+    in_heap[0] = (<TopKHeap>heap).lookup(key, &w)
+    return w if in_heap[0] else 0.0
 
 
-cdef void _hard_threshold_step(TopKHeap heap, KeyDelta* pairs, Py_ssize_t n) noexcept nogil:
+cdef void _hard_threshold_step(TopKHeap heap, KeyDelta* pairs, Py_ssize_t n,
+                               bint presorted) noexcept nogil:
     """IHT: add the summed deltas to the heap weights, then keep the top k.
 
     Keys already in the heap are updated first and new keys offered after, so
@@ -137,7 +138,8 @@ cdef void _hard_threshold_step(TopKHeap heap, KeyDelta* pairs, Py_ssize_t n) noe
     cdef double evicted_weight
     if n == 0:
         return
-    qsort(pairs, n, sizeof(KeyDelta), _compare_keys)
+    if not presorted:
+        qsort(pairs, n, sizeof(KeyDelta), _compare_keys)
     for i in range(1, n):
         if pairs[i].key == pairs[m].key:
             pairs[m].delta += pairs[i].delta
@@ -210,8 +212,11 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     cdef double* dl = <double*>malloc(bs * K * sizeof(double))
     cdef double* scores = <double*>malloc(K * sizeof(double))
     cdef KeyDelta* pairs = <KeyDelta*>malloc(max(1, max_batch_nnz) * sizeof(KeyDelta))
-    if not (sk and hp and cells and signs and dl and scores and pairs):
+    # Whether each (non-zero, model) key was in the heap when the batch was scored.
+    cdef bint* in_heap = <bint*>malloc(max(1, max_batch_nnz * K) * sizeof(bint))
+    if not (sk and hp and cells and signs and dl and scores and pairs and in_heap):
         free(sk); free(hp); free(cells); free(signs); free(dl); free(scores); free(pairs)
+        free(in_heap)
         raise MemoryError()
     cdef Py_ssize_t c
     for c in range(K):
@@ -244,7 +249,8 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                     for p in range(indptr[row], indptr[row + 1]):
                         q = off + p - indptr[row]
                         s += data[p] * model_weight(store, sk[c], hp[c], indices[p],
-                                                    &cells[q * depth], &signs[q * depth])
+                                                    &cells[q * depth], &signs[q * depth],
+                                                    &in_heap[q * K + c])
                     scores[c] = s
                     if not isfinite(s):
                         status = PASS_DIVERGED
@@ -300,7 +306,8 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                             pairs[n_pairs].key = indices[p]
                             pairs[n_pairs].delta = step * dl[b * K + c] * data[p]
                             n_pairs += 1
-                    _hard_threshold_step(<TopKHeap>hp[c], pairs, n_pairs)
+                    # A single canonical CSR row has sorted, distinct keys already.
+                    _hard_threshold_step(<TopKHeap>hp[c], pairs, n_pairs, stop - start == 1)
                     continue
                 # Sketch stores: add the step, then refresh the heap from the sketch.
                 off = 0
@@ -324,12 +331,17 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                                 if not isfinite(w):
                                     status = PASS_DIVERGED
                                     break
-                                (<TopKHeap>hp[c]).offer(indices[p], w, &evicted_key,
-                                                        &evicted_weight)
+                                # All of the batch's steps are in the sketch, so a key
+                                # that was outside the heap and cannot enter it now
+                                # needs no map probe.
+                                if in_heap[q * K + c] or (<TopKHeap>hp[c]).accepts(indices[p], w):
+                                    (<TopKHeap>hp[c]).offer(indices[p], w, &evicted_key,
+                                                            &evicted_weight)
                         off += indptr[row + 1] - indptr[row]
             t += stop - start
             start = stop
     free(sk); free(hp); free(cells); free(signs); free(dl); free(scores); free(pairs)
+    free(in_heap)
     return t, status
 
 

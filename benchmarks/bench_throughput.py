@@ -1,0 +1,110 @@
+"""One pass over the DNA k-mer task: the sketched estimators beside their peers.
+
+E. coli vs S. aureus reads (200 bp, both strands, 12-mers as 2-bit keys, train
+and test from different strains; see ``dna_task.py``), loaded as CSR. In one run
+it times one epoch of scikit-learn's ``SGDClassifier(loss="log_loss")`` (which
+holds all 4^12 = 16.7M weights) and of every estimator here at the issue's shape
+(sketch depth 3, width 2^18, k = 2^14), and prints seconds, non-zeros per
+second, the ratio to SGDClassifier's time, model memory and test accuracy. With
+``--vw`` it also runs Vowpal Wabbit from its text format (``pip install
+vowpalwabbit``).
+
+    python benchmarks/bench_throughput.py [--n-train 200000] [--vw] [--json out.json]
+"""
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dna_task import load_dna_task  # noqa: E402
+from peers import sgd_fit_predict, vw_fit_predict, write_vw_text  # noqa: E402
+
+from sklearn_sketch import (  # noqa: E402
+    FeatureHashingClassifier,
+    IHTClassifier,
+    MissionClassifier,
+)
+
+WIDTH, DEPTH, K = 2**18, 3, 2**14
+
+
+def estimators():
+    """(name, estimator, extra test-time settings) at the benchmark's shape."""
+    common = dict(max_iter=1, random_state=0, learning_rate="constant", eta0=0.01)
+    mission = MissionClassifier(K, sketch_width=WIDTH, sketch_depth=DEPTH, **common)
+    return [
+        ("MISSION (heap model)", mission, {}),
+        ("MISSION (heap + sketch reads)", mission, {"predict_with": "sketch"}),
+        ("MISSION k=2^16 (heap model)",
+         MissionClassifier(4 * K, sketch_width=WIDTH, sketch_depth=DEPTH, **common), {}),
+        ("IHT", IHTClassifier(K, **common), {}),
+        # Equal memory to MISSION's sketch: DEPTH * WIDTH float32 weights in one row.
+        ("Feature hashing", FeatureHashingClassifier(sketch_width=DEPTH * WIDTH, **common), {}),
+    ]
+
+
+def time_fit(estimator, X, y, repeats):
+    best = np.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        estimator.fit(X, y)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n-train", type=int, default=200_000)
+    parser.add_argument("--n-test", type=int, default=20_000)
+    parser.add_argument("--repeats", type=int, default=2, help="best of this many fits")
+    parser.add_argument("--vw", action="store_true", help="also run Vowpal Wabbit")
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args(argv)
+
+    X_train, y_train, X_test, y_test = load_dna_task(n_train=args.n_train, n_test=args.n_test)
+    nnz = X_train.nnz
+    print(f"DNA 12-mers: {X_train.shape[0]:,} train reads, {nnz:,} non-zeros, "
+          f"{X_test.shape[0]:,} test reads from held-out strains; one pass, single thread\n")
+
+    rows = []
+    sgd_seconds = min(sgd_fit_predict(X_train, y_train, X_test, y_test)[0]
+                      for _ in range(args.repeats))
+    _, sgd_accuracy = sgd_fit_predict(X_train, y_train, X_test, y_test)
+    rows.append({"name": "sklearn SGDClassifier", "seconds": sgd_seconds,
+                 "accuracy": sgd_accuracy, "memory_bytes": X_train.shape[1] * 8})
+    if args.vw:
+        with_vw_text = Path("/tmp") / "sklearn_sketch_dna_train.vw"
+        write_vw_text(X_train, y_train, with_vw_text)
+        seconds, accuracy = vw_fit_predict(with_vw_text, X_test, y_test, bits=24, method="cli")
+        rows.append({"name": "Vowpal Wabbit -b 24 (text)", "seconds": seconds,
+                     "accuracy": accuracy, "memory_bytes": 2**24 * 4})
+
+    for name, estimator, predict_settings in estimators():
+        if predict_settings:
+            # The previous row's fitted model, read differently: same fit time.
+            seconds = rows[-1]["seconds"]
+            estimator.set_params(**predict_settings)
+        else:
+            seconds = time_fit(estimator, X_train, y_train, args.repeats)
+        rows.append({"name": name, "seconds": seconds,
+                     "accuracy": estimator.score(X_test, y_test),
+                     "memory_bytes": estimator.memory_bytes_})
+
+    print(f"{'estimator':32} {'fit s':>7} {'M nnz/s':>8} {'x SGD':>6} {'memory':>10} {'accuracy':>9}")
+    for row in rows:
+        row["nnz_per_s"] = nnz / row["seconds"]
+        row["ratio_to_sgd"] = row["seconds"] / sgd_seconds
+        print(f"{row['name']:32} {row['seconds']:7.2f} {row['nnz_per_s'] / 1e6:8.1f} "
+              f"{row['ratio_to_sgd']:5.1f}x {row['memory_bytes'] / 2**20:8.1f}MB "
+              f"{row['accuracy']:9.4f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"n_train": X_train.shape[0], "nnz": nnz, "results": rows}, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
