@@ -65,11 +65,16 @@ class _ModelState:
 
 
 def _as_csr_int64(X):
-    """CSR with float64 data, int64 indices and no duplicate entries."""
+    """CSR with float64 data, int64 indices, no duplicate entries and no stored zeros.
+
+    A stored zero is not a feature of the sample (dense input has none), so it
+    must not reach the heap.
+    """
     X = sp.csr_matrix(X) if not sp.issparse(X) else X.tocsr()
-    if not X.has_canonical_format:
+    if not X.has_canonical_format or (X.data == 0).any():
         X = X.copy()
         X.sum_duplicates()
+        X.eliminate_zeros()
     indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
     indices = np.ascontiguousarray(X.indices, dtype=np.int64)
     data = np.ascontiguousarray(X.data, dtype=np.float64)
@@ -161,7 +166,7 @@ class _BaseSketchSGD(BaseEstimator):
             t, status = sgd_pass(params, state.sketches, state.heaps, state.intercept,
                                  indptr, indices, data, y, sample_weight, order, state.t,
                                  _max_batch_nnz(indptr, order, params.batch_size))
-            if status == PASS_DIVERGED:
+            if status == PASS_DIVERGED or not self._state_is_finite(state):
                 raise ValueError(
                     f"{type(self).__name__} diverged: the weights became infinite or NaN "
                     f"(eta0={self.eta0}, learning_rate={self.learning_rate!r}); use a smaller "
@@ -171,6 +176,14 @@ class _BaseSketchSGD(BaseEstimator):
             if self.verbose:
                 print(f"-- Pass {state.n_passes}, samples seen {int(t - 1)}")
         return state
+
+    @staticmethod
+    def _state_is_finite(state):
+        """Whether every weight is finite (the kernel only sees the weights it reads)."""
+        return (np.isfinite(state.intercept).all()
+                and all(np.isfinite(s.scale_factor) and np.isfinite(s.table).all()
+                        for s in state.sketches)
+                and all(np.isfinite(h.weights()).all() for h in state.heaps))
 
     def _fit(self, X, y, sample_weight, *, reset, partial, classes=None, n_passes):
         """Validate, train on a fresh or copied state, and only then set attributes.

@@ -3,11 +3,11 @@ import numbers
 
 import numpy as np
 
-from libc.math cimport fabs
+from libc.math cimport fabs, fmax, fmin
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memset
 
-from ._murmurhash cimport bucket_and_sign
+from ._murmurhash cimport bucket_and_sign_scrambled, scramble_key
 
 cdef extern from *:
     void __builtin_prefetch(const void* address, int rw, int locality) nogil
@@ -18,6 +18,26 @@ from ._murmurhash import _as_key_array
 cdef double _MIN_SCALE = 1e-9
 
 
+cdef inline void _sort2(double* v, int i, int j) noexcept nogil:
+    cdef double lo = fmin(v[i], v[j])
+    v[j] = fmax(v[i], v[j])
+    v[i] = lo
+
+
+cdef inline double _median5(double* v) noexcept nogil:
+    """Median of ``v[:5]`` by a 9-comparator sorting network (reorders ``v``)."""
+    _sort2(v, 0, 1)
+    _sort2(v, 3, 4)
+    _sort2(v, 2, 4)
+    _sort2(v, 2, 3)
+    _sort2(v, 0, 3)
+    _sort2(v, 0, 2)
+    _sort2(v, 1, 4)
+    _sort2(v, 1, 3)
+    _sort2(v, 1, 2)
+    return v[2]
+
+
 cdef double median_inplace(double* v, Py_ssize_t n) noexcept nogil:
     """Median of ``v[:n]`` (mean of the two middle values for even ``n``); reorders ``v``."""
     cdef Py_ssize_t i, j
@@ -26,14 +46,12 @@ cdef double median_inplace(double* v, Py_ssize_t n) noexcept nogil:
         return v[0]
     if n == 2:
         return 0.5 * (v[0] + v[1])
+    # Depths 3 and 5: min/max networks, branch-free (the values are random, so
+    # compare-and-swap branches would mispredict half the time).
     if n == 3:
-        if v[0] > v[1]:
-            v[0], v[1] = v[1], v[0]
-        if v[1] > v[2]:
-            v[1], v[2] = v[2], v[1]
-            if v[0] > v[1]:
-                v[0], v[1] = v[1], v[0]
-        return v[1]
+        return fmax(fmin(v[0], v[1]), fmin(fmax(v[0], v[1]), v[2]))
+    if n == 5:
+        return _median5(v)
     for i in range(1, n):
         x = v[i]
         j = i - 1
@@ -175,8 +193,9 @@ cdef class CountSketch:
     cdef void locate(self, int64_t key, Py_ssize_t* cells, double* signs) noexcept nogil:
         """Flat table offsets and signs of ``key`` in every row."""
         cdef Py_ssize_t j, b
+        cdef uint64_t scrambled = scramble_key(key)
         for j in range(self.depth):
-            bucket_and_sign(key, self._seeds[j], self._uwidth, &b, &signs[j])
+            bucket_and_sign_scrambled(scrambled, self._seeds[j], self._uwidth, &b, &signs[j])
             cells[j] = j * self.width + b
 
     cdef void locate_prefetch(self, int64_t key, Py_ssize_t* cells,

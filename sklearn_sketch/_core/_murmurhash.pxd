@@ -34,21 +34,40 @@ cdef inline uint64_t _fmix64(uint64_t k) noexcept nogil:
     return k
 
 
-cdef inline uint32_t _mix_block32(uint32_t h1, uint32_t k1) noexcept nogil:
+cdef inline uint32_t _scramble32(uint32_t k1) noexcept nogil:
+    """The seed-independent half of a block mix."""
     k1 *= 0xcc9e2d51U
     k1 = _rotl32(k1, 15)
-    k1 *= 0x1b873593U
-    h1 ^= k1
+    return k1 * 0x1b873593U
+
+
+cdef inline uint32_t _combine32(uint32_t h1, uint32_t scrambled) noexcept nogil:
+    h1 ^= scrambled
     h1 = _rotl32(h1, 13)
     return h1 * 5U + 0xe6546b64U
 
 
+cdef inline uint32_t _mix_block32(uint32_t h1, uint32_t k1) noexcept nogil:
+    return _combine32(h1, _scramble32(k1))
+
+
+cdef inline uint64_t scramble_key(int64_t key) noexcept nogil:
+    """Both scrambled 32-bit blocks of ``key``, to hash it under many seeds."""
+    cdef uint64_t u = <uint64_t>key
+    return (<uint64_t>_scramble32(<uint32_t>(u & 0xffffffffU))
+            | ((<uint64_t>_scramble32(<uint32_t>(u >> 32))) << 32))
+
+
+cdef inline uint32_t murmurhash3_32_scrambled(uint64_t scrambled, uint32_t seed) noexcept nogil:
+    """``murmurhash3_32_key(key, seed)`` from ``scramble_key(key)``."""
+    cdef uint32_t h1 = _combine32(seed, <uint32_t>(scrambled & 0xffffffffU))
+    h1 = _combine32(h1, <uint32_t>(scrambled >> 32))
+    return _fmix32(h1 ^ 8U)
+
+
 cdef inline uint32_t murmurhash3_32_key(int64_t key, uint32_t seed) noexcept nogil:
     """x86_32 hash of the 8 little-endian bytes of ``key``."""
-    cdef uint64_t u = <uint64_t>key
-    cdef uint32_t h1 = _mix_block32(seed, <uint32_t>(u & 0xffffffffU))
-    h1 = _mix_block32(h1, <uint32_t>(u >> 32))
-    return _fmix32(h1 ^ 8U)
+    return murmurhash3_32_scrambled(scramble_key(key), seed)
 
 
 cdef inline uint32_t murmurhash3_32_bytes(const uint8_t* data, Py_ssize_t n,
@@ -136,6 +155,14 @@ cdef inline int64_t murmurhash3_64_bytes(const uint8_t* data, Py_ssize_t n,
     return <int64_t>out[0]
 
 
+cdef inline void bucket_and_sign_scrambled(uint64_t scrambled, uint32_t seed, uint64_t width,
+                                           Py_ssize_t* bucket, double* sign) noexcept nogil:
+    """``bucket_and_sign`` from ``scramble_key(key)`` (hash a key once for all rows)."""
+    cdef uint32_t h = murmurhash3_32_scrambled(scrambled, seed)
+    bucket[0] = <Py_ssize_t>(((<uint64_t>(h >> 1)) * width) >> 31)
+    sign[0] = <double>(<int>((h & 1U) << 1) - 1)
+
+
 cdef inline void bucket_and_sign(int64_t key, uint32_t seed, uint64_t width,
                                  Py_ssize_t* bucket, double* sign) noexcept nogil:
     """Count-Sketch row hash: the top 31 bits pick the bucket, the low bit the sign.
@@ -143,6 +170,4 @@ cdef inline void bucket_and_sign(int64_t key, uint32_t seed, uint64_t width,
     The bucket uses the multiply-shift range reduction ``(h >> 1) * width >> 31``
     (no division), which is uniform for any ``width <= 2**31``.
     """
-    cdef uint32_t h = murmurhash3_32_key(key, seed)
-    bucket[0] = <Py_ssize_t>(((<uint64_t>(h >> 1)) * width) >> 31)
-    sign[0] = 1.0 if (h & 1U) else -1.0
+    bucket_and_sign_scrambled(scramble_key(key), seed, width, bucket, sign)
