@@ -21,7 +21,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from ._core import CountSketch, TopKHeap
 from ._sgd_fast import Loss, PassStatus, Schedule, SGDParams, WeightStore, sgd_pass
-from ._sgd_fast import sketch_decision_function
+from ._sgd_fast import decision_function_kernel
 
 CONSTANT, OPTIMAL, INVSCALING = Schedule.CONSTANT, Schedule.OPTIMAL, Schedule.INVSCALING
 HEAP_ONLY, SKETCH_ONLY = WeightStore.HEAP_ONLY, WeightStore.SKETCH_ONLY
@@ -247,14 +247,15 @@ class _BaseSketchSGD(BaseEstimator):
 
     # --------------------------------------------------------- prediction
     def _decision(self, X):
+        """Scores ``X @ w_c + intercept_c``, shape (n_samples, n_models)."""
         check_is_fitted(self, "intercept_")
         X = self._check_X(X, reset=False)
-        if self._uses_heap and (not self._uses_sketch or self.predict_with == "heap"):
-            scores = np.asarray((sp.csr_matrix(X) @ self.coef_.T).todense())
-            return scores + self.intercept_
         indptr, indices, data = _as_csr_int64(X)
+        read_sketch = self._uses_sketch and (
+            not self._uses_heap or self.predict_with == "sketch")
         out = np.tile(self.intercept_, (indptr.shape[0] - 1, 1))
-        sketch_decision_function(self.sketches_, self.heaps_, indptr, indices, data, out)
+        decision_function_kernel(self.sketches_ if read_sketch else [], self.heaps_,
+                                 indptr, indices, data, out)
         return out
 
     # ---------------------------------------------------------- selection
@@ -288,14 +289,28 @@ class _BaseSketchSGD(BaseEstimator):
         return tags
 
 
+# Past this many features a boolean support mask is not built (it would take
+# n_features bytes); get_support(indices=True) and transform still work.
+_MAX_MASK_FEATURES = 2**31
+
+
 class _SketchSelectorMixin(SelectorMixin):
     """Selection API from the heap keys (placed first among the bases)."""
 
+    def _selected_columns(self):
+        """Sorted selected column indices within ``[0, n_features_in_)``."""
+        check_is_fitted(self, "selected_features_")
+        keys = self.selected_features_.keys
+        return np.sort(keys[(keys >= 0) & (keys < self.n_features_in_)])
+
     def _get_support_mask(self):
         check_is_fitted(self, "selected_features_")
+        if self.n_features_in_ > _MAX_MASK_FEATURES:
+            raise ValueError(
+                f"the support mask would hold {self.n_features_in_:,} booleans; use "
+                "get_support(indices=True) for the selected column indices")
         mask = np.zeros(self.n_features_in_, dtype=bool)
-        keys = self.selected_features_.keys
-        mask[keys[(keys >= 0) & (keys < self.n_features_in_)]] = True
+        mask[self._selected_columns()] = True
         return mask
 
     def get_support(self, indices=False):
@@ -305,7 +320,7 @@ class _SketchSelectorMixin(SelectorMixin):
         ----------
         indices : bool, default=False
             Return the sorted column indices instead of a boolean mask of length
-            ``n_features_in_``.
+            ``n_features_in_`` (the mask is refused past 2**31 features).
 
         Returns
         -------
@@ -313,10 +328,49 @@ class _SketchSelectorMixin(SelectorMixin):
             Boolean mask, or int64 indices.
         """
         if indices:
-            check_is_fitted(self, "selected_features_")
-            keys = self.selected_features_.keys
-            return np.sort(keys[(keys >= 0) & (keys < self.n_features_in_)])
+            return self._selected_columns()
         return super().get_support(indices=False)
+
+    def transform(self, X):
+        """Keep the selected columns of ``X``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        X_selected : ndarray or scipy.sparse.csr_matrix of shape (n_samples, n_selected)
+            Sparse input gives CSR output.
+        """
+        if self.n_features_in_ <= _MAX_MASK_FEATURES:
+            return super().transform(X)
+        X = self._check_X(X, reset=False)
+        indptr, indices, data = _as_csr_int64(X)
+        columns = self._selected_columns()
+        position = np.searchsorted(columns, indices)
+        keep = position < columns.size
+        keep[keep] = columns[position[keep]] == indices[keep]
+        rows = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))[keep]
+        return sp.csr_matrix((data[keep], (rows, position[keep])),
+                             shape=(indptr.size - 1, columns.size))
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the selected features.
+
+        Parameters
+        ----------
+        input_features : array-like of str, default=None
+            Names of the input columns; default ``feature_names_in_`` or ``x0``, ``x1``...
+
+        Returns
+        -------
+        names : ndarray of str
+        """
+        if self.n_features_in_ <= _MAX_MASK_FEATURES:
+            return super().get_feature_names_out(input_features)
+        return np.asarray([f"x{i}" for i in self._selected_columns()], dtype=object)
 
 
 def _has_log_loss(estimator):

@@ -345,28 +345,39 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     return t, status
 
 
-def sketch_decision_function(list sketches, list heaps, const int64_t[::1] indptr,
+def decision_function_kernel(list sketches, list heaps, const int64_t[::1] indptr,
                              const int64_t[::1] indices, const double[::1] data,
                              double[:, ::1] out):
-    """Add ``X @ w_c`` to ``out[:, c]`` with ``w_c`` the heap weight of a feature in
-    heap ``c`` and the sketch estimate otherwise (``heaps`` may be empty)."""
-    cdef Py_ssize_t K = len(sketches), n = indptr.shape[0] - 1, c, i, p
-    cdef bint has_heap = len(heaps) == K
+    """Add ``X @ w_c`` to ``out[:, c]`` for every model ``c``.
+
+    ``w_c`` of a feature is its weight in heap ``c`` when it is there, else its
+    estimate in sketch ``c`` when sketches are given, else 0. ``heaps`` or
+    ``sketches`` may be empty lists; the other must hold one entry per column of
+    ``out``.
+    """
+    cdef Py_ssize_t K = out.shape[1], n = indptr.shape[0] - 1, c, i, p
+    cdef bint has_heap = len(heaps) > 0, has_sketch = len(sketches) > 0
+    if (has_heap and len(heaps) != K) or (has_sketch and len(sketches) != K) or not (
+            has_heap or has_sketch):
+        raise ValueError("one heap and/or one sketch per model are needed")
     cdef PyObject** sk = <PyObject**>malloc(K * sizeof(PyObject*))
     cdef PyObject** hp = <PyObject**>malloc(K * sizeof(PyObject*))
     if not (sk and hp):
         free(sk); free(hp)
         raise MemoryError()
     for c in range(K):
-        sk[c] = <PyObject*>sketches[c]
-        if has_heap:
-            hp[c] = <PyObject*>heaps[c]
+        sk[c] = <PyObject*>sketches[c] if has_sketch else NULL
+        hp[c] = <PyObject*>heaps[c] if has_heap else NULL
     cdef double w
     with nogil:
         for c in range(K):
             for i in range(n):
                 for p in range(indptr[i], indptr[i + 1]):
-                    if not (has_heap and (<TopKHeap>hp[c]).lookup(indices[p], &w)):
+                    if has_heap and (<TopKHeap>hp[c]).lookup(indices[p], &w):
+                        pass
+                    elif has_sketch:
                         w = (<CountSketch>sk[c]).estimate(indices[p])
+                    else:
+                        continue
                     out[i, c] += data[p] * w
     free(sk); free(hp)
