@@ -206,6 +206,33 @@ class _BaseSketchSGD(BaseEstimator):
         self._set_fitted_attributes()
         return self
 
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model with ``max_iter`` passes of sketched SGD.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Class labels (classifiers) or targets (regressors).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the samples.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        reset = not (self.warm_start and hasattr(self, "_state"))
+        if not reset:
+            self._check_warm_start_targets(y)
+        return self._fit_guarded(X, y, sample_weight, reset=reset, partial=False,
+                                 n_passes=self.max_iter)
+
+    def _check_warm_start_targets(self, y):
+        """Raise if ``y`` cannot continue the current model (classifiers check classes)."""
+
     def _fit_guarded(self, *args, **kwargs):
         """``_fit`` that restores every attribute when it raises."""
         saved = dict(self.__dict__)
@@ -422,31 +449,7 @@ class _SketchClassifierMixin:
             return np.where(index == 1, 1.0, -1.0), classes_
         return index.astype(np.float64), classes_
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Fit the model with ``max_iter`` passes of sketched SGD.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data.
-        y : array-like of shape (n_samples,)
-            Class labels.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights of the samples.
-
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-        """
-        reset = not (self.warm_start and hasattr(self, "_state"))
-        if not reset:
-            self._check_same_classes(y)
-        return self._fit_guarded(X, y, sample_weight, reset=reset, partial=False,
-                                 n_passes=self.max_iter)
-
-    def _check_same_classes(self, y):
+    def _check_warm_start_targets(self, y):
         if not np.array_equal(unique_labels(y), self.classes_):
             raise ValueError("warm_start fit needs the classes of the first fit: "
                              f"{self.classes_!r}")
@@ -556,28 +559,6 @@ class _SketchRegressorMixin:
 
     def _encode_targets(self, y, *, partial, classes):
         return np.asarray(y, dtype=np.float64), None
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Fit the model with ``max_iter`` passes of sketched SGD.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data.
-        y : array-like of shape (n_samples,)
-            Targets.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights of the samples.
-
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-        """
-        reset = not (self.warm_start and hasattr(self, "_state"))
-        return self._fit_guarded(X, y, sample_weight, reset=reset, partial=False,
-                                 n_passes=self.max_iter)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, sample_weight=None):
