@@ -3,9 +3,11 @@
 E. coli vs S. aureus reads (200 bp, both strands, 12-mers as 2-bit keys, train
 and test from different strains; see ``dna_task.py``), loaded as CSR. In one run
 it times one epoch of scikit-learn's ``SGDClassifier(loss="log_loss")`` (which
-holds all 4^12 = 16.7M weights) and of every estimator here at the issue's shape
-(sketch depth 3, width 2^18, k = 2^14), and prints seconds, non-zeros per
-second, the ratio to SGDClassifier's time, model memory and test accuracy. With
+holds all 4^12 = 16.7M weights) and of every estimator here at the issues'
+shapes (MISSION, WM: depth 3, width 2^18, k = 2^14; AWM: depth 1, width 2^14,
+heap 2048), and prints seconds, non-zeros per second, the ratio to
+SGDClassifier's time, model memory, test accuracy and the online error rate
+(mistakes before each update / examples, as in the WM-Sketch paper). With
 ``--vw`` it also runs Vowpal Wabbit from its text format (``pip install
 vowpalwabbit``).
 
@@ -24,12 +26,18 @@ from dna_task import load_dna_task  # noqa: E402
 from peers import sgd_fit_predict, vw_fit_predict, write_vw_text  # noqa: E402
 
 from sklearn_sketch import (  # noqa: E402
+    AWMSketchClassifier,
     FeatureHashingClassifier,
     IHTClassifier,
     MissionClassifier,
+    WMSketchClassifier,
 )
 
 WIDTH, DEPTH, K = 2**18, 3, 2**14
+# The AWM-Sketch shape of the issue: depth 1, width 2^14, heap 2048 (80 KB under the
+# paper's cost model of 4 bytes per identifier, weight or cell).
+AWM_WIDTH, AWM_HEAP = 2**14, 2048
+AWM_COST_MODEL_CELLS = (8 * AWM_HEAP + 4 * AWM_WIDTH) // 4
 
 
 def estimators():
@@ -44,6 +52,12 @@ def estimators():
         ("IHT", IHTClassifier(K, **common), {}),
         # Equal memory to MISSION's sketch: DEPTH * WIDTH float32 weights in one row.
         ("Feature hashing", FeatureHashingClassifier(sketch_width=DEPTH * WIDTH, **common), {}),
+        ("WM-Sketch", WMSketchClassifier(None, n_features_to_select=K, sketch_width=WIDTH,
+                                         sketch_depth=DEPTH, **common), {}),
+        ("AWM-Sketch", AWMSketchClassifier(None, n_features_to_select=AWM_HEAP,
+                                           sketch_width=AWM_WIDTH, sketch_depth=1, **common), {}),
+        ("Feature hashing (AWM's memory)",
+         FeatureHashingClassifier(sketch_width=AWM_COST_MODEL_CELLS, **common), {}),
     ]
 
 
@@ -92,15 +106,18 @@ def main(argv=None):
             seconds = time_fit(estimator, X_train, y_train, args.repeats)
         rows.append({"name": name, "seconds": seconds,
                      "accuracy": estimator.score(X_test, y_test),
-                     "memory_bytes": estimator.memory_bytes_})
+                     "memory_bytes": estimator.memory_bytes_,
+                     "online_error_rate": estimator.online_error_rate_})
 
-    print(f"{'estimator':32} {'fit s':>7} {'M nnz/s':>8} {'x SGD':>6} {'memory':>10} {'accuracy':>9}")
+    print(f"{'estimator':32} {'fit s':>7} {'M nnz/s':>8} {'x SGD':>6} {'memory':>10} "
+          f"{'accuracy':>9} {'online err':>11}")
     for row in rows:
         row["nnz_per_s"] = nnz / row["seconds"]
         row["ratio_to_sgd"] = row["seconds"] / sgd_seconds
+        online = row.get("online_error_rate")
         print(f"{row['name']:32} {row['seconds']:7.2f} {row['nnz_per_s'] / 1e6:8.1f} "
-              f"{row['ratio_to_sgd']:5.1f}x {row['memory_bytes'] / 2**20:8.1f}MB "
-              f"{row['accuracy']:9.4f}")
+              f"{row['ratio_to_sgd']:5.1f}x {row['memory_bytes'] / 2**20:8.2f}MB "
+              f"{row['accuracy']:9.4f} {'' if online is None else f'{online:11.4f}'}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"n_train": X_train.shape[0], "nnz": nnz, "results": rows}, f, indent=2)

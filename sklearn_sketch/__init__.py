@@ -8,10 +8,12 @@ from .mission import (
     MissionClassifier,
     MissionRegressor,
 )
+from .weight_median import AWMSketchClassifier, WMSketchClassifier
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "AWMSketchClassifier",
     "CountSketch",
     "FeatureHashingClassifier",
     "IHTClassifier",
@@ -20,5 +22,6 @@ __all__ = [
     "MissionRegressor",
     "SelectedFeatures",
     "TopKHeap",
+    "WMSketchClassifier",
     "__version__",
 ]

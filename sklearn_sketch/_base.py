@@ -62,6 +62,9 @@ class _ModelState:
         self.t = t
         self.n_passes = n_passes
         self.shuffle_seed = shuffle_seed
+        # Mistakes before each update in the last pass, and that pass's size.
+        self.mistakes = 0
+        self.last_pass_samples = 0
 
 
 def _as_csr_int64(X):
@@ -140,15 +143,26 @@ class _BaseSketchSGD(BaseEstimator):
             optimal_init=optimal_init, batch_size=int(self.batch_size),
             fit_intercept=bool(self.fit_intercept))
 
+    def _model_shape(self):
+        """``(sketch_width, sketch_depth, heap_capacity)``; unused entries may be None."""
+        return (getattr(self, "sketch_width", None), getattr(self, "sketch_depth", None),
+                getattr(self, "n_features_to_select", None))
+
+    def _prediction_reads(self):
+        """``(sketches, heaps, weight_median)`` that predictions read (see the kernel)."""
+        read_sketch = self._uses_sketch and (
+            not self._uses_heap or self.predict_with == "sketch")
+        return self.sketches_ if read_sketch else [], self.heaps_, False
+
     def _new_state(self, n_models):
         rng = check_random_state(self.random_state)
+        width, depth, capacity = self._model_shape()
         sketches, heaps = [], []
         if self._uses_sketch:
-            seeds = rng.randint(0, 2**32, size=self.sketch_depth, dtype=np.uint64)
-            sketches = [CountSketch(self.sketch_width, self.sketch_depth, seeds=seeds)
-                        for _ in range(n_models)]
+            seeds = rng.randint(0, 2**32, size=depth, dtype=np.uint64)
+            sketches = [CountSketch(width, depth, seeds=seeds) for _ in range(n_models)]
         if self._uses_heap:
-            heaps = [TopKHeap(self.n_features_to_select) for _ in range(n_models)]
+            heaps = [TopKHeap(capacity) for _ in range(n_models)]
         return _ModelState(sketches, heaps, np.zeros(n_models), 1.0, 0,
                            int(rng.randint(0, 2**31 - 1)))
 
@@ -163,9 +177,9 @@ class _BaseSketchSGD(BaseEstimator):
                 order = rng.permutation(n_samples).astype(np.int64)
             else:
                 order = np.arange(n_samples, dtype=np.int64)
-            t, status = sgd_pass(params, state.sketches, state.heaps, state.intercept,
-                                 indptr, indices, data, y, sample_weight, order, state.t,
-                                 _max_batch_nnz(indptr, order, params.batch_size))
+            t, status, mistakes = sgd_pass(
+                params, state.sketches, state.heaps, state.intercept, indptr, indices, data, y,
+                sample_weight, order, state.t, _max_batch_nnz(indptr, order, params.batch_size))
             if status == PASS_DIVERGED or not self._state_is_finite(state):
                 raise ValueError(
                     f"{type(self).__name__} diverged: the weights became infinite or NaN "
@@ -173,6 +187,8 @@ class _BaseSketchSGD(BaseEstimator):
                     "eta0 or scale the features. The model is left as it was before this call.")
             state.t = t
             state.n_passes += 1
+            state.mistakes = mistakes
+            state.last_pass_samples = n_samples
             if self.verbose:
                 print(f"-- Pass {state.n_passes}, samples seen {int(t - 1)}")
         return state
@@ -249,6 +265,8 @@ class _BaseSketchSGD(BaseEstimator):
         self.heaps_ = state.heaps
         self.intercept_ = state.intercept.copy()
         self.t_ = state.t
+        if self._is_classifier():
+            self.online_error_rate_ = state.mistakes / max(1.0, state.last_pass_samples)
         self.memory_bytes_ = int(sum(s.memory_bytes for s in state.sketches)
                                  + sum(h.memory_bytes for h in state.heaps)
                                  + state.intercept.nbytes)
@@ -278,11 +296,9 @@ class _BaseSketchSGD(BaseEstimator):
         check_is_fitted(self, "intercept_")
         X = self._check_X(X, reset=False)
         indptr, indices, data = _as_csr_int64(X)
-        read_sketch = self._uses_sketch and (
-            not self._uses_heap or self.predict_with == "sketch")
+        sketches, heaps, weight_median = self._prediction_reads()
         out = np.tile(self.intercept_, (indptr.shape[0] - 1, 1))
-        decision_function_kernel(self.sketches_ if read_sketch else [], self.heaps_,
-                                 indptr, indices, data, out)
+        decision_function_kernel(sketches, heaps, indptr, indices, data, out, weight_median)
         return out
 
     # ---------------------------------------------------------- selection
@@ -307,7 +323,7 @@ class _BaseSketchSGD(BaseEstimator):
             keys, w = heap.items()
             weights[np.searchsorted(all_keys, keys), c] = w
         importance = np.abs(weights).max(axis=1) if all_keys.size else np.zeros(0)
-        order = np.lexsort((-all_keys, -importance))[: self.n_features_to_select]
+        order = np.lexsort((-all_keys, -importance))[: self._model_shape()[2]]
         return SelectedFeatures(keys=all_keys[order], weights=weights[order])
 
     def __sklearn_tags__(self):

@@ -1,6 +1,6 @@
-"""One pass of sketched SGD over CSR rows: MISSION, IHT and feature hashing.
+"""One pass of sketched SGD over CSR rows: MISSION, IHT, feature hashing, (A)WM-Sketch.
 
-The three algorithms share the loop and differ in where the weights live:
+The algorithms share the loop and differ in where the weights live:
 
 * ``SKETCH_AND_HEAP`` (MISSION): the gradient goes into a Count-Sketch; the
   touched features' new estimates are offered to the top-k heap, and the heap
@@ -8,6 +8,13 @@ The three algorithms share the loop and differ in where the weights live:
 * ``HEAP_ONLY`` (IHT): the heap is the whole model; the step is applied to the
   heap weights, then hard thresholding keeps the top k (an evicted weight is lost).
 * ``SKETCH_ONLY`` (feature hashing): the sketch is the model, read by estimate.
+* ``WEIGHT_MEDIAN`` (WM-Sketch, Tai et al. 2018, Algorithm 1): online gradient
+  descent on the sketch ``z`` through the projection ``R = A / sqrt(s)``: the
+  prediction reads ``z^T R x`` (a sum over rows), a step adds ``-eta g R x``,
+  a weight is ``sqrt(s)`` times the median; a heap passively tracks the largest.
+* ``ACTIVE_SET`` (AWM-Sketch, Algorithm 2): heap weights are exact and not in
+  the sketch; a feature outside enters the heap when its updated estimate beats
+  the heap minimum, and the evicted weight is written back into the sketch.
 
 Each of the ``K`` models (one per class, or one) has its own sketch and heap;
 the sketches share their seeds, so a key is hashed once per batch for all of
@@ -16,12 +23,12 @@ them. Python is entered once per pass, never per sample.
 import numpy as np
 
 from cpython.ref cimport PyObject
-from libc.math cimport exp, isfinite, pow
+from libc.math cimport exp, isfinite, pow, sqrt
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc, qsort
 
-from ._core._count_sketch cimport CountSketch
-from ._core._topk_heap cimport TopKHeap
+from ._core._count_sketch cimport MAX_DEPTH, CountSketch
+from ._core._topk_heap cimport HEAP_REPLACED, TopKHeap
 
 
 cpdef enum Loss:
@@ -42,6 +49,8 @@ cpdef enum WeightStore:
     SKETCH_AND_HEAP = 0
     HEAP_ONLY = 1
     SKETCH_ONLY = 2
+    WEIGHT_MEDIAN = 3
+    ACTIVE_SET = 4
 
 
 cpdef enum PassStatus:
@@ -115,14 +124,60 @@ cdef int _compare_keys(const void* a, const void* b) noexcept nogil:
 
 
 cdef inline double model_weight(int store, PyObject* sketch, PyObject* heap, int64_t key,
-                                const Py_ssize_t* cells, const double* signs,
+                                const Py_ssize_t* cells, const double* signs, double root,
                                 bint* in_heap) noexcept nogil:
-    """Weight of ``key`` in a model: the sketch estimate, or the heap weight (0 if absent)."""
+    """Weight of ``key`` used for predictions in the given store (``root = sqrt(depth)``)."""
     cdef double w
     if store == SKETCH_ONLY:
         return (<CountSketch>sketch).estimate_located(cells, signs)
+    if store == WEIGHT_MEDIAN:
+        return (<CountSketch>sketch).sum_located(cells, signs) / root
     in_heap[0] = (<TopKHeap>heap).lookup(key, &w)
-    return w if in_heap[0] else 0.0
+    if in_heap[0]:
+        return w
+    if store == ACTIVE_SET:
+        return (<CountSketch>sketch).sum_located(cells, signs) / root
+    return 0.0
+
+
+cdef bint _active_set_step(CountSketch sketch, TopKHeap heap, const int64_t* keys,
+                           const double* deltas, Py_ssize_t n, const Py_ssize_t* cells,
+                           const double* signs, double root, bint* in_heap,
+                           bint in_heap_known) noexcept nogil:
+    """AWM-Sketch update of one sample's features; False if a weight became non-finite.
+
+    Features in the heap take their step there first; then each other feature
+    either enters the heap with its updated estimate (the evicted weight going
+    back into the sketch) or takes its step in the sketch. ``in_heap`` holds
+    each key's membership (filled here unless ``in_heap_known``).
+    """
+    cdef Py_ssize_t p, depth = sketch.depth
+    cdef double w
+    cdef int64_t evicted_key
+    cdef double evicted_weight
+    for p in range(n):
+        if not in_heap_known:
+            in_heap[p] = heap.lookup(keys[p], &w)
+        elif in_heap[p]:
+            heap.lookup(keys[p], &w)
+        if in_heap[p]:
+            w += deltas[p]
+            if not isfinite(w):
+                return False
+            heap.offer(keys[p], w, &evicted_key, &evicted_weight)
+    for p in range(n):
+        if in_heap[p]:
+            continue
+        w = root * sketch.estimate_located(&cells[p * depth], &signs[p * depth]) + deltas[p]
+        if not isfinite(w):
+            return False
+        if heap.accepts(keys[p], w):
+            if heap.offer(keys[p], w, &evicted_key, &evicted_weight) == HEAP_REPLACED:
+                sketch.add(evicted_key,
+                           (evicted_weight - root * sketch.estimate(evicted_key)) / root)
+        else:
+            sketch.add_located(&cells[p * depth], &signs[p * depth], deltas[p] / root)
+    return True
 
 
 cdef void _hard_threshold_step(TopKHeap heap, KeyDelta* pairs, Py_ssize_t n,
@@ -193,6 +248,9 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     status : PassStatus
         ``PASS_DIVERGED`` when a score or weight became non-finite; the pass
         stops there.
+    mistakes : int
+        Samples misclassified by the model just before their update (the online
+        error count; meaningless for regression).
     """
     cdef Py_ssize_t K = intercept.shape[0], n_rows = order.shape[0]
     cdef Py_ssize_t bs = params.batch_size, depth = 0
@@ -214,9 +272,12 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     cdef KeyDelta* pairs = <KeyDelta*>malloc(max(1, max_batch_nnz) * sizeof(KeyDelta))
     # Whether each (non-zero, model) key was in the heap when the batch was scored.
     cdef bint* in_heap = <bint*>malloc(max(1, max_batch_nnz * K) * sizeof(bint))
-    if not (sk and hp and cells and signs and dl and scores and pairs and in_heap):
+    cdef double* row_delta = <double*>malloc(max(1, max_batch_nnz) * sizeof(double))
+    cdef bint* row_flags = <bint*>malloc(max(1, max_batch_nnz) * sizeof(bint))
+    if not (sk and hp and cells and signs and dl and scores and pairs and in_heap and row_delta
+            and row_flags):
         free(sk); free(hp); free(cells); free(signs); free(dl); free(scores); free(pairs)
-        free(in_heap)
+        free(in_heap); free(row_delta); free(row_flags)
         raise MemoryError()
     cdef Py_ssize_t c
     for c in range(K):
@@ -225,11 +286,14 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
         if has_heap:
             hp[c] = <PyObject*>heaps[c]
 
-    cdef Py_ssize_t start, stop, b, row, p, q, off, n_pairs
+    cdef Py_ssize_t start, stop, b, row, p, q, off, n_pairs, n_row
+    # Weight-Median stores read and write the sketch through R = A / sqrt(depth).
+    cdef double root = sqrt(<double>depth) if store == WEIGHT_MEDIAN or store == ACTIVE_SET else 1.0
     cdef double eta, decay, step, x, w, s, total, target, dsum
     cdef int64_t key, evicted_key
     cdef double evicted_weight
     cdef int status = PASS_OK
+    cdef Py_ssize_t mistakes = 0, best
     cdef CountSketch sketch0 = sketches[0] if has_sketch else None
     with nogil:
         start = 0
@@ -250,12 +314,20 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                         q = off + p - indptr[row]
                         s += data[p] * model_weight(store, sk[c], hp[c], indices[p],
                                                     &cells[q * depth], &signs[q * depth],
-                                                    &in_heap[q * K + c])
+                                                    root, &in_heap[q * K + c])
                     scores[c] = s
                     if not isfinite(s):
                         status = PASS_DIVERGED
                 if status != PASS_OK:
                     break
+                if K == 1:
+                    mistakes += (scores[0] > 0.0) != (y[row] > 0.0)
+                else:
+                    best = 0
+                    for c in range(1, K):
+                        if scores[c] > scores[best]:
+                            best = c
+                    mistakes += best != <Py_ssize_t>y[row]
                 if loss == SOFTMAX:
                     s = scores[0]
                     for c in range(1, K):
@@ -309,6 +381,25 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                     # A single canonical CSR row has sorted, distinct keys already.
                     _hard_threshold_step(<TopKHeap>hp[c], pairs, n_pairs, stop - start == 1)
                     continue
+                if store == ACTIVE_SET:
+                    off = 0
+                    for b in range(stop - start):
+                        row = order[start + b]
+                        n_row = indptr[row + 1] - indptr[row]
+                        if dl[b * K + c] != 0.0:
+                            for p in range(n_row):
+                                row_delta[p] = step * dl[b * K + c] * data[indptr[row] + p]
+                                # With one sample per batch, membership seen while scoring
+                                # still holds: this heap has not changed since.
+                                row_flags[p] = in_heap[(off + p) * K + c]
+                            if not _active_set_step(
+                                    <CountSketch>sk[c], <TopKHeap>hp[c], &indices[indptr[row]],
+                                    row_delta, n_row, &cells[off * depth], &signs[off * depth],
+                                    root, row_flags, stop - start == 1):
+                                status = PASS_DIVERGED
+                                break
+                        off += n_row
+                    continue
                 # Sketch stores: add the step, then refresh the heap from the sketch.
                 off = 0
                 for b in range(stop - start):
@@ -317,41 +408,44 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                         for p in range(indptr[row], indptr[row + 1]):
                             q = off + p - indptr[row]
                             (<CountSketch>sk[c]).add_located(
-                                &cells[q * depth], &signs[q * depth], step * dl[b * K + c] * data[p])
+                                &cells[q * depth], &signs[q * depth],
+                                step * dl[b * K + c] * data[p] / root)
                     off += indptr[row + 1] - indptr[row]
-                if store == SKETCH_AND_HEAP:
+                if store == SKETCH_AND_HEAP or store == WEIGHT_MEDIAN:
                     off = 0
                     for b in range(stop - start):
                         row = order[start + b]
                         if dl[b * K + c] != 0.0:
                             for p in range(indptr[row], indptr[row + 1]):
                                 q = off + p - indptr[row]
-                                w = (<CountSketch>sk[c]).estimate_located(
+                                w = root * (<CountSketch>sk[c]).estimate_located(
                                     &cells[q * depth], &signs[q * depth])
                                 if not isfinite(w):
                                     status = PASS_DIVERGED
                                     break
                                 # All of the batch's steps are in the sketch, so a key
                                 # that was outside the heap and cannot enter it now
-                                # needs no map probe.
-                                if in_heap[q * K + c] or (<TopKHeap>hp[c]).accepts(indices[p], w):
+                                # needs no map probe (WM scoring does not probe).
+                                if (store == WEIGHT_MEDIAN or in_heap[q * K + c]
+                                        or (<TopKHeap>hp[c]).accepts(indices[p], w)):
                                     (<TopKHeap>hp[c]).offer(indices[p], w, &evicted_key,
                                                             &evicted_weight)
                         off += indptr[row + 1] - indptr[row]
             t += stop - start
             start = stop
     free(sk); free(hp); free(cells); free(signs); free(dl); free(scores); free(pairs)
-    free(in_heap)
-    return t, status
+    free(in_heap); free(row_delta); free(row_flags)
+    return t, status, mistakes
 
 
 def decision_function_kernel(list sketches, list heaps, const int64_t[::1] indptr,
                              const int64_t[::1] indices, const double[::1] data,
-                             double[:, ::1] out):
+                             double[:, ::1] out, bint weight_median=False):
     """Add ``X @ w_c`` to ``out[:, c]`` for every model ``c``.
 
     ``w_c`` of a feature is its weight in heap ``c`` when it is there, else its
-    estimate in sketch ``c`` when sketches are given, else 0. ``heaps`` or
+    estimate in sketch ``c`` when sketches are given (the median, or with
+    ``weight_median`` the WM-Sketch's ``z^T R e``), else 0. ``heaps`` or
     ``sketches`` may be empty lists; the other must hold one entry per column of
     ``out``.
     """
@@ -369,12 +463,18 @@ def decision_function_kernel(list sketches, list heaps, const int64_t[::1] indpt
         sk[c] = <PyObject*>sketches[c] if has_sketch else NULL
         hp[c] = <PyObject*>heaps[c] if has_heap else NULL
     cdef double w
+    cdef Py_ssize_t cells[MAX_DEPTH]
+    cdef double signs[MAX_DEPTH]
+    cdef double root = sqrt(<double>(<CountSketch>sketches[0]).depth) if has_sketch else 1.0
     with nogil:
         for c in range(K):
             for i in range(n):
                 for p in range(indptr[i], indptr[i + 1]):
                     if has_heap and (<TopKHeap>hp[c]).lookup(indices[p], &w):
                         pass
+                    elif has_sketch and weight_median:
+                        (<CountSketch>sk[c]).locate(indices[p], cells, signs)
+                        w = (<CountSketch>sk[c]).sum_located(cells, signs) / root
                     elif has_sketch:
                         w = (<CountSketch>sk[c]).estimate(indices[p])
                     else:

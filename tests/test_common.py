@@ -3,11 +3,13 @@ import pytest
 from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
 
 from sklearn_sketch import (
+    AWMSketchClassifier,
     FeatureHashingClassifier,
     IHTClassifier,
     IHTRegressor,
     MissionClassifier,
     MissionRegressor,
+    WMSketchClassifier,
 )
 
 # Small sketches keep the checks fast; the defaults are for real data.
@@ -17,6 +19,8 @@ ESTIMATORS = [
     IHTClassifier(n_features_to_select=10),
     IHTRegressor(n_features_to_select=10),
     FeatureHashingClassifier(sketch_width=1024),
+    WMSketchClassifier("8KB"),
+    AWMSketchClassifier("8KB"),
 ]
 
 

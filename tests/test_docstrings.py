@@ -10,6 +10,7 @@ MODULES = [
     "sklearn_sketch._core._topk_heap",
     "sklearn_sketch._core._heavy_hitters",
     "sklearn_sketch.mission",
+    "sklearn_sketch.weight_median",
 ]
 
 

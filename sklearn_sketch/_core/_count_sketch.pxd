@@ -36,6 +36,7 @@ cdef class CountSketch:
                           double delta) noexcept nogil
     cdef double estimate_located(self, const Py_ssize_t* cells,
                                  const double* signs) noexcept nogil
+    cdef double sum_located(self, const Py_ssize_t* cells, const double* signs) noexcept nogil
     cdef void add(self, int64_t key, double delta) noexcept nogil
     cdef double estimate(self, int64_t key) noexcept nogil
     cdef double add_and_estimate(self, int64_t key, double delta) noexcept nogil

@@ -275,6 +275,19 @@ cdef class CountSketch:
                 v[j] = signs[j] * self._t32[cells[j]]
         return median_inplace(v, self.depth) * self._scale
 
+    cdef double sum_located(self, const Py_ssize_t* cells, const double* signs) noexcept nogil:
+        """Sum over rows of the signed cells: ``sqrt(depth)`` times the WM-Sketch's
+        ``z^T R e_key``, the key's share of a Weight-Median prediction."""
+        cdef Py_ssize_t j
+        cdef double total = 0.0
+        if self._is64:
+            for j in range(self.depth):
+                total += signs[j] * self._t64[cells[j]]
+        else:
+            for j in range(self.depth):
+                total += signs[j] * self._t32[cells[j]]
+        return total * self._scale
+
     cdef void add(self, int64_t key, double delta) noexcept nogil:
         cdef Py_ssize_t cells[MAX_DEPTH]
         cdef double signs[MAX_DEPTH]
