@@ -1,6 +1,7 @@
 """sklearn-sketch: feature selection and linear learning in sketched feature spaces."""
 from ._base import SelectedFeatures
 from ._core import CountSketch, TopKHeap
+from .baselines import SparsePerceptronClassifier, SpaceSavingClassifier, TruncationClassifier
 from .mission import (
     FeatureHashingClassifier,
     IHTClassifier,
@@ -21,7 +22,10 @@ __all__ = [
     "MissionClassifier",
     "MissionRegressor",
     "SelectedFeatures",
+    "SpaceSavingClassifier",
+    "SparsePerceptronClassifier",
     "TopKHeap",
+    "TruncationClassifier",
     "WMSketchClassifier",
     "__version__",
 ]

@@ -26,6 +26,8 @@ from ._sgd_fast import decision_function_kernel
 CONSTANT, OPTIMAL, INVSCALING = Schedule.CONSTANT, Schedule.OPTIMAL, Schedule.INVSCALING
 HEAP_ONLY, SKETCH_ONLY = WeightStore.HEAP_ONLY, WeightStore.SKETCH_ONLY
 PASS_DIVERGED = PassStatus.PASS_DIVERGED
+_HEAP_ONLY_STORES = {HEAP_ONLY, WeightStore.PROB_TRUNCATION, WeightStore.SPACE_SAVING,
+                     WeightStore.SOFT_THRESHOLD}
 
 _SCHEDULES = {"constant": CONSTANT, "optimal": OPTIMAL, "invscaling": INVSCALING}
 _BINARY_LOSSES = {"log_loss": Loss.LOG_LOSS, "hinge": Loss.HINGE,
@@ -119,7 +121,7 @@ class _BaseSketchSGD(BaseEstimator):
     # ------------------------------------------------------------ training
     @property
     def _uses_sketch(self):
-        return self._store != HEAP_ONLY
+        return self._store not in _HEAP_ONLY_STORES
 
     @property
     def _uses_heap(self):
@@ -148,11 +150,23 @@ class _BaseSketchSGD(BaseEstimator):
         return (getattr(self, "sketch_width", None), getattr(self, "sketch_depth", None),
                 getattr(self, "n_features_to_select", None))
 
+    # How a heap entry holds its model weight: 0 its weight, 1 weight * aux, 2 aux.
+    _heap_value = 0
+
     def _prediction_reads(self):
         """``(sketches, heaps, weight_median)`` that predictions read (see the kernel)."""
         read_sketch = self._uses_sketch and (
             not self._uses_heap or self.predict_with == "sketch")
         return self.sketches_ if read_sketch else [], self.heaps_, False
+
+    def _heap_items(self, heap):
+        """Keys and model weights of a heap, heaviest entry first."""
+        keys, weights = heap.items()
+        if self._heap_value == 1:
+            weights = weights * heap.aux_items()
+        elif self._heap_value == 2:
+            weights = heap.aux_items()
+        return keys, weights
 
     def _new_state(self, n_models):
         rng = check_random_state(self.random_state)
@@ -170,6 +184,7 @@ class _BaseSketchSGD(BaseEstimator):
         """Train ``state`` in place for ``n_passes`` passes over ``(X, y)``."""
         indptr, indices, data = _as_csr_int64(X)
         params = self._sgd_params(len(state.intercept))
+        params.seed = state.shuffle_seed
         n_samples = indptr.shape[0] - 1
         for _ in range(n_passes):
             if self.shuffle:
@@ -298,14 +313,15 @@ class _BaseSketchSGD(BaseEstimator):
         indptr, indices, data = _as_csr_int64(X)
         sketches, heaps, weight_median = self._prediction_reads()
         out = np.tile(self.intercept_, (indptr.shape[0] - 1, 1))
-        decision_function_kernel(sketches, heaps, indptr, indices, data, out, weight_median)
+        decision_function_kernel(sketches, heaps, indptr, indices, data, out, weight_median,
+                                 self._heap_value)
         return out
 
     # ---------------------------------------------------------- selection
     def _heap_coef(self):
         rows, cols, vals = [], [], []
         for c, heap in enumerate(self._state.heaps):
-            keys, weights = heap.items()
+            keys, weights = self._heap_items(heap)
             inside = (keys >= 0) & (keys < self.n_features_in_)
             rows.append(np.full(inside.sum(), c))
             cols.append(keys[inside])
@@ -320,7 +336,7 @@ class _BaseSketchSGD(BaseEstimator):
         all_keys = np.unique(np.concatenate([h.keys() for h in heaps]))
         weights = np.zeros((all_keys.size, len(heaps)))
         for c, heap in enumerate(heaps):
-            keys, w = heap.items()
+            keys, w = self._heap_items(heap)
             weights[np.searchsorted(all_keys, keys), c] = w
         importance = np.abs(weights).max(axis=1) if all_keys.size else np.zeros(0)
         order = np.lexsort((-all_keys, -importance))[: self._model_shape()[2]]

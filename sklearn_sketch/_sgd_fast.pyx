@@ -15,6 +15,15 @@ The algorithms share the loop and differ in where the weights live:
 * ``ACTIVE_SET`` (AWM-Sketch, Algorithm 2): heap weights are exact and not in
   the sketch; a feature outside enters the heap when its updated estimate beats
   the heap minimum, and the evicted weight is written back into the sketch.
+* ``PROB_TRUNCATION`` (WM-Sketch paper, Algorithm 4): the heap keeps the K
+  weights of largest reservoir key ``r**(1/|w|)``; it stores ``w / E`` with
+  ``E = -log r`` in the entry's auxiliary value (the same order).
+* ``SPACE_SAVING`` (frequent features): the heap counts feature occurrences
+  with the Space-Saving rule and the weights of the counted features live in
+  the auxiliary values.
+* ``SOFT_THRESHOLD`` (Xie et al., Algorithm 1): an exact sparse model of at
+  most K weights, each soft-thresholded after its update; new features are not
+  added while K weights are non-zero.
 
 Each of the ``K`` models (one per class, or one) has its own sketch and heap;
 the sketches share their seeds, so a key is hashed once per batch for all of
@@ -23,11 +32,12 @@ them. Python is entered once per pass, never per sample.
 import numpy as np
 
 from cpython.ref cimport PyObject
-from libc.math cimport exp, isfinite, pow, sqrt
-from libc.stdint cimport int64_t
+from libc.math cimport exp, fabs, isfinite, log, pow, sqrt
+from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort
 
 from ._core._count_sketch cimport MAX_DEPTH, CountSketch
+from ._core._murmurhash cimport _fmix64
 from ._core._topk_heap cimport HEAP_REPLACED, TopKHeap
 
 
@@ -37,6 +47,7 @@ cpdef enum Loss:
     HINGE = 2
     MODIFIED_HUBER = 3
     SOFTMAX = 4
+    MARGIN_PERCEPTRON = 5
 
 
 cpdef enum Schedule:
@@ -51,6 +62,9 @@ cpdef enum WeightStore:
     SKETCH_ONLY = 2
     WEIGHT_MEDIAN = 3
     ACTIVE_SET = 4
+    PROB_TRUNCATION = 5
+    SPACE_SAVING = 6
+    SOFT_THRESHOLD = 7
 
 
 cpdef enum PassStatus:
@@ -61,12 +75,16 @@ cpdef enum PassStatus:
 cdef class SGDParams:
     """Settings of a pass (a small object instead of many positional arguments)."""
     cdef public int loss, schedule, store
-    cdef public double eta0, power_t, alpha, optimal_init
+    cdef public double eta0, power_t, alpha, optimal_init, margin, threshold
     cdef public Py_ssize_t batch_size
     cdef public bint fit_intercept
+    cdef public uint64_t seed
 
     def __init__(self, *, loss, schedule, store, eta0, power_t, alpha, optimal_init,
-                 batch_size, fit_intercept):
+                 batch_size, fit_intercept, margin=0.0, threshold=0.0, seed=0):
+        self.margin = margin
+        self.threshold = threshold
+        self.seed = seed
         self.loss = loss
         self.schedule = schedule
         self.store = store
@@ -83,12 +101,14 @@ cdef class SGDParams:
 cdef double MAX_DLOSS = 1e12
 
 
-cdef inline double dloss(int loss, double p, double y) noexcept nogil:
+cdef inline double dloss(int loss, double p, double y, double margin) noexcept nogil:
     """Derivative of the loss in the score ``p`` (binary targets are +1/-1)."""
     cdef double z
     if loss == SQUARED_ERROR:
         return min(MAX_DLOSS, max(-MAX_DLOSS, p - y))
     z = p * y
+    if loss == MARGIN_PERCEPTRON:
+        return -y if z <= margin else 0.0
     if loss == LOG_LOSS:
         if z > 18.0:
             return -y * exp(-z)
@@ -132,6 +152,12 @@ cdef inline double model_weight(int store, PyObject* sketch, PyObject* heap, int
         return (<CountSketch>sketch).estimate_located(cells, signs)
     if store == WEIGHT_MEDIAN:
         return (<CountSketch>sketch).sum_located(cells, signs) / root
+    cdef double aux
+    if store == PROB_TRUNCATION or store == SPACE_SAVING:
+        in_heap[0] = (<TopKHeap>heap).lookup_aux(key, &w, &aux)
+        if not in_heap[0]:
+            return 0.0
+        return w * aux if store == PROB_TRUNCATION else aux
     in_heap[0] = (<TopKHeap>heap).lookup(key, &w)
     if in_heap[0]:
         return w
@@ -180,19 +206,11 @@ cdef bint _active_set_step(CountSketch sketch, TopKHeap heap, const int64_t* key
     return True
 
 
-cdef void _hard_threshold_step(TopKHeap heap, KeyDelta* pairs, Py_ssize_t n,
-                               bint presorted) noexcept nogil:
-    """IHT: add the summed deltas to the heap weights, then keep the top k.
-
-    Keys already in the heap are updated first and new keys offered after, so
-    the result is exactly the top k of the union (the hard threshold H_k).
-    """
+cdef Py_ssize_t _sum_duplicate_keys(KeyDelta* pairs, Py_ssize_t n, bint presorted) noexcept nogil:
+    """Sort ``pairs`` by key (unless ``presorted``) and sum equal keys; new length."""
     cdef Py_ssize_t i, m = 0
-    cdef double w
-    cdef int64_t evicted_key
-    cdef double evicted_weight
     if n == 0:
-        return
+        return 0
     if not presorted:
         qsort(pairs, n, sizeof(KeyDelta), _compare_keys)
     for i in range(1, n):
@@ -201,7 +219,98 @@ cdef void _hard_threshold_step(TopKHeap heap, KeyDelta* pairs, Py_ssize_t n,
         else:
             m += 1
             pairs[m] = pairs[i]
-    m += 1
+    return m + 1
+
+
+cdef inline double _exponential(uint64_t seed, int64_t key, double clock) noexcept nogil:
+    """An Exp(1) draw that is a function of (seed, key, clock): no RNG state to carry."""
+    cdef uint64_t h = _fmix64(seed ^ _fmix64(<uint64_t>key * 0x9E3779B97F4A7C15ULL
+                                             ^ <uint64_t>clock))
+    return -log(((<double>(h >> 11)) + 0.5) * (1.0 / 9007199254740992.0))
+
+
+cdef void _probabilistic_truncation_step(TopKHeap heap, KeyDelta* pairs, Py_ssize_t n,
+                                         bint presorted, uint64_t seed,
+                                         double clock) noexcept nogil:
+    """Algorithm 4: step every weight, then keep the K of largest reservoir key.
+
+    The reservoir key ``r**(1/|w|)`` of a weight orders like ``|w| / E`` with
+    ``E = -log r`` drawn when the feature enters, which the heap stores.
+    """
+    cdef Py_ssize_t i, m = _sum_duplicate_keys(pairs, n, presorted), n_new = 0
+    cdef double w, e
+    cdef double* slot
+    cdef int64_t evicted_key
+    cdef double evicted_weight
+    for i in range(m):
+        if heap.lookup_aux(pairs[i].key, &w, &e):
+            heap.offer(pairs[i].key, w + pairs[i].delta / e, &evicted_key, &evicted_weight)
+        elif pairs[i].delta != 0.0:
+            pairs[n_new] = pairs[i]
+            n_new += 1
+    for i in range(n_new):
+        e = _exponential(seed, pairs[i].key, clock)
+        if heap.accepts(pairs[i].key, pairs[i].delta / e):
+            heap.offer(pairs[i].key, pairs[i].delta / e, &evicted_key, &evicted_weight)
+            slot = heap.aux_slot(pairs[i].key)
+            slot[0] = e / heap.aux_scale()
+
+
+cdef void _space_saving_step(TopKHeap heap, const int64_t* keys, const double* deltas,
+                             Py_ssize_t n) noexcept nogil:
+    """Count the sample's features (Space-Saving), then step the counted ones' weights.
+
+    A feature not counted replaces the least counted one (whose weight is lost)
+    with that count plus one.
+    """
+    cdef Py_ssize_t p
+    cdef double count
+    cdef double* slot
+    cdef int64_t evicted_key
+    cdef double evicted_weight
+    for p in range(n):
+        if heap.lookup(keys[p], &count):
+            heap.offer(keys[p], count + 1.0, &evicted_key, &evicted_weight)
+        else:
+            heap.offer(keys[p], heap.min_weight() + 1.0 if heap._size == heap.capacity else 1.0,
+                       &evicted_key, &evicted_weight)
+    for p in range(n):
+        slot = heap.aux_slot(keys[p])
+        if slot != NULL:
+            slot[0] += deltas[p] / heap.aux_scale()
+
+
+cdef void _soft_threshold_step(TopKHeap heap, KeyDelta* pairs, Py_ssize_t n, bint presorted,
+                               double threshold) noexcept nogil:
+    """Step the weights, soft-threshold each updated one; no new feature past capacity."""
+    cdef Py_ssize_t i, m = _sum_duplicate_keys(pairs, n, presorted)
+    cdef double w
+    cdef int64_t evicted_key
+    cdef double evicted_weight
+    for i in range(m):
+        if not heap.lookup(pairs[i].key, &w):
+            if heap._size == heap.capacity:
+                continue
+            w = 0.0
+        w += pairs[i].delta
+        w = (w - threshold if w > threshold else (w + threshold if w < -threshold else 0.0))
+        if w == 0.0:
+            heap.discard(pairs[i].key, &evicted_weight)
+        else:
+            heap.offer(pairs[i].key, w, &evicted_key, &evicted_weight)
+
+
+cdef void _hard_threshold_step(TopKHeap heap, KeyDelta* pairs, Py_ssize_t n,
+                               bint presorted) noexcept nogil:
+    """IHT: add the summed deltas to the heap weights, then keep the top k.
+
+    Keys already in the heap are updated first and new keys offered after, so
+    the result is exactly the top k of the union (the hard threshold H_k).
+    """
+    cdef Py_ssize_t i, m = _sum_duplicate_keys(pairs, n, presorted)
+    cdef double w
+    cdef int64_t evicted_key
+    cdef double evicted_weight
     # Keys in the heap take their step now; the others move to the front to be offered.
     n = 0
     for i in range(m):
@@ -255,7 +364,9 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     cdef Py_ssize_t K = intercept.shape[0], n_rows = order.shape[0]
     cdef Py_ssize_t bs = params.batch_size, depth = 0
     cdef int store = params.store, loss = params.loss
-    cdef bint has_sketch = store != HEAP_ONLY, has_heap = store != SKETCH_ONLY
+    cdef bint has_sketch = not (store == HEAP_ONLY or store == PROB_TRUNCATION
+                                or store == SPACE_SAVING or store == SOFT_THRESHOLD)
+    cdef bint has_heap = store != SKETCH_ONLY
     if (has_sketch and len(sketches) != K) or (has_heap and len(heaps) != K):
         raise ValueError("one sketch and one heap per model are needed")
     if has_sketch:
@@ -345,7 +456,8 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                             target = y[row]
                         else:
                             target = 1.0 if <Py_ssize_t>y[row] == c else -1.0
-                        dl[b * K + c] = sample_weight[row] * dloss(loss, scores[c], target)
+                        dl[b * K + c] = sample_weight[row] * dloss(loss, scores[c], target,
+                                                                   params.margin)
                 off += indptr[row + 1] - indptr[row]
             if status != PASS_OK:
                 break
@@ -356,7 +468,9 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                 for c in range(K):
                     if has_sketch:
                         (<CountSketch>sk[c]).multiply(decay)
-                    if has_heap:
+                    if store == SPACE_SAVING:
+                        (<TopKHeap>hp[c]).multiply_aux(decay)
+                    elif has_heap:
                         (<TopKHeap>hp[c]).multiply(decay)
 
             step = -eta / (stop - start)
@@ -368,7 +482,7 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                     intercept[c] += step * dsum
                     if not isfinite(intercept[c]):
                         status = PASS_DIVERGED
-                if store == HEAP_ONLY:
+                if store == HEAP_ONLY or store == PROB_TRUNCATION or store == SOFT_THRESHOLD:
                     n_pairs = 0
                     for b in range(stop - start):
                         row = order[start + b]
@@ -379,7 +493,23 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                             pairs[n_pairs].delta = step * dl[b * K + c] * data[p]
                             n_pairs += 1
                     # A single canonical CSR row has sorted, distinct keys already.
-                    _hard_threshold_step(<TopKHeap>hp[c], pairs, n_pairs, stop - start == 1)
+                    if store == HEAP_ONLY:
+                        _hard_threshold_step(<TopKHeap>hp[c], pairs, n_pairs, stop - start == 1)
+                    elif store == PROB_TRUNCATION:
+                        _probabilistic_truncation_step(<TopKHeap>hp[c], pairs, n_pairs,
+                                                       stop - start == 1, params.seed, t)
+                    else:
+                        _soft_threshold_step(<TopKHeap>hp[c], pairs, n_pairs, stop - start == 1,
+                                             params.threshold)
+                    continue
+                if store == SPACE_SAVING:
+                    for b in range(stop - start):
+                        row = order[start + b]
+                        n_row = indptr[row + 1] - indptr[row]
+                        for p in range(n_row):
+                            row_delta[p] = step * dl[b * K + c] * data[indptr[row] + p]
+                        _space_saving_step(<TopKHeap>hp[c], &indices[indptr[row]], row_delta,
+                                           n_row)
                     continue
                 if store == ACTIVE_SET:
                     off = 0
@@ -440,12 +570,14 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
 
 def decision_function_kernel(list sketches, list heaps, const int64_t[::1] indptr,
                              const int64_t[::1] indices, const double[::1] data,
-                             double[:, ::1] out, bint weight_median=False):
+                             double[:, ::1] out, bint weight_median=False, int heap_value=0):
     """Add ``X @ w_c`` to ``out[:, c]`` for every model ``c``.
 
     ``w_c`` of a feature is its weight in heap ``c`` when it is there, else its
     estimate in sketch ``c`` when sketches are given (the median, or with
-    ``weight_median`` the WM-Sketch's ``z^T R e``), else 0. ``heaps`` or
+    ``weight_median`` the WM-Sketch's ``z^T R e``), else 0. A heap entry's model
+    weight is its weight (``heap_value`` 0), its weight times its auxiliary value
+    (1: probabilistic truncation) or its auxiliary value (2: Space-Saving). ``heaps`` or
     ``sketches`` may be empty lists; the other must hold one entry per column of
     ``out``.
     """
@@ -462,7 +594,7 @@ def decision_function_kernel(list sketches, list heaps, const int64_t[::1] indpt
     for c in range(K):
         sk[c] = <PyObject*>sketches[c] if has_sketch else NULL
         hp[c] = <PyObject*>heaps[c] if has_heap else NULL
-    cdef double w
+    cdef double w, aux
     cdef Py_ssize_t cells[MAX_DEPTH]
     cdef double signs[MAX_DEPTH]
     cdef double root = sqrt(<double>(<CountSketch>sketches[0]).depth) if has_sketch else 1.0
@@ -470,8 +602,11 @@ def decision_function_kernel(list sketches, list heaps, const int64_t[::1] indpt
         for c in range(K):
             for i in range(n):
                 for p in range(indptr[i], indptr[i + 1]):
-                    if has_heap and (<TopKHeap>hp[c]).lookup(indices[p], &w):
-                        pass
+                    if has_heap and (<TopKHeap>hp[c]).lookup_aux(indices[p], &w, &aux):
+                        if heap_value == 1:
+                            w *= aux
+                        elif heap_value == 2:
+                            w = aux
                     elif has_sketch and weight_median:
                         (<CountSketch>sk[c]).locate(indices[p], cells, signs)
                         w = (<CountSketch>sk[c]).sum_located(cells, signs) / root

@@ -9,6 +9,9 @@ from sklearn_sketch import (
     IHTRegressor,
     MissionClassifier,
     MissionRegressor,
+    SpaceSavingClassifier,
+    SparsePerceptronClassifier,
+    TruncationClassifier,
     WMSketchClassifier,
 )
 
@@ -21,6 +24,10 @@ ESTIMATORS = [
     FeatureHashingClassifier(sketch_width=1024),
     WMSketchClassifier("8KB"),
     AWMSketchClassifier("8KB"),
+    TruncationClassifier("1KB"),
+    TruncationClassifier("1KB", truncation="probabilistic"),
+    SpaceSavingClassifier("1KB"),
+    SparsePerceptronClassifier(10),
 ]
 
 

@@ -11,6 +11,7 @@ MODULES = [
     "sklearn_sketch._core._heavy_hitters",
     "sklearn_sketch.mission",
     "sklearn_sketch.weight_median",
+    "sklearn_sketch.baselines",
 ]
 
 

@@ -559,3 +559,44 @@ def test_memory_bytes():
     assert sizes == sorted(sizes) and sizes[-1] > sizes[-2] > sizes[2] > sizes[0]
     # at least the keys and weights of every slot
     assert TopKHeap(1000).memory_bytes >= 1000 * 16
+
+
+def test_aux_values_travel_with_their_entries():
+    # Each entry's auxiliary value must follow it through sifts, evictions,
+    # removals, scaling and pickling; a reference dict holds (weight, aux).
+    rng = np.random.default_rng(7)
+    heap, weights, aux = TopKHeap(16), {}, {}
+    aux_scale = 1.0
+    for step in range(4000):
+        key = int(rng.integers(0, 60))
+        op = rng.random()
+        if op < 0.6:
+            weight = float(rng.normal())
+            left = heap.push_or_update(key, weight)
+            if key in heap:
+                if key not in aux:
+                    aux[key] = 0.0
+                weights[key] = weight
+                value = float(rng.integers(-8, 8))
+                heap.set_aux(key, value)
+                aux[key] = value
+            if left is not None and left[0] != key:
+                weights.pop(left[0])
+                aux.pop(left[0])
+        elif op < 0.75 and key in heap:
+            heap.remove(key)
+            weights.pop(key)
+            aux.pop(key)
+        elif op < 0.8:
+            heap.scale_aux(0.5)
+            aux = {k: v * 0.5 for k, v in aux.items()}
+        elif op < 0.82:
+            heap = pickle.loads(pickle.dumps(heap))
+        if step % 200 == 0:
+            heap.check_invariants()
+        assert sorted(heap.keys().tolist()) == sorted(weights)
+        for k in weights:
+            assert heap.get_aux(k) == aux[k]
+    assert heap.get_aux(10**6) is None
+    with pytest.raises(KeyError):
+        heap.set_aux(10**6, 1.0)

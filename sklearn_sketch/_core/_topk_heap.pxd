@@ -20,6 +20,10 @@ cdef class TopKHeap:
     cdef double* _weights
     cdef Py_ssize_t* _map_index      # heap position -> slot of its key in the map
     cdef double _scale
+    # An auxiliary value per entry that moves with it (0 on insertion); stored
+    # values times _aux_scale are the values.
+    cdef double* _aux
+    cdef double _aux_scale
     # Open-addressing key -> heap position map (linear probing, backward-shift deletion).
     cdef int64_t* _map_keys
     cdef Py_ssize_t* _map_pos        # -1 marks an empty slot
@@ -33,6 +37,11 @@ cdef class TopKHeap:
     cdef bint lookup(self, int64_t key, double* weight) noexcept nogil
     cdef bint discard(self, int64_t key, double* weight) noexcept nogil
     cdef void multiply(self, double factor) noexcept nogil
+    cdef double* aux_slot(self, int64_t key) noexcept nogil
+    cdef bint lookup_aux(self, int64_t key, double* weight, double* aux) noexcept nogil
+    cdef double min_weight(self) noexcept nogil
+    cdef double aux_scale(self) noexcept nogil
+    cdef void multiply_aux(self, double factor) noexcept nogil
     cdef Py_ssize_t _find(self, int64_t key) noexcept nogil
     cdef void _map_delete(self, Py_ssize_t slot) noexcept nogil
     cdef bint _less(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil

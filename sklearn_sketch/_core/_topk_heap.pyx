@@ -68,6 +68,7 @@ cdef class TopKHeap:
 
     def __cinit__(self):
         self._scale = 1.0
+        self._aux_scale = 1.0
 
     def __init__(self, capacity):
         if isinstance(capacity, (bool, np.bool_)) or not isinstance(capacity, numbers.Integral):
@@ -85,12 +86,15 @@ cdef class TopKHeap:
         map_index = np.zeros(capacity, dtype=np.intp)
         map_keys = np.zeros(map_size, dtype=np.int64)
         map_pos = np.full(map_size, -1, dtype=np.intp)
-        self._arrays = (keys, weights, map_index, map_keys, map_pos)
+        aux = np.zeros(capacity, dtype=np.float64)
+        self._arrays = (keys, weights, map_index, map_keys, map_pos, aux)
         cdef int64_t[::1] k = keys, mk = map_keys
-        cdef double[::1] w = weights
+        cdef double[::1] w = weights, a = aux
         cdef Py_ssize_t[::1] mi = map_index, mp = map_pos
         self._keys = &k[0]
         self._weights = &w[0]
+        self._aux = &a[0]
+        self._aux_scale = 1.0
         self._map_index = &mi[0]
         self._map_keys = &mk[0]
         self._map_pos = &mp[0]
@@ -129,6 +133,7 @@ cdef class TopKHeap:
     cdef void _swap(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
         self._keys[a], self._keys[b] = self._keys[b], self._keys[a]
         self._weights[a], self._weights[b] = self._weights[b], self._weights[a]
+        self._aux[a], self._aux[b] = self._aux[b], self._aux[a]
         self._map_index[a], self._map_index[b] = self._map_index[b], self._map_index[a]
         self._map_pos[self._map_index[a]] = a
         self._map_pos[self._map_index[b]] = b
@@ -162,6 +167,7 @@ cdef class TopKHeap:
         if pos != last:
             self._keys[pos] = self._keys[last]
             self._weights[pos] = self._weights[last]
+            self._aux[pos] = self._aux[last]
             self._map_index[pos] = self._map_index[last]
             self._map_pos[self._map_index[pos]] = pos
         self._size -= 1
@@ -201,6 +207,7 @@ cdef class TopKHeap:
             self._size += 1
             self._keys[pos] = key
             self._weights[pos] = stored
+            self._aux[pos] = 0.0
             self._map_keys[slot] = key
             self._map_pos[slot] = pos
             self._map_index[pos] = slot
@@ -214,6 +221,7 @@ cdef class TopKHeap:
         slot = self._find(key)  # the deletion may have shifted the probe run
         self._keys[0] = key
         self._weights[0] = stored
+        self._aux[0] = 0.0
         self._map_keys[slot] = key
         self._map_pos[slot] = 0
         self._map_index[0] = slot
@@ -249,6 +257,42 @@ cdef class TopKHeap:
             self._scale = 1.0
             # Rounding can create ties that the key must now break: restore the order.
             self._heapify()
+
+    cdef double* aux_slot(self, int64_t key) noexcept nogil:
+        """Stored auxiliary value of ``key`` (times ``aux_scale()``), or NULL if absent.
+
+        The pointer is valid until the heap next changes.
+        """
+        cdef Py_ssize_t slot = self._find(key)
+        if self._map_pos[slot] < 0:
+            return NULL
+        return &self._aux[self._map_pos[slot]]
+
+    cdef bint lookup_aux(self, int64_t key, double* weight, double* aux) noexcept nogil:
+        """``lookup`` that also reads the auxiliary value."""
+        cdef Py_ssize_t slot = self._find(key), pos
+        if self._map_pos[slot] < 0:
+            return False
+        pos = self._map_pos[slot]
+        weight[0] = self._weights[pos] * self._scale
+        aux[0] = self._aux[pos] * self._aux_scale
+        return True
+
+    cdef double min_weight(self) noexcept nogil:
+        """Weight of the minimum entry (0 when empty)."""
+        return self._weights[0] * self._scale if self._size > 0 else 0.0
+
+    cdef double aux_scale(self) noexcept nogil:
+        return self._aux_scale
+
+    cdef void multiply_aux(self, double factor) noexcept nogil:
+        """Multiply every auxiliary value by ``factor`` in O(1), folding the scale when tiny."""
+        cdef Py_ssize_t i
+        self._aux_scale = 0.0 if factor == 0.0 else self._aux_scale * factor
+        if fabs(self._aux_scale) < _MIN_SCALE:
+            for i in range(self._size):
+                self._aux[i] *= self._aux_scale
+            self._aux_scale = 1.0
 
     # ------------------------------------------------------------ Python API
     def __len__(self):
@@ -329,6 +373,31 @@ cdef class TopKHeap:
             for i in range(k.shape[0]):
                 self.offer(k[i], w[i], &ek, &ew)
 
+    def get_aux(self, key, default=None):
+        """Auxiliary value of ``key`` (0 when inserted), or ``default`` when absent."""
+        cdef double* slot = self.aux_slot(_check_key(key))
+        if slot == NULL:
+            return default
+        return slot[0] * self._aux_scale
+
+    def set_aux(self, key, value):
+        """Set the auxiliary value of ``key``; ``KeyError`` if absent."""
+        cdef double v = _check_weight(value)
+        cdef double* slot = self.aux_slot(_check_key(key))
+        if slot == NULL:
+            raise KeyError(key)
+        slot[0] = v / self._aux_scale
+
+    def scale_aux(self, factor):
+        """Multiply every auxiliary value by ``factor`` in O(1).
+
+        Parameters
+        ----------
+        factor : float
+            Finite multiplier.
+        """
+        self.multiply_aux(_check_weight(factor))
+
     def remove(self, key):
         """Remove ``key`` and return its weight; ``KeyError`` if absent."""
         cdef double w
@@ -376,6 +445,13 @@ cdef class TopKHeap:
         order = np.lexsort((keys, np.abs(stored)))[::-1]
         return keys[order], stored[order] * self._scale
 
+    def aux_items(self):
+        """Auxiliary values in the order of :meth:`items`."""
+        keys = self._arrays[0][:self._size]
+        stored = self._arrays[1][:self._size]
+        order = np.lexsort((keys, np.abs(stored)))[::-1]
+        return self._arrays[5][:self._size][order] * self._aux_scale
+
     def keys(self):
         """Keys sorted by ``(|weight|, key)`` descending."""
         return self.items()[0]
@@ -404,25 +480,30 @@ cdef class TopKHeap:
     def __reduce__(self):
         return (_rebuild_topk_heap,
                 (self.capacity, self._arrays[0][:self._size].copy(),
-                 self._arrays[1][:self._size].copy(), self._scale))
+                 self._arrays[1][:self._size].copy(), self._scale,
+                 self._arrays[5][:self._size].copy(), self._aux_scale))
 
     def __repr__(self):
         return f"TopKHeap(capacity={self.capacity}, size={self._size})"
 
 
-def _rebuild_topk_heap(capacity, keys, stored_weights, scale):
+def _rebuild_topk_heap(capacity, keys, stored_weights, scale, stored_aux=None, aux_scale=1.0):
     """Rebuild a heap from its layout, so the state is exactly the pickled one."""
     cdef TopKHeap heap = TopKHeap(capacity)
     cdef const int64_t[::1] k = np.ascontiguousarray(keys, dtype=np.int64)
     cdef const double[::1] w = np.ascontiguousarray(stored_weights, dtype=np.float64)
+    cdef const double[::1] a = np.ascontiguousarray(
+        np.zeros(k.shape[0]) if stored_aux is None else stored_aux, dtype=np.float64)
     cdef Py_ssize_t pos, slot
     for pos in range(k.shape[0]):
         slot = heap._find(k[pos])
         heap._keys[pos] = k[pos]
         heap._weights[pos] = w[pos]
+        heap._aux[pos] = a[pos]
         heap._map_keys[slot] = k[pos]
         heap._map_pos[slot] = pos
         heap._map_index[pos] = slot
     heap._size = k.shape[0]
     heap._scale = scale
+    heap._aux_scale = aux_scale
     return heap
