@@ -41,7 +41,11 @@ def parse_memory_budget(budget):
     >>> parse_memory_budget("8KB"), parse_memory_budget("1.5 MiB"), parse_memory_budget(4096)
     (8192, 1572864, 4096)
     """
+    if isinstance(budget, bool):
+        raise TypeError("memory_budget must be a number of bytes or a string like '8KB'")
     if isinstance(budget, Integral):
+        if budget < 1:
+            raise ValueError(f"memory_budget must be positive, got {budget}")
         return int(budget)
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(budget))
     if not match or match.group(2).upper() not in _UNITS:
