@@ -1,5 +1,10 @@
 from libc.stdint cimport int64_t
 
+ctypedef struct MapSlot:
+    int64_t key
+    int64_t pos
+
+
 # Outcomes of TopKHeap.offer.
 cdef enum HeapOutcome:
     HEAP_REJECTED = 0   # not in the heap and not better than its minimum
@@ -24,9 +29,9 @@ cdef class TopKHeap:
     # values times _aux_scale are the values.
     cdef double* _aux
     cdef double _aux_scale
-    # Open-addressing key -> heap position map (linear probing, backward-shift deletion).
-    cdef int64_t* _map_keys
-    cdef Py_ssize_t* _map_pos        # -1 marks an empty slot
+    # Open-addressing key -> heap position map (linear probing, backward-shift
+    # deletion); a slot's pos is -1 when it is empty.
+    cdef MapSlot* _map
     cdef Py_ssize_t _map_mask
     cdef object _arrays
 

@@ -84,20 +84,21 @@ cdef class TopKHeap:
         keys = np.zeros(capacity, dtype=np.int64)
         weights = np.zeros(capacity, dtype=np.float64)
         map_index = np.zeros(capacity, dtype=np.intp)
-        map_keys = np.zeros(map_size, dtype=np.int64)
-        map_pos = np.full(map_size, -1, dtype=np.intp)
+        # The map's slots, (key, heap position) pairs side by side: one cache line a probe.
+        slots = np.zeros((map_size, 2), dtype=np.int64)
+        slots[:, 1] = -1
         aux = np.zeros(capacity, dtype=np.float64)
-        self._arrays = (keys, weights, map_index, map_keys, map_pos, aux)
-        cdef int64_t[::1] k = keys, mk = map_keys
+        self._arrays = (keys, weights, map_index, slots, aux)
+        cdef int64_t[::1] k = keys
+        cdef int64_t[:, ::1] m = slots
         cdef double[::1] w = weights, a = aux
-        cdef Py_ssize_t[::1] mi = map_index, mp = map_pos
+        cdef Py_ssize_t[::1] mi = map_index
         self._keys = &k[0]
         self._weights = &w[0]
         self._aux = &a[0]
         self._aux_scale = 1.0
         self._map_index = &mi[0]
-        self._map_keys = &mk[0]
-        self._map_pos = &mp[0]
+        self._map = <MapSlot*>&m[0, 0]
         self._map_mask = map_size - 1
         self.capacity = capacity
         self._size = 0
@@ -107,23 +108,23 @@ cdef class TopKHeap:
     cdef Py_ssize_t _find(self, int64_t key) noexcept nogil:
         """Map slot holding ``key``, or the empty slot where it would go."""
         cdef Py_ssize_t slot = <Py_ssize_t>(_fmix64(<uint64_t>key) & <uint64_t>self._map_mask)
-        while self._map_pos[slot] >= 0 and self._map_keys[slot] != key:
+        while self._map[slot].pos >= 0 and self._map[slot].key != key:
             slot = (slot + 1) & self._map_mask
         return slot
 
     cdef void _map_delete(self, Py_ssize_t slot) noexcept nogil:
         """Empty ``slot`` and shift later entries of its probe run back."""
         cdef Py_ssize_t hole = slot, nxt = (slot + 1) & self._map_mask, home
-        while self._map_pos[nxt] >= 0:
-            home = <Py_ssize_t>(_fmix64(<uint64_t>self._map_keys[nxt]) & <uint64_t>self._map_mask)
+        while self._map[nxt].pos >= 0:
+            home = <Py_ssize_t>(_fmix64(<uint64_t>self._map[nxt].key) & <uint64_t>self._map_mask)
             # Move the entry back when its home is not cyclically in (hole, nxt].
             if ((nxt - home) & self._map_mask) >= ((nxt - hole) & self._map_mask):
-                self._map_keys[hole] = self._map_keys[nxt]
-                self._map_pos[hole] = self._map_pos[nxt]
-                self._map_index[self._map_pos[hole]] = hole
+                self._map[hole].key = self._map[nxt].key
+                self._map[hole].pos = self._map[nxt].pos
+                self._map_index[self._map[hole].pos] = hole
                 hole = nxt
             nxt = (nxt + 1) & self._map_mask
-        self._map_pos[hole] = -1
+        self._map[hole].pos = -1
 
     # ------------------------------------------------------------------ heap
     cdef bint _less(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
@@ -135,8 +136,8 @@ cdef class TopKHeap:
         self._weights[a], self._weights[b] = self._weights[b], self._weights[a]
         self._aux[a], self._aux[b] = self._aux[b], self._aux[a]
         self._map_index[a], self._map_index[b] = self._map_index[b], self._map_index[a]
-        self._map_pos[self._map_index[a]] = a
-        self._map_pos[self._map_index[b]] = b
+        self._map[self._map_index[a]].pos = a
+        self._map[self._map_index[b]].pos = b
 
     cdef void _sift_up(self, Py_ssize_t pos) noexcept nogil:
         cdef Py_ssize_t parent
@@ -169,7 +170,7 @@ cdef class TopKHeap:
             self._weights[pos] = self._weights[last]
             self._aux[pos] = self._aux[last]
             self._map_index[pos] = self._map_index[last]
-            self._map_pos[self._map_index[pos]] = pos
+            self._map[self._map_index[pos]].pos = pos
         self._size -= 1
         if pos < self._size:
             self._sift_up(pos)
@@ -196,8 +197,8 @@ cdef class TopKHeap:
         """Insert or update ``key``; on HEAP_REPLACED the evicted entry is written out."""
         cdef Py_ssize_t slot = self._find(key), pos
         cdef double stored = weight / self._scale
-        if self._map_pos[slot] >= 0:
-            pos = self._map_pos[slot]
+        if self._map[slot].pos >= 0:
+            pos = self._map[slot].pos
             self._weights[pos] = stored
             self._sift_up(pos)
             self._sift_down(pos)
@@ -208,8 +209,8 @@ cdef class TopKHeap:
             self._keys[pos] = key
             self._weights[pos] = stored
             self._aux[pos] = 0.0
-            self._map_keys[slot] = key
-            self._map_pos[slot] = pos
+            self._map[slot].key = key
+            self._map[slot].pos = pos
             self._map_index[pos] = slot
             self._sift_up(pos)
             return HEAP_INSERTED
@@ -222,24 +223,24 @@ cdef class TopKHeap:
         self._keys[0] = key
         self._weights[0] = stored
         self._aux[0] = 0.0
-        self._map_keys[slot] = key
-        self._map_pos[slot] = 0
+        self._map[slot].key = key
+        self._map[slot].pos = 0
         self._map_index[0] = slot
         self._sift_down(0)
         return HEAP_REPLACED
 
     cdef bint lookup(self, int64_t key, double* weight) noexcept nogil:
         cdef Py_ssize_t slot = self._find(key)
-        if self._map_pos[slot] < 0:
+        if self._map[slot].pos < 0:
             return False
-        weight[0] = self._weights[self._map_pos[slot]] * self._scale
+        weight[0] = self._weights[self._map[slot].pos] * self._scale
         return True
 
     cdef bint discard(self, int64_t key, double* weight) noexcept nogil:
         cdef Py_ssize_t slot = self._find(key), pos
-        if self._map_pos[slot] < 0:
+        if self._map[slot].pos < 0:
             return False
-        pos = self._map_pos[slot]
+        pos = self._map[slot].pos
         weight[0] = self._weights[pos] * self._scale
         self._remove_at(pos)
         return True
@@ -264,16 +265,16 @@ cdef class TopKHeap:
         The pointer is valid until the heap next changes.
         """
         cdef Py_ssize_t slot = self._find(key)
-        if self._map_pos[slot] < 0:
+        if self._map[slot].pos < 0:
             return NULL
-        return &self._aux[self._map_pos[slot]]
+        return &self._aux[self._map[slot].pos]
 
     cdef bint lookup_aux(self, int64_t key, double* weight, double* aux) noexcept nogil:
         """``lookup`` that also reads the auxiliary value."""
         cdef Py_ssize_t slot = self._find(key), pos
-        if self._map_pos[slot] < 0:
+        if self._map[slot].pos < 0:
             return False
-        pos = self._map_pos[slot]
+        pos = self._map[slot].pos
         weight[0] = self._weights[pos] * self._scale
         aux[0] = self._aux[pos] * self._aux_scale
         return True
@@ -450,7 +451,7 @@ cdef class TopKHeap:
         keys = self._arrays[0][:self._size]
         stored = self._arrays[1][:self._size]
         order = np.lexsort((keys, np.abs(stored)))[::-1]
-        return self._arrays[5][:self._size][order] * self._aux_scale
+        return self._arrays[4][:self._size][order] * self._aux_scale
 
     def keys(self):
         """Keys sorted by ``(|weight|, key)`` descending."""
@@ -468,12 +469,12 @@ cdef class TopKHeap:
                 raise AssertionError(f"heap order broken at position {pos}")
         for pos in range(self._size):
             slot = self._map_index[pos]
-            if self._map_pos[slot] != pos or self._map_keys[slot] != self._keys[pos]:
+            if self._map[slot].pos != pos or self._map[slot].key != self._keys[pos]:
                 raise AssertionError(f"key map broken for position {pos}")
             if self._find(self._keys[pos]) != slot:
                 raise AssertionError(f"key {self._keys[pos]} unreachable by probing")
         for slot in range(self._map_mask + 1):
-            n_mapped += self._map_pos[slot] >= 0
+            n_mapped += self._map[slot].pos >= 0
         if n_mapped != self._size:
             raise AssertionError(f"key map holds {n_mapped} entries for {self._size}")
 
@@ -481,7 +482,7 @@ cdef class TopKHeap:
         return (_rebuild_topk_heap,
                 (self.capacity, self._arrays[0][:self._size].copy(),
                  self._arrays[1][:self._size].copy(), self._scale,
-                 self._arrays[5][:self._size].copy(), self._aux_scale))
+                 self._arrays[4][:self._size].copy(), self._aux_scale))
 
     def __repr__(self):
         return f"TopKHeap(capacity={self.capacity}, size={self._size})"
@@ -500,8 +501,8 @@ def _rebuild_topk_heap(capacity, keys, stored_weights, scale, stored_aux=None, a
         heap._keys[pos] = k[pos]
         heap._weights[pos] = w[pos]
         heap._aux[pos] = a[pos]
-        heap._map_keys[slot] = k[pos]
-        heap._map_pos[slot] = pos
+        heap._map[slot].key = k[pos]
+        heap._map[slot].pos = pos
         heap._map_index[pos] = slot
     heap._size = k.shape[0]
     heap._scale = scale
