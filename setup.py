@@ -26,7 +26,7 @@ extensions = [
     Extension(
         ".".join(pyx.with_suffix("").parts),
         [str(pyx)],
-        include_dirs=[np.get_include()],
+        include_dirs=[np.get_include(), str(pyx.parent)],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=["-O3"] if not DEBUG else ["-O0", "-g"],
     )

@@ -3,7 +3,11 @@ import numbers
 
 import numpy as np
 
-from libc.math cimport fabs, fmax, fmin
+from libc.math cimport fabs
+
+cdef extern from "_minmax.h" nogil:
+    double sk_min(double a, double b)
+    double sk_max(double a, double b)
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memset
 
@@ -18,9 +22,13 @@ from ._murmurhash import _as_key_array
 cdef double _MIN_SCALE = 1e-9
 
 
+cdef inline double _median3(double a, double b, double c) noexcept nogil:
+    return sk_max(sk_min(a, b), sk_min(sk_max(a, b), c))
+
+
 cdef inline void _sort2(double* v, int i, int j) noexcept nogil:
-    cdef double lo = fmin(v[i], v[j])
-    v[j] = fmax(v[i], v[j])
+    cdef double lo = sk_min(v[i], v[j])
+    v[j] = sk_max(v[i], v[j])
     v[i] = lo
 
 
@@ -49,7 +57,7 @@ cdef double median_inplace(double* v, Py_ssize_t n) noexcept nogil:
     # Depths 3 and 5: min/max networks, branch-free (the values are random, so
     # compare-and-swap branches would mispredict half the time).
     if n == 3:
-        return fmax(fmin(v[0], v[1]), fmin(fmax(v[0], v[1]), v[2]))
+        return _median3(v[0], v[1], v[2])
     if n == 5:
         return _median5(v)
     for i in range(1, n):
@@ -267,6 +275,10 @@ cdef class CountSketch:
                                  const double* signs) noexcept nogil:
         cdef double v[MAX_DEPTH]
         cdef Py_ssize_t j
+        if self.depth == 3 and not self._is64:
+            # The common shape, without a call: the median of three float32 cells.
+            return _median3(signs[0] * self._t32[cells[0]], signs[1] * self._t32[cells[1]],
+                            signs[2] * self._t32[cells[2]]) * self._scale
         if self._is64:
             for j in range(self.depth):
                 v[j] = signs[j] * self._t64[cells[j]]
