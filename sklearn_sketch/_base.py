@@ -198,8 +198,8 @@ class _BaseSketchSGD(BaseEstimator):
             if status == PASS_DIVERGED or not self._state_is_finite(state):
                 raise ValueError(
                     f"{type(self).__name__} diverged: the weights became infinite or NaN "
-                    f"(eta0={self.eta0}, learning_rate={self.learning_rate!r}); use a smaller "
-                    "eta0 or scale the features. The model is left as it was before this call.")
+                    f"(eta0={self.eta0}); use a smaller eta0 or scale the features. The "
+                    "model is left as it was before this call.")
             state.t = t
             state.n_passes += 1
             state.mistakes = mistakes
@@ -214,7 +214,8 @@ class _BaseSketchSGD(BaseEstimator):
         return (np.isfinite(state.intercept).all()
                 and all(np.isfinite(s.scale_factor) and np.isfinite(s.table).all()
                         for s in state.sketches)
-                and all(np.isfinite(h.weights()).all() for h in state.heaps))
+                and all(np.isfinite(h.weights()).all() and np.isfinite(h.aux_items()).all()
+                        for h in state.heaps))
 
     def _fit(self, X, y, sample_weight, *, reset, partial, classes=None, n_passes):
         """Validate, train on a fresh or copied state, and only then set attributes.
