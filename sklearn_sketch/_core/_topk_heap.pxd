@@ -1,4 +1,4 @@
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint64_t
 
 ctypedef struct MapSlot:
     int64_t key
@@ -33,6 +33,11 @@ cdef class TopKHeap:
     # deletion); a slot's pos is -1 when it is empty.
     cdef MapSlot* _map
     cdef Py_ssize_t _map_mask
+    # A bitmap with a bit set for every key inserted since it was last rebuilt:
+    # a clear bit proves a key is absent without probing the (larger) map.
+    cdef uint64_t* _filter
+    cdef uint64_t _filter_mask
+    cdef Py_ssize_t _filter_inserts
     cdef object _arrays
 
     cdef _allocate(self, Py_ssize_t capacity)
@@ -47,6 +52,9 @@ cdef class TopKHeap:
     cdef double min_weight(self) noexcept nogil
     cdef double aux_scale(self) noexcept nogil
     cdef void multiply_aux(self, double factor) noexcept nogil
+    cdef bint _maybe_present(self, int64_t key) noexcept nogil
+    cdef void _filter_add(self, int64_t key) noexcept nogil
+    cdef void _filter_rebuild(self) noexcept nogil
     cdef Py_ssize_t _find(self, int64_t key) noexcept nogil
     cdef void _map_delete(self, Py_ssize_t slot) noexcept nogil
     cdef bint _less(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil

@@ -5,6 +5,7 @@ import numpy as np
 
 from libc.math cimport fabs
 from libc.stdint cimport int64_t, uint64_t
+from libc.string cimport memset
 
 from ._murmurhash cimport _fmix64
 
@@ -88,7 +89,15 @@ cdef class TopKHeap:
         slots = np.zeros((map_size, 2), dtype=np.int64)
         slots[:, 1] = -1
         aux = np.zeros(capacity, dtype=np.float64)
-        self._arrays = (keys, weights, map_index, slots, aux)
+        cdef Py_ssize_t filter_bits = 64
+        while filter_bits < 8 * capacity:
+            filter_bits *= 2
+        bitmap = np.zeros(filter_bits // 64, dtype=np.uint64)
+        self._arrays = (keys, weights, map_index, slots, aux, bitmap)
+        cdef uint64_t[::1] f = bitmap
+        self._filter = &f[0]
+        self._filter_mask = <uint64_t>(filter_bits - 1)
+        self._filter_inserts = 0
         cdef int64_t[::1] k = keys
         cdef int64_t[:, ::1] m = slots
         cdef double[::1] w = weights, a = aux
@@ -105,6 +114,27 @@ cdef class TopKHeap:
         self._scale = 1.0
 
     # --------------------------------------------------------------- key map
+    cdef bint _maybe_present(self, int64_t key) noexcept nogil:
+        cdef uint64_t bit = (_fmix64(<uint64_t>key) >> 32) & self._filter_mask
+        return (self._filter[bit >> 6] >> (bit & 63)) & 1
+
+    cdef void _filter_add(self, int64_t key) noexcept nogil:
+        cdef uint64_t bit = (_fmix64(<uint64_t>key) >> 32) & self._filter_mask
+        self._filter[bit >> 6] |= (<uint64_t>1) << (bit & 63)
+        self._filter_inserts += 1
+        # Removed keys leave their bits set; rebuild before stale bits pile up.
+        if self._filter_inserts > 2 * self.capacity:
+            self._filter_rebuild()
+
+    cdef void _filter_rebuild(self) noexcept nogil:
+        cdef Py_ssize_t i
+        cdef uint64_t bit
+        memset(self._filter, 0, ((self._filter_mask + 1) >> 3))
+        for i in range(self._size):
+            bit = (_fmix64(<uint64_t>self._keys[i]) >> 32) & self._filter_mask
+            self._filter[bit >> 6] |= (<uint64_t>1) << (bit & 63)
+        self._filter_inserts = self._size
+
     cdef Py_ssize_t _find(self, int64_t key) noexcept nogil:
         """Map slot holding ``key``, or the empty slot where it would go."""
         cdef Py_ssize_t slot = <Py_ssize_t>(_fmix64(<uint64_t>key) & <uint64_t>self._map_mask)
@@ -195,8 +225,12 @@ cdef class TopKHeap:
     cdef HeapOutcome offer(self, int64_t key, double weight,
                            int64_t* evicted_key, double* evicted_weight) noexcept nogil:
         """Insert or update ``key``; on HEAP_REPLACED the evicted entry is written out."""
-        cdef Py_ssize_t slot = self._find(key), pos
+        cdef Py_ssize_t slot, pos
         cdef double stored = weight / self._scale
+        if (self._size == self.capacity and not self._maybe_present(key)
+                and not self.accepts(key, weight)):
+            return HEAP_REJECTED  # absent and not good enough: no probe needed
+        slot = self._find(key)
         if self._map[slot].pos >= 0:
             pos = self._map[slot].pos
             self._weights[pos] = stored
@@ -212,6 +246,7 @@ cdef class TopKHeap:
             self._map[slot].key = key
             self._map[slot].pos = pos
             self._map_index[pos] = slot
+            self._filter_add(key)
             self._sift_up(pos)
             return HEAP_INSERTED
         if not self.accepts(key, weight):
@@ -226,11 +261,15 @@ cdef class TopKHeap:
         self._map[slot].key = key
         self._map[slot].pos = 0
         self._map_index[0] = slot
+        self._filter_add(key)
         self._sift_down(0)
         return HEAP_REPLACED
 
     cdef bint lookup(self, int64_t key, double* weight) noexcept nogil:
-        cdef Py_ssize_t slot = self._find(key)
+        cdef Py_ssize_t slot
+        if not self._maybe_present(key):
+            return False
+        slot = self._find(key)
         if self._map[slot].pos < 0:
             return False
         weight[0] = self._weights[self._map[slot].pos] * self._scale
@@ -271,7 +310,10 @@ cdef class TopKHeap:
 
     cdef bint lookup_aux(self, int64_t key, double* weight, double* aux) noexcept nogil:
         """``lookup`` that also reads the auxiliary value."""
-        cdef Py_ssize_t slot = self._find(key), pos
+        cdef Py_ssize_t slot, pos
+        if not self._maybe_present(key):
+            return False
+        slot = self._find(key)
         if self._map[slot].pos < 0:
             return False
         pos = self._map[slot].pos
@@ -473,6 +515,8 @@ cdef class TopKHeap:
                 raise AssertionError(f"key map broken for position {pos}")
             if self._find(self._keys[pos]) != slot:
                 raise AssertionError(f"key {self._keys[pos]} unreachable by probing")
+            if not self._maybe_present(self._keys[pos]):
+                raise AssertionError(f"key {self._keys[pos]} missing from the presence bitmap")
         for slot in range(self._map_mask + 1):
             n_mapped += self._map[slot].pos >= 0
         if n_mapped != self._size:
@@ -505,6 +549,7 @@ def _rebuild_topk_heap(capacity, keys, stored_weights, scale, stored_aux=None, a
         heap._map[slot].pos = pos
         heap._map_index[pos] = slot
     heap._size = k.shape[0]
+    heap._filter_rebuild()
     heap._scale = scale
     heap._aux_scale = aux_scale
     return heap
