@@ -81,6 +81,9 @@ def main(argv=None):
 
     X_train, y_train, X_test, y_test = load_dna_task(n_train=args.n_train, n_test=args.n_test)
     nnz = X_train.nnz
+    import sklearn_sketch
+
+    print(f"sklearn_sketch {sklearn_sketch.__version__} from {Path(sklearn_sketch.__file__).parent}")
     print(f"DNA 12-mers: {X_train.shape[0]:,} train reads, {nnz:,} non-zeros, "
           f"{X_test.shape[0]:,} test reads from held-out strains; one pass, single thread\n")
 

@@ -100,6 +100,16 @@ def _as_finite_values(values, what="deltas"):
     return arr
 
 
+cdef inline void _locate(CountSketch sketch, int64_t key, Py_ssize_t* cells,
+                         double* signs) noexcept nogil:
+    """Flat table offsets and signs of ``key`` in every row (inlined where called)."""
+    cdef Py_ssize_t j, b
+    cdef uint64_t scrambled = scramble_key(key)
+    for j in range(sketch.depth):
+        bucket_and_sign_scrambled(scrambled, sketch._seeds[j], sketch._uwidth, &b, &signs[j])
+        cells[j] = j * sketch.width + b
+
+
 cdef class CountSketch:
     """Count-Sketch: a ``depth x width`` table holding a compressed real vector.
 
@@ -200,17 +210,13 @@ cdef class CountSketch:
     # ------------------------------------------------------------------ cdef API
     cdef void locate(self, int64_t key, Py_ssize_t* cells, double* signs) noexcept nogil:
         """Flat table offsets and signs of ``key`` in every row."""
-        cdef Py_ssize_t j, b
-        cdef uint64_t scrambled = scramble_key(key)
-        for j in range(self.depth):
-            bucket_and_sign_scrambled(scrambled, self._seeds[j], self._uwidth, &b, &signs[j])
-            cells[j] = j * self.width + b
+        _locate(self, key, cells, signs)
 
     cdef void locate_prefetch(self, int64_t key, Py_ssize_t* cells,
                               double* signs) noexcept nogil:
         """``locate`` that also prefetches the cells, to be touched a little later."""
         cdef Py_ssize_t j
-        self.locate(key, cells, signs)
+        _locate(self, key, cells, signs)
         if self._is64:
             for j in range(self.depth):
                 __builtin_prefetch(&self._t64[cells[j]], 1, 3)
