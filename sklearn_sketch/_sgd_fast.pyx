@@ -421,11 +421,17 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                         sketch0.locate_prefetch(indices[p], &cells[q * depth], &signs[q * depth])
                 for c in range(K):
                     s = intercept[c]
-                    for p in range(indptr[row], indptr[row + 1]):
-                        q = off + p - indptr[row]
-                        s += data[p] * model_weight(store, sk[c], hp[c], indices[p],
-                                                    &cells[q * depth], &signs[q * depth],
-                                                    root, &in_heap[q * K + c])
+                    if store == WEIGHT_MEDIAN or store == SKETCH_ONLY:
+                        # Sketch-only reads: one call for the whole row.
+                        s += (<CountSketch>sk[c]).dot_located(
+                            &cells[off * depth], &signs[off * depth], &data[indptr[row]],
+                            indptr[row + 1] - indptr[row], store == WEIGHT_MEDIAN) / root
+                    else:
+                        for p in range(indptr[row], indptr[row + 1]):
+                            q = off + p - indptr[row]
+                            s += data[p] * model_weight(store, sk[c], hp[c], indices[p],
+                                                        &cells[q * depth], &signs[q * depth],
+                                                        root, &in_heap[q * K + c])
                     scores[c] = s
                     if not isfinite(s):
                         status = PASS_DIVERGED

@@ -37,6 +37,8 @@ cdef class CountSketch:
     cdef double estimate_located(self, const Py_ssize_t* cells,
                                  const double* signs) noexcept nogil
     cdef double sum_located(self, const Py_ssize_t* cells, const double* signs) noexcept nogil
+    cdef double dot_located(self, const Py_ssize_t* cells, const double* signs, const double* x,
+                            Py_ssize_t n, bint row_sums) noexcept nogil
     cdef void add(self, int64_t key, double delta) noexcept nogil
     cdef double estimate(self, int64_t key) noexcept nogil
     cdef double add_and_estimate(self, int64_t key, double delta) noexcept nogil

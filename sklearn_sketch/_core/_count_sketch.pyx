@@ -306,6 +306,20 @@ cdef class CountSketch:
                 total += signs[j] * self._t32[cells[j]]
         return total * self._scale
 
+    cdef double dot_located(self, const Py_ssize_t* cells, const double* signs, const double* x,
+                            Py_ssize_t n, bint row_sums) noexcept nogil:
+        """``sum_p x[p] * v_p`` over ``n`` located keys in one call, with ``v_p`` the
+        key's sum over rows (``row_sums``) or its estimate (the median)."""
+        cdef Py_ssize_t p, d = self.depth
+        cdef double total = 0.0
+        if row_sums:
+            for p in range(n):
+                total += x[p] * self.sum_located(&cells[p * d], &signs[p * d])
+        else:
+            for p in range(n):
+                total += x[p] * self.estimate_located(&cells[p * d], &signs[p * d])
+        return total
+
     cdef void add(self, int64_t key, double delta) noexcept nogil:
         cdef Py_ssize_t cells[MAX_DEPTH]
         cdef double signs[MAX_DEPTH]
