@@ -54,6 +54,22 @@ class SelectedFeatures:
     names: np.ndarray = None
 
 
+def _init_sgd_params(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
+                     max_iter, shuffle, random_state, warm_start, verbose):
+    """Store the SGD parameters every estimator shares (``__init__`` only stores)."""
+    self.learning_rate = learning_rate
+    self.eta0 = eta0
+    self.power_t = power_t
+    self.alpha = alpha
+    self.fit_intercept = fit_intercept
+    self.batch_size = batch_size
+    self.max_iter = max_iter
+    self.shuffle = shuffle
+    self.random_state = random_state
+    self.warm_start = warm_start
+    self.verbose = verbose
+
+
 class _ModelState:
     """What training changes: sketches, heaps, intercepts and the clock."""
 

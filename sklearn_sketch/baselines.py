@@ -13,7 +13,12 @@ from numbers import Integral, Real
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import _BaseSketchSGD, _SketchClassifierMixin, _SketchSelectorMixin
+from ._base import (
+    _BaseSketchSGD,
+    _init_sgd_params,
+    _SketchClassifierMixin,
+    _SketchSelectorMixin,
+)
 from ._sgd_fast import Loss, Schedule, SGDParams, WeightStore
 from .weight_median import parse_memory_budget
 
@@ -92,22 +97,6 @@ class _BudgetedBaseline(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
         return None, None, capacity
 
 
-def _init_sgd(self, loss, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
-              max_iter, shuffle, random_state, warm_start, verbose):
-    self.loss = loss
-    self.learning_rate = learning_rate
-    self.eta0 = eta0
-    self.power_t = power_t
-    self.alpha = alpha
-    self.fit_intercept = fit_intercept
-    self.batch_size = batch_size
-    self.max_iter = max_iter
-    self.shuffle = shuffle
-    self.random_state = random_state
-    self.warm_start = warm_start
-    self.verbose = verbose
-
-
 class TruncationClassifier(_BudgetedBaseline):
     __doc__ = f"""SGD on a budget of K weights, truncated after every update.
 
@@ -152,8 +141,9 @@ class TruncationClassifier(_BudgetedBaseline):
         self.memory_budget = memory_budget
         self.truncation = truncation
         self.n_features_to_select = n_features_to_select
-        _init_sgd(self, loss, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
-                  max_iter, shuffle, random_state, warm_start, verbose)
+        self.loss = loss
+        _init_sgd_params(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
+                         max_iter, shuffle, random_state, warm_start, verbose)
 
     @property
     def _store(self):
@@ -211,8 +201,9 @@ class SpaceSavingClassifier(_BudgetedBaseline):
                  warm_start=False, verbose=0):
         self.memory_budget = memory_budget
         self.n_features_to_select = n_features_to_select
-        _init_sgd(self, loss, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
-                  max_iter, shuffle, random_state, warm_start, verbose)
+        self.loss = loss
+        _init_sgd_params(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
+                         max_iter, shuffle, random_state, warm_start, verbose)
 
 
 class SparsePerceptronClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifierMixin,

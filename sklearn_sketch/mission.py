@@ -13,6 +13,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import (
     _BaseSketchSGD,
+    _init_sgd_params,
     _SketchClassifierMixin,
     _SketchRegressorMixin,
     _SketchSelectorMixin,
@@ -70,21 +71,6 @@ _COMMON_ATTRIBUTES_DOC = """
         Passes run by the last call to fit or partial_fit.
     t_ : float
         Samples seen plus one (the schedule's clock)."""
-
-
-def _common_init(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
-                 max_iter, shuffle, random_state, warm_start, verbose):
-    self.learning_rate = learning_rate
-    self.eta0 = eta0
-    self.power_t = power_t
-    self.alpha = alpha
-    self.fit_intercept = fit_intercept
-    self.batch_size = batch_size
-    self.max_iter = max_iter
-    self.shuffle = shuffle
-    self.random_state = random_state
-    self.warm_start = warm_start
-    self.verbose = verbose
 
 
 class MissionClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifierMixin, _BaseSketchSGD):
@@ -152,7 +138,7 @@ class MissionClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
         self.sketch_width = sketch_width
         self.sketch_depth = sketch_depth
         self.predict_with = predict_with
-        _common_init(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
+        _init_sgd_params(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
                      max_iter, shuffle, random_state, warm_start, verbose)
 
 
@@ -209,7 +195,7 @@ class MissionRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMix
         self.sketch_width = sketch_width
         self.sketch_depth = sketch_depth
         self.predict_with = predict_with
-        _common_init(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
+        _init_sgd_params(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
                      max_iter, shuffle, random_state, warm_start, verbose)
 
 
@@ -260,7 +246,7 @@ class IHTClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifierMixi
                  warm_start=False, verbose=0):
         self.n_features_to_select = n_features_to_select
         self.loss = loss
-        _common_init(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
+        _init_sgd_params(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
                      max_iter, shuffle, random_state, warm_start, verbose)
 
 
@@ -308,7 +294,7 @@ class IHTRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMixin, 
                  warm_start=False, verbose=0):
         self.n_features_to_select = n_features_to_select
         self.loss = loss
-        _common_init(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
+        _init_sgd_params(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
                      max_iter, shuffle, random_state, warm_start, verbose)
 
 
@@ -358,7 +344,7 @@ class FeatureHashingClassifier(ClassifierMixin, _SketchClassifierMixin, _BaseSke
         self.loss = loss
         self.sketch_width = sketch_width
         self.sketch_depth = sketch_depth
-        _common_init(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
+        _init_sgd_params(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
                      max_iter, shuffle, random_state, warm_start, verbose)
 
     def get_support(self, indices=False):

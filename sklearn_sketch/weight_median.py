@@ -12,7 +12,12 @@ from numbers import Integral
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import _BaseSketchSGD, _SketchClassifierMixin, _SketchSelectorMixin
+from ._base import (
+    _BaseSketchSGD,
+    _init_sgd_params,
+    _SketchClassifierMixin,
+    _SketchSelectorMixin,
+)
 from ._sgd_fast import WeightStore
 
 _UNITS = {"": 1, "B": 1, "KB": 2**10, "KIB": 2**10, "MB": 2**20, "MIB": 2**20,
@@ -165,17 +170,8 @@ class _WeightMedianBase(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
         self.sketch_width = sketch_width
         self.sketch_depth = sketch_depth
         self.loss = loss
-        self.learning_rate = learning_rate
-        self.eta0 = eta0
-        self.power_t = power_t
-        self.alpha = alpha
-        self.fit_intercept = fit_intercept
-        self.batch_size = batch_size
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.verbose = verbose
+        _init_sgd_params(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
+                         max_iter, shuffle, random_state, warm_start, verbose)
 
     def _model_shape(self):
         return resolve_budget(self.memory_budget, self.n_features_to_select,
