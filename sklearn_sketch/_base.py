@@ -38,7 +38,7 @@ _BINARY_LOSSES = {"log_loss": Loss.LOG_LOSS, "hinge": Loss.HINGE,
 class SelectedFeatures:
     """The selected features, most important first.
 
-    Attributes
+    Parameters
     ----------
     keys : ndarray of int64, shape (k,)
         Feature keys (column indices for numeric input).
@@ -443,6 +443,7 @@ class _SketchSelectorMixin(SelectorMixin):
         Returns
         -------
         names : ndarray of str
+            Names of the selected columns, in column order.
         """
         if self.n_features_in_ <= _MAX_MASK_FEATURES:
             return super().get_feature_names_out(input_features)
@@ -641,5 +642,6 @@ class _SketchRegressorMixin:
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            Predicted targets.
         """
         return self._decision(X).ravel()

@@ -151,6 +151,8 @@ class MissionRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMix
     ----------
     n_features_to_select : int, default=1000
         Size ``k`` of the heap: the number of features kept and selected.
+    loss : {{'squared_error'}}, default='squared_error'
+        Loss minimized.
     sketch_width : int, default=2**18
         Buckets per sketch row.
     sketch_depth : int, default=3
@@ -349,6 +351,11 @@ class FeatureHashingClassifier(ClassifierMixin, _SketchClassifierMixin, _BaseSke
 
     def get_support(self, indices=False):
         """Not available: feature hashing keeps no feature identities.
+
+        Parameters
+        ----------
+        indices : bool, default=False
+            Ignored: there is nothing to return.
 
         Raises
         ------
