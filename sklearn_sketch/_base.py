@@ -29,6 +29,7 @@ PASS_DIVERGED = PassStatus.PASS_DIVERGED
 _HEAP_ONLY_STORES = {HEAP_ONLY, WeightStore.PROB_TRUNCATION, WeightStore.SPACE_SAVING,
                      WeightStore.SOFT_THRESHOLD}
 
+_CLASSIFIER_LOSSES = {"log_loss", "hinge", "modified_huber"}
 _SCHEDULES = {"constant": CONSTANT, "optimal": OPTIMAL, "invscaling": INVSCALING}
 _BINARY_LOSSES = {"log_loss": Loss.LOG_LOSS, "hinge": Loss.HINGE,
                   "modified_huber": Loss.MODIFIED_HUBER}
@@ -117,10 +118,9 @@ class _BaseSketchSGD(BaseEstimator):
     """
 
     _store = None
-    _uses_heap_for_prediction = True
 
+    # Each estimator adds its own "loss" and model-size constraints.
     _parameter_constraints = {
-        "loss": [StrOptions(set())],
         "learning_rate": [StrOptions(set(_SCHEDULES))],
         "eta0": [Interval(Real, 0, None, closed="neither")],
         "power_t": [Interval(Real, None, None, closed="neither")],

@@ -146,13 +146,9 @@ cdef int _compare_keys(const void* a, const void* b) noexcept nogil:
 cdef inline double model_weight(int store, PyObject* sketch, PyObject* heap, int64_t key,
                                 const Py_ssize_t* cells, const double* signs, double root,
                                 bint* in_heap) noexcept nogil:
-    """Weight of ``key`` used for predictions in the given store (``root = sqrt(depth)``)."""
-    cdef double w
-    if store == SKETCH_ONLY:
-        return (<CountSketch>sketch).estimate_located(cells, signs)
-    if store == WEIGHT_MEDIAN:
-        return (<CountSketch>sketch).sum_located(cells, signs) / root
-    cdef double aux
+    """Weight of ``key`` used for predictions in a store that reads a heap (the
+    sketch-only stores score a whole row with ``CountSketch.dot_located``)."""
+    cdef double w, aux
     if store == PROB_TRUNCATION or store == SPACE_SAVING:
         in_heap[0] = (<TopKHeap>heap).lookup_aux(key, &w, &aux)
         if not in_heap[0]:

@@ -20,7 +20,7 @@ from ._base import (
     _SketchSelectorMixin,
 )
 from ._sgd_fast import Loss, Schedule, SGDParams, WeightStore
-from .weight_median import parse_memory_budget
+from .weight_median import _BUDGET_CONSTRAINTS, parse_memory_budget
 
 _SGD_PARAMS_DOC = """
     loss : {'log_loss', 'hinge', 'modified_huber'}, default='log_loss'
@@ -69,13 +69,6 @@ _ATTRIBUTES_DOC = """
         Passes run by the last call to fit or partial_fit.
     t_ : float
         Samples seen plus one."""
-
-_BUDGET_CONSTRAINTS = {
-    **_BaseSketchSGD._parameter_constraints,
-    "memory_budget": [Interval(Integral, 16, None, closed="left"), str, None],
-    "n_features_to_select": [Interval(Integral, 1, None, closed="left"), None],
-    "loss": [StrOptions({"log_loss", "hinge", "modified_huber"})],
-}
 
 
 class _BudgetedBaseline(_SketchSelectorMixin, ClassifierMixin, _SketchClassifierMixin,
@@ -280,17 +273,12 @@ class SparsePerceptronClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchC
 
     _store = WeightStore.SOFT_THRESHOLD
     _parameter_constraints = {
+        **{name: _BaseSketchSGD._parameter_constraints[name]
+           for name in ("eta0", "fit_intercept", "batch_size", "max_iter", "shuffle",
+                        "random_state", "warm_start", "verbose")},
         "n_features_to_select": [Interval(Integral, 1, None, closed="left")],
         "margin": [Interval(Real, None, None, closed="neither")],
-        "eta0": [Interval(Real, 0, None, closed="neither")],
         "threshold": [Interval(Real, 0, None, closed="left")],
-        "fit_intercept": ["boolean"],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "shuffle": ["boolean"],
-        "random_state": ["random_state"],
-        "warm_start": ["boolean"],
-        "verbose": ["verbose"],
     }
 
     def __init__(self, n_features_to_select=1000, *, margin=1.0, eta0=1.0, threshold=0.01,

@@ -12,6 +12,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import (
+    _CLASSIFIER_LOSSES,
     _BaseSketchSGD,
     _init_sgd_params,
     _SketchClassifierMixin,
@@ -19,8 +20,6 @@ from ._base import (
     _SketchSelectorMixin,
 )
 from ._sgd_fast import WeightStore
-
-_CLASSIFIER_LOSSES = {"log_loss", "hinge", "modified_huber"}
 
 _SKETCH_CONSTRAINTS = {
     "sketch_width": [Interval(Integral, 1, 2**31, closed="both")],

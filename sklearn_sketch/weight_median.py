@@ -13,6 +13,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import (
+    _CLASSIFIER_LOSSES,
     _BaseSketchSGD,
     _init_sgd_params,
     _SketchClassifierMixin,
@@ -146,13 +147,17 @@ _WM_ATTRIBUTES_DOC = """
     t_ : float
         Samples seen plus one."""
 
-_WM_CONSTRAINTS = {
+# Estimators sized by memory_budget (here and in baselines.py).
+_BUDGET_CONSTRAINTS = {
     **_BaseSketchSGD._parameter_constraints,
     "memory_budget": [Interval(Integral, 16, None, closed="left"), str, None],
     "n_features_to_select": [Interval(Integral, 1, None, closed="left"), None],
+    "loss": [StrOptions(_CLASSIFIER_LOSSES)],
+}
+_WM_CONSTRAINTS = {
+    **_BUDGET_CONSTRAINTS,
     "sketch_width": [Interval(Integral, 1, 2**31, closed="both"), None],
     "sketch_depth": [Interval(Integral, 1, 64, closed="both"), None],
-    "loss": [StrOptions({"log_loss", "hinge", "modified_huber"})],
 }
 
 
