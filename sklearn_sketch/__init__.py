@@ -1,6 +1,7 @@
 """sklearn-sketch: feature selection and linear learning in sketched feature spaces."""
 from ._base import SelectedFeatures
 from ._core import CountSketch, TopKHeap
+from .bear import BearClassifier, BearRegressor
 from .baselines import SparsePerceptronClassifier, SpaceSavingClassifier, TruncationClassifier
 from .mission import (
     FeatureHashingClassifier,
@@ -15,6 +16,8 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "AWMSketchClassifier",
+    "BearClassifier",
+    "BearRegressor",
     "CountSketch",
     "FeatureHashingClassifier",
     "IHTClassifier",

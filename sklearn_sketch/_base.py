@@ -74,8 +74,10 @@ def _init_sgd_params(self, learning_rate, eta0, power_t, alpha, fit_intercept, b
 class _ModelState:
     """What training changes: sketches, heaps, intercepts and the clock."""
 
-    def __init__(self, sketches, heaps, intercept, t, n_passes, shuffle_seed):
+    def __init__(self, sketches, heaps, intercept, t, n_passes, shuffle_seed, history=None):
         self.sketches = sketches
+        # Second-order state that training carries between batches (BEAR's pairs).
+        self.history = history
         self.heaps = heaps
         self.intercept = intercept
         self.t = t
@@ -208,9 +210,9 @@ class _BaseSketchSGD(BaseEstimator):
                 order = rng.permutation(n_samples).astype(np.int64)
             else:
                 order = np.arange(n_samples, dtype=np.int64)
-            t, status, mistakes = sgd_pass(
-                params, state.sketches, state.heaps, state.intercept, indptr, indices, data, y,
-                sample_weight, order, state.t, _max_batch_nnz(indptr, order, params.batch_size))
+            t, status, mistakes = self._train_pass(
+                state, params, indptr, indices, data, y, sample_weight, order,
+                _max_batch_nnz(indptr, order, params.batch_size))
             if status == PASS_DIVERGED or not self._state_is_finite(state):
                 raise ValueError(
                     f"{type(self).__name__} diverged: the weights became infinite or NaN "
@@ -223,6 +225,12 @@ class _BaseSketchSGD(BaseEstimator):
             if self.verbose:
                 print(f"-- Pass {state.n_passes}, samples seen {int(t - 1)}")
         return state
+
+    def _train_pass(self, state, params, indptr, indices, data, y, sample_weight, order,
+                    max_batch_nnz):
+        """One compiled pass over the rows ``order``: ``(t, status, mistakes)``."""
+        return sgd_pass(params, state.sketches, state.heaps, state.intercept, indptr, indices,
+                        data, y, sample_weight, order, state.t, max_batch_nnz)
 
     @staticmethod
     def _state_is_finite(state):
@@ -301,7 +309,8 @@ class _BaseSketchSGD(BaseEstimator):
             self.online_error_rate_ = state.mistakes / max(1.0, state.last_pass_samples)
         self.memory_bytes_ = int(sum(s.memory_bytes for s in state.sketches)
                                  + sum(h.memory_bytes for h in state.heaps)
-                                 + state.intercept.nbytes)
+                                 + state.intercept.nbytes
+                                 + (state.history.memory_bytes if state.history else 0))
         if self._uses_heap:
             self.coef_ = self._heap_coef()
             self.selected_features_ = self._select()

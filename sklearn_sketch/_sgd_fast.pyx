@@ -32,7 +32,7 @@ them. Python is entered once per pass, never per sample.
 import numpy as np
 
 from cpython.ref cimport PyObject
-from libc.math cimport exp, fabs, isfinite, log, pow, sqrt
+from libc.math cimport isfinite, log, sqrt
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort
 
@@ -41,48 +41,13 @@ from ._core._murmurhash cimport _fmix64
 from ._core._topk_heap cimport HEAP_REPLACED, TopKHeap
 
 
-cpdef enum Loss:
-    SQUARED_ERROR = 0
-    LOG_LOSS = 1
-    HINGE = 2
-    MODIFIED_HUBER = 3
-    SOFTMAX = 4
-    MARGIN_PERCEPTRON = 5
-
-
-cpdef enum Schedule:
-    CONSTANT = 0
-    OPTIMAL = 1
-    INVSCALING = 2
-
-
-cpdef enum WeightStore:
-    SKETCH_AND_HEAP = 0
-    HEAP_ONLY = 1
-    SKETCH_ONLY = 2
-    WEIGHT_MEDIAN = 3
-    ACTIVE_SET = 4
-    PROB_TRUNCATION = 5
-    SPACE_SAVING = 6
-    SOFT_THRESHOLD = 7
-
-
-cpdef enum PassStatus:
-    PASS_OK = 0
-    PASS_DIVERGED = 1
-
-
 cdef class SGDParams:
     """Settings of a pass (a small object instead of many positional arguments)."""
-    cdef public int loss, schedule, store
-    cdef public double eta0, power_t, alpha, optimal_init, margin, threshold
-    cdef public Py_ssize_t batch_size
-    cdef public bint fit_intercept
-    cdef public uint64_t seed
 
     def __init__(self, *, loss, schedule, store, eta0, power_t, alpha, optimal_init,
-                 batch_size, fit_intercept, margin=0.0, threshold=0.0, seed=0):
+                 batch_size, fit_intercept, margin=0.0, threshold=0.0, seed=0, damping=0.0):
         self.margin = margin
+        self.damping = damping
         self.threshold = threshold
         self.seed = seed
         self.loss = loss
@@ -94,43 +59,6 @@ cdef class SGDParams:
         self.optimal_init = optimal_init
         self.batch_size = batch_size
         self.fit_intercept = fit_intercept
-
-
-# Loss derivatives are clipped to this magnitude, as scikit-learn's SGD does, so a
-# large step on unscaled data gives large weights rather than an overflow.
-cdef double MAX_DLOSS = 1e12
-
-
-cdef inline double dloss(int loss, double p, double y, double margin) noexcept nogil:
-    """Derivative of the loss in the score ``p`` (binary targets are +1/-1)."""
-    cdef double z
-    if loss == SQUARED_ERROR:
-        return min(MAX_DLOSS, max(-MAX_DLOSS, p - y))
-    z = p * y
-    if loss == MARGIN_PERCEPTRON:
-        return -y if z <= margin else 0.0
-    if loss == LOG_LOSS:
-        if z > 18.0:
-            return -y * exp(-z)
-        if z < -18.0:
-            return -y
-        return -y / (exp(z) + 1.0)
-    if loss == HINGE:
-        return -y if z <= 1.0 else 0.0
-    # MODIFIED_HUBER
-    if z >= 1.0:
-        return 0.0
-    if z >= -1.0:
-        return -2.0 * (1.0 - z) * y
-    return -4.0 * y
-
-
-cdef inline double learning_rate(SGDParams params, double t) noexcept nogil:
-    if params.schedule == CONSTANT:
-        return params.eta0
-    if params.schedule == OPTIMAL:
-        return 1.0 / (params.alpha * (params.optimal_init + t - 1.0))
-    return params.eta0 / pow(t, params.power_t)
 
 
 ctypedef struct KeyDelta:
@@ -396,11 +324,11 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     cdef Py_ssize_t start, stop, b, row, p, q, off, n_pairs, n_row
     # Weight-Median stores read and write the sketch through R = A / sqrt(depth).
     cdef double root = sqrt(<double>depth) if store == WEIGHT_MEDIAN or store == ACTIVE_SET else 1.0
-    cdef double eta, decay, step, x, w, s, total, target, dsum
+    cdef double eta, decay, step, x, w, s, dsum
     cdef int64_t key, evicted_key
     cdef double evicted_weight
     cdef int status = PASS_OK
-    cdef Py_ssize_t mistakes = 0, best
+    cdef Py_ssize_t mistakes = 0
     cdef CountSketch sketch0 = sketches[0] if has_sketch else None
     with nogil:
         start = 0
@@ -433,33 +361,8 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                         status = PASS_DIVERGED
                 if status != PASS_OK:
                     break
-                if K == 1:
-                    mistakes += (scores[0] > 0.0) != (y[row] > 0.0)
-                else:
-                    best = 0
-                    for c in range(1, K):
-                        if scores[c] > scores[best]:
-                            best = c
-                    mistakes += best != <Py_ssize_t>y[row]
-                if loss == SOFTMAX:
-                    s = scores[0]
-                    for c in range(1, K):
-                        s = max(s, scores[c])
-                    total = 0.0
-                    for c in range(K):
-                        scores[c] = exp(scores[c] - s)
-                        total += scores[c]
-                    for c in range(K):
-                        dl[b * K + c] = sample_weight[row] * (
-                            scores[c] / total - (1.0 if <Py_ssize_t>y[row] == c else 0.0))
-                else:
-                    for c in range(K):
-                        if K == 1:
-                            target = y[row]
-                        else:
-                            target = 1.0 if <Py_ssize_t>y[row] == c else -1.0
-                        dl[b * K + c] = sample_weight[row] * dloss(loss, scores[c], target,
-                                                                   params.margin)
+                mistakes += sample_dloss(loss, K, scores, y[row], sample_weight[row],
+                                         params.margin, &dl[b * K])
                 off += indptr[row + 1] - indptr[row]
             if status != PASS_OK:
                 break

@@ -4,6 +4,8 @@ from sklearn.utils.estimator_checks import check_param_validation, parametrize_w
 
 from sklearn_sketch import (
     AWMSketchClassifier,
+    BearClassifier,
+    BearRegressor,
     FeatureHashingClassifier,
     IHTClassifier,
     IHTRegressor,
@@ -19,6 +21,8 @@ from sklearn_sketch import (
 ESTIMATORS = [
     MissionClassifier(n_features_to_select=10, sketch_width=1024),
     MissionRegressor(n_features_to_select=10, sketch_width=1024),
+    BearClassifier(n_features_to_select=10, sketch_width=1024, batch_size=8),
+    BearRegressor(n_features_to_select=10, sketch_width=1024, batch_size=8),
     IHTClassifier(n_features_to_select=10),
     IHTRegressor(n_features_to_select=10),
     FeatureHashingClassifier(sketch_width=1024),

@@ -1,0 +1,113 @@
+# Shared by the first-order kernel (_sgd_fast.pyx) and BEAR's (_bear_fast.pyx):
+# the codes, the pass settings, the losses and the step-size schedules.
+from libc.math cimport exp, pow
+from libc.stdint cimport uint64_t
+
+
+cpdef enum Loss:
+    SQUARED_ERROR = 0
+    LOG_LOSS = 1
+    HINGE = 2
+    MODIFIED_HUBER = 3
+    SOFTMAX = 4
+    MARGIN_PERCEPTRON = 5
+
+
+cpdef enum Schedule:
+    CONSTANT = 0
+    OPTIMAL = 1
+    INVSCALING = 2
+
+
+cpdef enum WeightStore:
+    SKETCH_AND_HEAP = 0
+    HEAP_ONLY = 1
+    SKETCH_ONLY = 2
+    WEIGHT_MEDIAN = 3
+    ACTIVE_SET = 4
+    PROB_TRUNCATION = 5
+    SPACE_SAVING = 6
+    SOFT_THRESHOLD = 7
+
+
+cpdef enum PassStatus:
+    PASS_OK = 0
+    PASS_DIVERGED = 1
+
+
+cdef class SGDParams:
+    cdef public int loss, schedule, store
+    cdef public double eta0, power_t, alpha, optimal_init, margin, threshold, damping
+    cdef public Py_ssize_t batch_size
+    cdef public bint fit_intercept
+    cdef public uint64_t seed
+
+
+cdef inline double dloss(int loss, double p, double y, double margin) noexcept nogil:
+    """Derivative of the loss in the score ``p`` (binary targets are +1/-1).
+
+    Clipped to 1e12 in magnitude, as scikit-learn's SGD does, so a large step on
+    unscaled data gives large weights rather than an overflow.
+    """
+    cdef double z
+    if loss == SQUARED_ERROR:
+        return min(1e12, max(-1e12, p - y))
+    z = p * y
+    if loss == MARGIN_PERCEPTRON:
+        return -y if z <= margin else 0.0
+    if loss == LOG_LOSS:
+        if z > 18.0:
+            return -y * exp(-z)
+        if z < -18.0:
+            return -y
+        return -y / (exp(z) + 1.0)
+    if loss == HINGE:
+        return -y if z <= 1.0 else 0.0
+    # MODIFIED_HUBER
+    if z >= 1.0:
+        return 0.0
+    if z >= -1.0:
+        return -2.0 * (1.0 - z) * y
+    return -4.0 * y
+
+
+cdef inline double learning_rate(SGDParams params, double t) noexcept nogil:
+    if params.schedule == CONSTANT:
+        return params.eta0
+    if params.schedule == OPTIMAL:
+        return 1.0 / (params.alpha * (params.optimal_init + t - 1.0))
+    return params.eta0 / pow(t, params.power_t)
+
+
+cdef inline bint sample_dloss(int loss, Py_ssize_t K, double* scores, double y, double weight,
+                              double margin, double* out) noexcept nogil:
+    """Write the weighted loss derivatives of one sample's ``K`` scores to ``out``.
+
+    ``y`` is the target (K == 1: a real or +1/-1) or the class index (K > 1:
+    softmax for ``SOFTMAX``, else one-vs-rest). ``scores`` is overwritten for
+    softmax. Returns whether the scores misclassify the sample.
+    """
+    cdef Py_ssize_t c, best = 0
+    cdef double s, total, target
+    cdef bint wrong
+    if K == 1:
+        wrong = (scores[0] > 0.0) != (y > 0.0)
+        out[0] = weight * dloss(loss, scores[0], y, margin)
+        return wrong
+    for c in range(1, K):
+        if scores[c] > scores[best]:
+            best = c
+    wrong = best != <Py_ssize_t>y
+    if loss == SOFTMAX:
+        s = scores[best]
+        total = 0.0
+        for c in range(K):
+            scores[c] = exp(scores[c] - s)
+            total += scores[c]
+        for c in range(K):
+            out[c] = weight * (scores[c] / total - (1.0 if <Py_ssize_t>y == c else 0.0))
+    else:
+        for c in range(K):
+            target = 1.0 if <Py_ssize_t>y == c else -1.0
+            out[c] = weight * dloss(loss, scores[c], target, margin)
+    return wrong

@@ -1,0 +1,126 @@
+"""Dense NumPy BEAR (online L-BFGS on mini-batch active sets) for exact comparisons.
+
+It follows the kernel's rules (see ``sklearn_sketch.bear``) with a dense weight
+vector in place of the sketch and heap, so without collisions and with a heap
+that holds every feature the two must agree to float32 precision.
+"""
+import numpy as np
+from scipy.special import softmax
+
+
+def _scores(X, W, b):
+    return X @ W.T + b
+
+
+def _dloss(loss, scores, y):
+    """Per-sample loss derivatives, shape (n, K)."""
+    if loss == "squared_error":
+        return np.clip(scores - y[:, None], -1e12, 1e12)
+    if scores.shape[1] == 1:
+        z = scores[:, 0] * y
+        d = np.where(z > 18, -y * np.exp(-np.minimum(z, 700)),
+                     np.where(z < -18, -y, -y / (np.exp(np.clip(z, -700, 700)) + 1.0)))
+        return d[:, None]
+    p = softmax(scores, axis=1)
+    p[np.arange(len(y)), y.astype(int)] -= 1.0
+    return p
+
+
+def _gradient(loss, X, y, sw, W, b, active, alpha):
+    """Mean gradient on the active features and the intercept: (gW (K, |A|), gb (K,))."""
+    d = _dloss(loss, _scores(X, W, b), y) * sw[:, None]
+    n = X.shape[0]
+    gW = (d.T @ X[:, active]) / n + alpha * W[:, active]
+    return gW, d.sum(axis=0) / n
+
+
+def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5, alpha=0.0,
+               fit_intercept=True, sample_weight=None, order=None, n_passes=1,
+               damping=0.0, eps=1e-10):
+    """Run BEAR with dense weights; returns ``(W (K, p), b (K,), pairs)``.
+
+    ``y`` is encoded as the kernel sees it: a real target, +1/-1, or class index.
+    ``pairs`` is the final window: a list of (active features, s, r, valid) with
+    ``s`` and ``r`` of shape (K, n_coordinates) and the intercept coordinate first.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n, p = X.shape
+    K = n_models
+    W = np.zeros((K, p))
+    b = np.zeros(K)
+    sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    order = np.arange(n) if order is None else np.asarray(order)
+    window = []  # (active, s (K, m), r (K, m), valid (K,)), oldest first
+    for _ in range(n_passes):
+        for start in range(0, n, batch_size):
+            rows = order[start:start + batch_size]
+            Xb, yb, swb = X[rows], y[rows], sw[rows]
+            active = np.flatnonzero((Xb != 0).any(axis=0))
+            gW, gb = _gradient(loss, Xb, yb, swb, W, b, active, alpha)
+            step_W = np.zeros((K, active.size))
+            step_b = np.zeros(K)
+            for c in range(K):
+                g = _vector(gW[c], gb[c], active, fit_intercept)
+                z = _two_loop(g, active, c, window, fit_intercept)
+                step = -eta0 * z
+                if fit_intercept:
+                    step_b[c], step_W[c] = step[0], step[1:]
+                else:
+                    step_W[c] = step
+            W[:, active] += step_W
+            b += step_b
+            gW2, gb2 = _gradient(loss, Xb, yb, swb, W, b, active, alpha)
+            s = np.stack([_vector(step_W[c], step_b[c], active, fit_intercept)
+                          for c in range(K)])
+            r = np.stack([_vector(gW2[c] - gW[c], gb2[c] - gb[c], active, fit_intercept)
+                          for c in range(K)]) + damping * s
+            rs = (r * s).sum(axis=1)
+            valid = rs > eps * np.linalg.norm(r, axis=1) * np.linalg.norm(s, axis=1)
+            window.append((active, s, r, valid))
+            window = window[-history_size:]
+    return W, b, window
+
+
+def _vector(w_active, w_intercept, active, fit_intercept):
+    return np.concatenate([[w_intercept], w_active]) if fit_intercept else np.asarray(w_active)
+
+
+def _embed(values, active, fit_intercept, p_index):
+    """Place a pair's coordinates in a dict keyed by feature (-1: intercept)."""
+    keys = ([-1] if fit_intercept else []) + list(active)
+    return dict(zip(keys, values))
+
+
+def _two_loop(g, active, c, window, fit_intercept):
+    """Algorithm 1 over the valid pairs of model ``c``, on the union of supports."""
+    keys = ([-1] if fit_intercept else []) + list(active)
+    pairs = [(_keys_of(a, fit_intercept), s[c], r[c]) for a, s, r, v in window if v[c]]
+    if not pairs:
+        return g.copy()
+    union = sorted(set(keys).union(*[set(k) for k, _, _ in pairs]))
+    pos = {k: i for i, k in enumerate(union)}
+
+    def dense(k, v):
+        out = np.zeros(len(union))
+        out[[pos[x] for x in k]] = v
+        return out
+
+    S = [dense(k, s) for k, s, _ in pairs]
+    R = [dense(k, r) for k, _, r in pairs]
+    q = dense(keys, g)
+    alphas = []
+    for Si, Ri in zip(reversed(S), reversed(R)):
+        a = (Si @ q) / (Ri @ Si)
+        alphas.append(a)
+        q = q - a * Ri
+    alphas.reverse()
+    gamma = (S[-1] @ R[-1]) / (R[-1] @ R[-1])
+    z = gamma * q
+    for Si, Ri, a in zip(S, R, alphas):
+        beta = (Ri @ z) / (Ri @ Si)
+        z = z + Si * (a - beta)
+    return z[[pos[k] for k in keys]]
+
+
+def _keys_of(active, fit_intercept):
+    return ([-1] if fit_intercept else []) + list(active)
