@@ -4,8 +4,8 @@ E. coli vs S. aureus reads (200 bp, both strands, 12-mers as 2-bit keys, train
 and test from different strains; see ``dna_task.py``), loaded as CSR. In one run
 it times one epoch of scikit-learn's ``SGDClassifier(loss="log_loss")`` (which
 holds all 4^12 = 16.7M weights) and of every estimator here at the issues'
-shapes (MISSION, WM: depth 3, width 2^18, k = 2^14; AWM: depth 1, width 2^14,
-heap 2048), and prints seconds, non-zeros per second, the ratio to
+shapes (MISSION, BEAR, WM: depth 3, width 2^18, k = 2^14, BEAR with batches
+of 64 and 5 curvature pairs; AWM: depth 1, width 2^14, heap 2048), and prints seconds, non-zeros per second, the ratio to
 SGDClassifier's time, model memory, test accuracy and the online error rate
 (mistakes before each update / examples, as in the WM-Sketch paper). With
 ``--vw`` it also runs Vowpal Wabbit from its text format (``pip install
@@ -27,6 +27,7 @@ from peers import sgd_fit_predict, vw_fit_predict, write_vw_text  # noqa: E402
 
 from sklearn_sketch import (  # noqa: E402
     AWMSketchClassifier,
+    BearClassifier,
     FeatureHashingClassifier,
     IHTClassifier,
     MissionClassifier,
@@ -46,9 +47,13 @@ def estimators():
     mission = MissionClassifier(K, sketch_width=WIDTH, sketch_depth=DEPTH, **common)
     return [
         ("MISSION (heap model)", mission, {}),
-        ("MISSION (heap + sketch reads)", mission, {"predict_with": "sketch"}),
+        ("MISSION (heap + sketch reads)", None, {"predict_with": "sketch"}),
         ("MISSION k=2^16 (heap model)",
          MissionClassifier(4 * K, sketch_width=WIDTH, sketch_depth=DEPTH, **common), {}),
+        ("BEAR batch 64, history 5",
+         BearClassifier(K, sketch_width=WIDTH, sketch_depth=DEPTH, batch_size=64,
+                        history_size=5, max_iter=1, random_state=0), {}),
+        ("BEAR (heap + sketch reads)", None, {"predict_with": "sketch"}),
         ("IHT", IHTClassifier(K, **common), {}),
         # Equal memory to MISSION's sketch: DEPTH * WIDTH float32 weights in one row.
         ("Feature hashing", FeatureHashingClassifier(sketch_width=DEPTH * WIDTH, **common), {}),
@@ -97,16 +102,17 @@ def main(argv=None):
                  "accuracy": sgd_runs[0][1], "memory_bytes": X_train.shape[1] * 8})
 
     for name, estimator, predict_settings in estimators():
-        if predict_settings:
+        if estimator is None:
             # The previous row's fitted model, read differently: same fit time.
             seconds = rows[-1]["seconds"]
-            estimator.set_params(**predict_settings)
+            estimator = previous.set_params(**predict_settings)
         else:
             seconds = time_fit(estimator, X_train, y_train, args.repeats)
         rows.append({"name": name, "seconds": seconds,
                      "accuracy": estimator.score(X_test, y_test),
                      "memory_bytes": estimator.memory_bytes_,
                      "online_error_rate": estimator.online_error_rate_})
+        previous = estimator
 
     if args.vw:
         # Last: writing its text file leaves dirty pages whose flushing would slow

@@ -33,8 +33,9 @@ coordinates.
 
 Pairs live on a slot map: every feature key referenced by a stored pair or by
 the current batch has a slot, so the two-loop is a few passes over int32 slot
-lists into one dense workspace; a slot is freed when the last pair using it
-leaves the window, so memory is ``O(history_size * batch non-zeros)``.
+lists into one dense workspace. A slot is retired when the last pair using it
+leaves the window and freed by the next compaction of the map (when no slot
+is left), so memory is ``O(history_size * batch non-zeros)``.
 """
 import numpy as np
 
@@ -53,6 +54,9 @@ from ._sgd_fast cimport PASS_DIVERGED, PASS_OK, SGDParams, learning_rate, sample
 cdef double CURVATURE_EPS = 1e-10
 # The intercept's coordinate: slot 0 of the map, position 0 of the active set.
 cdef int32_t INTERCEPT_SLOT = 0
+# Stamps of the slots no pair and no batch uses: still mapped, or free.
+cdef int64_t STAMP_RETIRED = -1
+cdef int64_t STAMP_FREE = -2
 
 
 cdef class LBFGSHistory:
@@ -74,11 +78,12 @@ cdef class LBFGSHistory:
     cdef Py_ssize_t _n_free
     cdef uint64_t _mask
     cdef dict _arrays
-    # Slot map: key -> slot by open addressing (linear probing, backward-shift
-    # deletion); table_slot is -1 where empty. A slot's stamp is the last batch
-    # that used it (-1 when free).
-    cdef int64_t* _table_key
-    cdef int32_t* _table_slot
+    # Slot map: key -> slot by open addressing (linear probing), entry i at
+    # _table[2i] (key) and _table[2i + 1] (slot, -1 where empty). A slot's stamp
+    # is the last batch that used it while a stored pair or the current batch
+    # uses it; a retired slot (STAMP_RETIRED) keeps its entry, so its key takes
+    # it back if it returns, until a compaction frees it (STAMP_FREE).
+    cdef int64_t* _table
     cdef int64_t* _slot_key
     cdef int64_t* _slot_stamp
     cdef int32_t* _free
@@ -120,14 +125,12 @@ cdef class LBFGSHistory:
         self.capacity = arrays["pair_slots"].shape[1]
         self.n_slots = arrays["slot_key"].shape[0]
         table_size = 1
-        while table_size < 2 * self.n_slots:
+        while table_size < self.n_slots + self.n_slots // 4:
             table_size *= 2
-        arrays["table_key"] = np.zeros(table_size, dtype=np.int64)
-        arrays["table_slot"] = np.full(table_size, -1, dtype=np.int32)
+        arrays["table"] = np.zeros(2 * table_size, dtype=np.int64)
         arrays["free"] = np.zeros(self.n_slots, dtype=np.int32)
         self._mask = table_size - 1
-        self._table_key = _ptr64(arrays["table_key"])
-        self._table_slot = _ptr32(arrays["table_slot"])
+        self._table = _ptr64(arrays["table"])
         self._slot_key = _ptr64(arrays["slot_key"])
         self._slot_stamp = _ptr64(arrays["slot_stamp"])
         self._free = _ptr32(arrays["free"])
@@ -140,15 +143,7 @@ cdef class LBFGSHistory:
         self._pair_gamma = _ptrf(arrays["pair_gamma"])
         cdef uint8_t[::1] valid = arrays["pair_valid"].reshape(-1)
         self._pair_valid = &valid[0]
-        cdef Py_ssize_t slot
-        self._n_free = 0
-        # Highest slots first, so slots are handed out in increasing order.
-        for slot in range(self.n_slots - 1, INTERCEPT_SLOT, -1):
-            if self._slot_stamp[slot] < 0:
-                self._free[self._n_free] = slot
-                self._n_free += 1
-            else:
-                self._map_insert(self._slot_key[slot], slot)
+        self._compact()
 
     def reserve(self, capacity):
         """Make room for pairs of ``capacity`` coordinates (batch non-zeros plus one).
@@ -163,11 +158,12 @@ cdef class LBFGSHistory:
         capacity = max(capacity, self.capacity)
         old = self._arrays
         tau, K = self.history_size, self.n_models
-        # The live slots: the pairs in the window plus the batch being processed.
-        n_slots = (tau + 1) * capacity + 1
+        # Twice the live slots (the pairs in the window plus the batch being
+        # processed), so a compaction frees at least half of them.
+        n_slots = 2 * (tau + 1) * capacity + 1
         arrays = dict(old)
         for name in ("slot_key", "slot_stamp"):
-            arrays[name] = np.full(n_slots, -1, dtype=np.int64)
+            arrays[name] = np.full(n_slots, STAMP_FREE, dtype=np.int64)
             arrays[name][: old[name].shape[0]] = old[name]
         arrays["slot_stamp"][0] = 0
         arrays["pair_slots"] = np.zeros((tau, capacity), dtype=np.int32)
@@ -212,7 +208,7 @@ cdef class LBFGSHistory:
         -------
         n : int
         """
-        return int(self.n_slots - 1 - self._n_free)
+        return int((self._arrays["slot_stamp"][1:] >= 0).sum())
 
     def __reduce__(self):
         state = {name: self._arrays[name].copy() for name in
@@ -222,65 +218,59 @@ cdef class LBFGSHistory:
                                    self.head, self.n_batches))
 
     # ------------------------------------------------------------ slot map
-    cdef void _map_insert(self, int64_t key, int32_t slot) noexcept nogil:
+    cdef inline uint64_t _probe(self, int64_t key) noexcept nogil:
+        """The entry holding ``key``, or the empty entry where it would go."""
         cdef uint64_t i = _fmix64(<uint64_t>key) & self._mask
-        while self._table_slot[i] >= 0:
+        while self._table[2 * i + 1] >= 0 and self._table[2 * i] != key:
             i = (i + 1) & self._mask
-        self._table_key[i] = key
-        self._table_slot[i] = slot
+        return i
+
+    cdef void _compact(self) noexcept nogil:
+        """Rebuild the map from the slots in use; every other slot becomes free."""
+        cdef Py_ssize_t slot
+        cdef uint64_t i
+        for i in range(self._mask + 1):
+            self._table[2 * i + 1] = -1
+        self._n_free = 0
+        # Highest slots first, so slots are handed out in increasing order.
+        for slot in range(self.n_slots - 1, INTERCEPT_SLOT, -1):
+            if self._slot_stamp[slot] >= 0:
+                i = self._probe(self._slot_key[slot])
+                self._table[2 * i] = self._slot_key[slot]
+                self._table[2 * i + 1] = slot
+            else:
+                self._slot_stamp[slot] = STAMP_FREE
+                self._free[self._n_free] = slot
+                self._n_free += 1
 
     cdef inline int32_t slot_of(self, int64_t key) noexcept nogil:
         """The slot of ``key``, taken from the free list if it has none (-1: full)."""
-        cdef uint64_t i = _fmix64(<uint64_t>key) & self._mask
+        cdef uint64_t i = self._probe(key)
         cdef int32_t slot
-        while True:
-            slot = self._table_slot[i]
-            if slot < 0:
-                break
-            if self._table_key[i] == key:
-                return slot
-            i = (i + 1) & self._mask
+        if self._table[2 * i + 1] >= 0:
+            return <int32_t>self._table[2 * i + 1]
         if self._n_free == 0:
-            return -1
+            self._compact()
+            if self._n_free == 0:
+                return -1
+            i = self._probe(key)
         self._n_free -= 1
         slot = self._free[self._n_free]
-        self._table_key[i] = key
-        self._table_slot[i] = slot
+        self._table[2 * i] = key
+        self._table[2 * i + 1] = slot
         self._slot_key[slot] = key
-        self._slot_stamp[slot] = -1
+        self._slot_stamp[slot] = STAMP_RETIRED
         return slot
 
-    cdef void _release(self, int32_t slot) noexcept nogil:
-        """Free ``slot`` and delete its key from the map (backward shift)."""
-        cdef uint64_t i = _fmix64(<uint64_t>self._slot_key[slot]) & self._mask
-        cdef uint64_t j, home
-        while self._table_slot[i] != slot:
-            i = (i + 1) & self._mask
-        j = i
-        while True:
-            j = (j + 1) & self._mask
-            if self._table_slot[j] < 0:
-                break
-            home = _fmix64(<uint64_t>self._table_key[j]) & self._mask
-            # Move entry j back into the hole at i unless its home lies in (i, j].
-            if ((j - home) & self._mask) >= ((j - i) & self._mask):
-                self._table_key[i] = self._table_key[j]
-                self._table_slot[i] = self._table_slot[j]
-                i = j
-        self._table_slot[i] = -1
-        self._slot_stamp[slot] = -1
-        self._free[self._n_free] = slot
-        self._n_free += 1
-
     cdef void _retire_head(self) noexcept nogil:
-        """Drop the pair at ``head`` (the oldest), freeing the slots only it used."""
+        """Drop the pair at ``head`` (the oldest), retiring the slots only it used."""
         cdef Py_ssize_t l, base = self.head * self.capacity
         cdef int32_t slot
         cdef int64_t stamp = self._pair_stamp[self.head]
         for l in range(self._pair_len[self.head]):
             slot = self._pair_slots[base + l]
             if slot != INTERCEPT_SLOT and self._slot_stamp[slot] == stamp:
-                self._release(slot)
+                self._slot_stamp[slot] = STAMP_RETIRED
 
     # ------------------------------------------------------------ two-loop
     cdef double two_loop(self, Py_ssize_t c, const int32_t* active, Py_ssize_t n_active,
