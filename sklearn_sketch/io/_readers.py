@@ -200,7 +200,7 @@ class SvmlightReader:
     chunks gives the ``X`` and ``y`` of :func:`sklearn.datasets.load_svmlight_file`
     called with the same ``zero_based`` and ``n_features`` (numbers are parsed
     as Python's ``float`` does, except that underscores are refused; indices
-    may go beyond 2**31). Plain or gzip files.
+    may go beyond 2**31). Plain or gzip files; an empty file gives no chunk.
 
     Parameters
     ----------
@@ -294,7 +294,7 @@ class VowpalWabbitReader:
     values by 2; ``| f`` is the default namespace). The tag is the field glued
     to the first ``|`` or starting with a quote; the base is checked and unused.
     A missing label is NaN, a missing importance 1, a missing value 1. Blank
-    lines are skipped. Plain or gzip files.
+    lines are skipped. Plain or gzip files; an empty file gives no chunk.
 
     A feature's column is its key: the unsigned 64-bit MurmurHash3 (first half
     of x64_128, seed 0, the hash of
