@@ -1,0 +1,143 @@
+"""Streaming a svmlight file: throughput and peak memory at two file sizes.
+
+Writes svmlight files of the given sizes (random rows of ~40 features with
+indices below 2^24, values with 4 decimals by default, or 17 significant digits
+with ``--value-format repr``; a generated block is repeated to reach the size),
+then, each in a fresh process so that the peak resident set size
+(``ru_maxrss``) is its own, streams every file with ``SvmlightReader`` and
+loads the smallest one with ``sklearn.datasets.load_svmlight_file``. Prints MB/s,
+rows/s, the RSS after the imports and the peak RSS: the reader's peak stays
+near one block plus one chunk whatever the file size, while the loader's grows
+with the file. Files are read from the page cache just after being written, so
+this times parsing, not the disk.
+
+    python benchmarks/bench_io.py [--size-gb 0.2 1] [--chunk-rows 10000] [--json out.json]
+"""
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+BASE_BLOCK_BYTES = 32 * 2**20
+
+
+def peak_rss_mb():
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 2**10
+
+
+def svmlight_block(rng, n_bytes, value_format):
+    """About ``n_bytes`` of svmlight rows (one-based indices, labels -1/1)."""
+    lines, size = [], 0
+    while size < n_bytes:
+        n = int(rng.integers(20, 60))
+        columns = np.unique(rng.integers(1, 2**24, n))
+        values = rng.random(columns.size)
+        if value_format == "short":
+            pairs = " ".join(f"{c}:{v:.4f}" for c, v in zip(columns, values))
+        else:
+            pairs = " ".join(f"{c}:{v!r}" for c, v in zip(columns.tolist(), values.tolist()))
+        line = f"{rng.choice(['-1', '1'])} {pairs}\n"
+        lines.append(line)
+        size += len(line)
+    return "".join(lines).encode()
+
+
+def write_file(path, size_bytes, value_format):
+    """A generated block repeated, the last copy cut after a line, to ~``size_bytes``."""
+    block = svmlight_block(np.random.default_rng(0), min(BASE_BLOCK_BYTES, size_bytes),
+                           value_format)
+    with open(path, "wb") as f:
+        left = size_bytes
+        while left >= len(block):
+            f.write(block)
+            left -= len(block)
+        f.write(block[:block.rfind(b"\n", 0, left) + 1])
+
+
+def worker(kind, path, chunk_rows):
+    """Run in a fresh process: stream or load ``path`` and print one JSON line."""
+    from sklearn.datasets import load_svmlight_file
+
+    from sklearn_sketch.io import SvmlightReader
+
+    rss_after_imports = peak_rss_mb()
+    start = time.perf_counter()
+    if kind == "stream":
+        rows = nnz = 0
+        for chunk in SvmlightReader(path, chunk_rows, zero_based=False):
+            rows += chunk.X.shape[0]
+            nnz += chunk.X.nnz
+    else:
+        X, y = load_svmlight_file(path, zero_based=False)
+        rows, nnz = X.shape[0], X.nnz
+    seconds = time.perf_counter() - start
+    print(json.dumps({"rows": rows, "nnz": nnz, "seconds": seconds,
+                      "rss_after_imports_mb": rss_after_imports, "peak_rss_mb": peak_rss_mb()}))
+
+
+def measure(kind, path, chunk_rows):
+    out = subprocess.run([sys.executable, __file__, "--worker", kind, str(path),
+                          "--chunk-rows", str(chunk_rows)],
+                         check=True, capture_output=True, text=True).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    size = os.path.getsize(path)
+    result.update(reader="SvmlightReader" if kind == "stream" else "load_svmlight_file",
+                  file_mb=size / 2**20, mb_per_s=size / 2**20 / result["seconds"],
+                  rows_per_s=result["rows"] / result["seconds"])
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size-gb", type=float, nargs="+", default=[0.2, 1.0],
+                        help="file sizes in GB (2^30 bytes); the smallest is also loaded "
+                             "by scikit-learn")
+    parser.add_argument("--chunk-rows", type=int, default=10000)
+    parser.add_argument("--value-format", choices=["short", "repr"], default="short",
+                        help="values with 4 decimals, or Python's repr (17 digits)")
+    parser.add_argument("--dir", help="where to write the files (default: a temporary "
+                                      "directory, removed afterwards)")
+    parser.add_argument("--no-sklearn", action="store_true",
+                        help="skip load_svmlight_file (slow, memory-hungry)")
+    parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument("--worker", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.worker[0], args.worker[1], args.chunk_rows)
+        return
+
+    with tempfile.TemporaryDirectory(dir=args.dir) as folder:
+        rows = []
+        sizes = sorted(args.size_gb)
+        for size_gb in sizes:
+            path = Path(folder) / f"bench_{size_gb:g}GB.svm"
+            write_file(path, int(size_gb * 2**30), args.value_format)
+            rows.append(measure("stream", path, args.chunk_rows))
+            if size_gb == sizes[0] and not args.no_sklearn:
+                rows.append(measure("sklearn", path, args.chunk_rows))
+            path.unlink()
+
+    print(f"svmlight, {args.value_format} values, chunk_rows={args.chunk_rows}, "
+          f"block 1 MiB, {os.cpu_count()} CPUs")
+    print(f"{'reader':20} {'file MB':>8} {'rows':>10} {'s':>7} {'MB/s':>7} {'rows/s':>10} "
+          f"{'RSS imports MB':>15} {'peak RSS MB':>12}")
+    for row in rows:
+        print(f"{row['reader']:20} {row['file_mb']:8.0f} {row['rows']:10,d} "
+              f"{row['seconds']:7.2f} {row['mb_per_s']:7.1f} {row['rows_per_s']:10,.0f} "
+              f"{row['rss_after_imports_mb']:15.0f} {row['peak_rss_mb']:12.0f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"chunk_rows": args.chunk_rows, "value_format": args.value_format,
+                       "results": rows}, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,27 @@
+"""Streaming readers: svmlight, Vowpal Wabbit, FASTA and FASTQ files in chunks.
+
+Each reader is re-iterable (one pass over the file per iteration, e.g. one
+epoch of ``partial_fit``) and holds one block of the file and one chunk at a
+time. Malformed input raises :class:`ParseError`, which names the file and line.
+"""
+from ._readers import (
+    MAX_FEATURES,
+    Chunk,
+    FastaReader,
+    FastqReader,
+    ParseError,
+    ReadChunk,
+    SvmlightReader,
+    VowpalWabbitReader,
+)
+
+__all__ = [
+    "MAX_FEATURES",
+    "Chunk",
+    "FastaReader",
+    "FastqReader",
+    "ParseError",
+    "ReadChunk",
+    "SvmlightReader",
+    "VowpalWabbitReader",
+]

@@ -1,0 +1,1030 @@
+"""Block parsers of the streaming readers: svmlight, Vowpal Wabbit, FASTA, FASTQ.
+
+A parser is fed a buffer of bytes and an offset. ``parse`` reads the complete
+units after the offset (lines; records for FASTA and FASTQ) until it holds
+``max_units`` of them, appends them to its own growable arrays, and returns the
+offset where it stopped: the caller keeps the unparsed tail (a partial line or
+record) and feeds it again with the next block. ``take`` hands the accumulated
+units over and empties the parser. The scan runs without the GIL; Python
+objects are only made per chunk (arrays) or per read (names and sequences).
+
+On a malformed unit the parser either stops at it and records an error code,
+line and byte span (``on_error="raise"``; the reader turns them into a
+``ParseError``), or drops the unit and counts it (``on_error="skip"``).
+"""
+import numpy as np
+
+cimport numpy as cnp
+from cpython.exc cimport PyErr_Clear, PyErr_Occurred
+from cpython.ref cimport PyObject
+from libc.math cimport INFINITY, NAN, copysign
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport free, malloc, realloc, strtod
+from libc.string cimport memchr, memcmp, memcpy
+
+from .._core._murmurhash cimport murmurhash3_64_bytes
+
+cnp.import_array()
+
+cdef extern from "Python.h":
+    double PyOS_string_to_double(const char* s, char** endptr,
+                                 PyObject* overflow_exception)
+    object PyUnicode_DecodeUTF8(const char* s, Py_ssize_t size, const char* errors)
+    object PyBytes_FromStringAndSize(const char* v, Py_ssize_t size)
+    char* PyBytes_AS_STRING(object o)
+
+cdef int64_t INT64_MAX = 0x7FFFFFFFFFFFFFFF
+
+# Modes of the svmlight column base.
+cdef enum:
+    BASE_ZERO = 0
+    BASE_ONE = 1
+    BASE_UNDECIDED = 2
+
+# Outcomes of a line or record.
+cdef enum:
+    UNIT_OK = 0
+    UNIT_BLANK = 1
+    UNIT_ERROR = 2
+
+# Error codes; messages in _MESSAGES.
+cdef enum:
+    E_NONE = 0
+    E_NOMEM
+    E_BAD_LABEL
+    E_BAD_VALUE
+    E_MISSING_COLON
+    E_BAD_INDEX
+    E_INDEX_OVERFLOW
+    E_NEGATIVE_INDEX
+    E_ZERO_INDEX
+    E_ZERO_INDEX_AUTO
+    E_UNSORTED
+    E_INDEX_RANGE
+    E_BAD_QID
+    E_MISSING_BAR
+    E_LABEL_FIELDS
+    E_BAD_IMPORTANCE
+    E_BAD_BASE
+    E_EMPTY_NAME
+    E_NO_HEADER
+    E_BAD_HEADER
+    E_SEQ_CHAR
+    E_NO_AT
+    E_NO_PLUS
+    E_PLUS_MISMATCH
+    E_QUAL_LEN
+    E_QUAL_CHAR
+    E_TRUNCATED
+
+_MESSAGES = {
+    E_BAD_LABEL: "bad label {token}: not a number",
+    E_BAD_VALUE: "bad feature value {token}: not a number",
+    E_MISSING_COLON: "feature {token} has no ':' between index and value",
+    E_BAD_INDEX: "bad feature index {token}: not an integer",
+    E_INDEX_OVERFLOW: "feature index {token} is out of the int64 range",
+    E_NEGATIVE_INDEX: "negative feature index {token}",
+    E_ZERO_INDEX: "feature index 0 in {token} but zero_based=False",
+    E_ZERO_INDEX_AUTO: ("feature index 0 in {token}, but zero_based='auto' judged the file "
+                        "one-based from its first block; pass zero_based=True"),
+    E_UNSORTED: "feature indices must be sorted and unique within a line, got {token}",
+    E_INDEX_RANGE: "feature index in {token} is not below n_features={n_features}",
+    E_BAD_QID: "bad qid {token}: not an integer",
+    E_MISSING_BAR: "no '|' in {token}: an example needs at least one namespace",
+    E_LABEL_FIELDS: ("too many fields before the first '|': {token} "
+                     "(expected label [importance [base]] [tag])"),
+    E_BAD_IMPORTANCE: "bad importance weight {token}: not a non-negative number",
+    E_BAD_BASE: "bad initial prediction {token}: not a number",
+    E_EMPTY_NAME: "feature {token} has an empty name",
+    E_NO_HEADER: "expected a '>' header line, got {token}",
+    E_BAD_HEADER: "header {token} is not printable UTF-8 text",
+    E_SEQ_CHAR: "invalid sequence character {token} (letters, '*', '-', '.' expected)",
+    E_NO_AT: "FASTQ record does not start with '@': {token}",
+    E_NO_PLUS: "third line of a FASTQ record does not start with '+': {token}",
+    E_PLUS_MISMATCH: "'+' line {token} does not repeat the header",
+    E_QUAL_LEN: "quality line {token} has {a} characters, the sequence {b}",
+    E_QUAL_CHAR: "invalid quality character {token} ('!' to '~' expected)",
+    E_TRUNCATED: "truncated FASTQ record {token}: the file ends after {a} of its 4 lines",
+}
+
+# Byte classes: ASCII whitespace as bytes.split() sees it, sequence letters.
+cdef bint IS_SPACE[256]
+cdef bint IS_SEQ[256]
+for _c in range(256):
+    IS_SPACE[_c] = _c in b" \t\n\r\x0b\x0c"
+    IS_SEQ[_c] = (65 <= _c <= 90) or (97 <= _c <= 122) or _c in b"*-."
+
+cdef double[23] POW10
+for _c in range(23):
+    POW10[_c] = 10.0 ** _c
+
+
+# ------------------------------------------------------------ growable buffer
+cdef struct Buffer:
+    char* ptr
+    Py_ssize_t size
+    Py_ssize_t capacity
+
+
+cdef int _reserve(Buffer* b, Py_ssize_t extra) noexcept nogil:
+    """Room for ``extra`` more bytes; -1 when out of memory."""
+    cdef Py_ssize_t need = b.size + extra
+    if need <= b.capacity:
+        return 0
+    cdef Py_ssize_t capacity = max(need, 2 * b.capacity, 4096)
+    cdef char* ptr = <char*>realloc(b.ptr, capacity)
+    if ptr == NULL:
+        return -1
+    b.ptr = ptr
+    b.capacity = capacity
+    return 0
+
+
+cdef inline int _push_i64(Buffer* b, int64_t x) noexcept nogil:
+    if _reserve(b, 8):
+        return -1
+    memcpy(b.ptr + b.size, &x, 8)
+    b.size += 8
+    return 0
+
+
+cdef inline int _push_f64(Buffer* b, double x) noexcept nogil:
+    if _reserve(b, 8):
+        return -1
+    memcpy(b.ptr + b.size, &x, 8)
+    b.size += 8
+    return 0
+
+
+cdef object _take_array(Buffer* b, dtype):
+    """The buffer's items as a new array; empties the buffer."""
+    out = np.empty(b.size // 8, dtype=dtype)
+    if b.size:
+        memcpy(cnp.PyArray_DATA(out), b.ptr, b.size)
+    b.size = 0
+    return out
+
+
+# ------------------------------------------------------------------ numbers
+cdef inline bint _lower_is(const unsigned char* s, Py_ssize_t n, const char* word,
+                           Py_ssize_t m) noexcept nogil:
+    if n != m:
+        return False
+    cdef Py_ssize_t i
+    for i in range(n):
+        if (s[i] | 0x20) != <unsigned char>word[i]:
+            return False
+    return True
+
+
+cdef int _parse_double(const unsigned char* s, const unsigned char* e, bint c_numeric,
+                       double* out) noexcept nogil:
+    """Parse ``[s, e)`` as Python's ``float`` does (no underscores); -1 if not a number.
+
+    Up to 15 significant digits and a power of ten within 1e22 are exact in
+    double arithmetic (Clinger's fast path); longer numbers go to ``strtod``,
+    which is correctly rounded but follows LC_NUMERIC, so under a locale whose
+    decimal point is not '.' they go to Python's own parser under the GIL.
+    """
+    cdef const unsigned char* p = s
+    cdef bint negative = False, any_digit = False
+    cdef uint64_t mantissa = 0
+    cdef int n_digits = 0, digit
+    cdef Py_ssize_t exponent = 0, exp10 = 0
+    cdef bint exp_negative
+    if p < e and (p[0] == c'+' or p[0] == c'-'):
+        negative = p[0] == c'-'
+        p += 1
+    if p == e:
+        return -1
+    if (p[0] | 0x20) == c'i' or (p[0] | 0x20) == c'n':
+        if _lower_is(p, e - p, "inf", 3) or _lower_is(p, e - p, "infinity", 8):
+            out[0] = -INFINITY if negative else INFINITY
+            return 0
+        if _lower_is(p, e - p, "nan", 3):
+            out[0] = copysign(NAN, -1.0 if negative else 1.0)
+            return 0
+        return -1
+    while p < e and c'0' <= p[0] <= c'9':
+        any_digit = True
+        digit = p[0] - c'0'
+        if mantissa or digit:
+            if n_digits < 19:
+                mantissa = mantissa * 10 + digit
+            else:
+                exponent += 1
+            n_digits += 1
+        p += 1
+    if p < e and p[0] == c'.':
+        p += 1
+        while p < e and c'0' <= p[0] <= c'9':
+            any_digit = True
+            digit = p[0] - c'0'
+            if mantissa or digit:
+                if n_digits < 19:
+                    mantissa = mantissa * 10 + digit
+                    exponent -= 1
+                n_digits += 1
+            else:
+                exponent -= 1
+            p += 1
+    if not any_digit:
+        return -1
+    if p < e and (p[0] | 0x20) == c'e':
+        p += 1
+        exp_negative = False
+        if p < e and (p[0] == c'+' or p[0] == c'-'):
+            exp_negative = p[0] == c'-'
+            p += 1
+        if p == e:
+            return -1
+        while p < e and c'0' <= p[0] <= c'9':
+            if exp10 < 100000:
+                exp10 = exp10 * 10 + (p[0] - c'0')
+            p += 1
+        exponent += -exp10 if exp_negative else exp10
+    if p != e:
+        return -1
+    if mantissa == 0:
+        out[0] = -0.0 if negative else 0.0
+        return 0
+    if n_digits <= 15 and -22 <= exponent <= 22:
+        if exponent >= 0:
+            out[0] = <double>mantissa * POW10[exponent]
+        else:
+            out[0] = <double>mantissa / POW10[-exponent]
+        if negative:
+            out[0] = -out[0]
+        return 0
+    return _parse_double_slow(s, e - s, c_numeric, out)
+
+
+cdef int _parse_double_slow(const unsigned char* s, Py_ssize_t n, bint c_numeric,
+                            double* out) noexcept nogil:
+    """Correctly rounded conversion of a validated number of ``n`` bytes."""
+    cdef char small[64]
+    cdef char* text = small
+    if n >= 64:
+        text = <char*>malloc(n + 1)
+    if text == NULL:
+        return -1
+    memcpy(text, s, n)
+    text[n] = 0
+    if c_numeric:
+        out[0] = strtod(text, NULL)
+    else:
+        with gil:
+            out[0] = PyOS_string_to_double(text, NULL, NULL)
+            if PyErr_Occurred():
+                PyErr_Clear()
+                out[0] = NAN
+    if text != small:
+        free(text)
+    return 0
+
+
+# Outcomes of _parse_int64.
+cdef enum:
+    INT_OK = 0
+    INT_BAD = 1
+    INT_OVERFLOW = 2
+
+
+cdef int _parse_int64(const unsigned char* s, const unsigned char* e,
+                      int64_t* out) noexcept nogil:
+    """Parse ``[s, e)`` as a signed decimal int64."""
+    cdef bint negative = False
+    cdef uint64_t value = 0, limit
+    if s < e and (s[0] == c'+' or s[0] == c'-'):
+        negative = s[0] == c'-'
+        s += 1
+    if s == e:
+        return INT_BAD
+    limit = (<uint64_t>INT64_MAX) + negative
+    while s < e:
+        if not c'0' <= s[0] <= c'9':
+            return INT_BAD
+        if value > (limit - (s[0] - c'0')) // 10:
+            while s < e and c'0' <= s[0] <= c'9':
+                s += 1
+            return INT_OVERFLOW if s == e else INT_BAD
+        value = value * 10 + (s[0] - c'0')
+        s += 1
+    out[0] = -<int64_t>(value - 1) - 1 if negative and value else <int64_t>value
+    return INT_OK
+
+
+cdef inline Py_ssize_t _skip_space(const unsigned char* p, Py_ssize_t i,
+                                   Py_ssize_t e) noexcept nogil:
+    while i < e and IS_SPACE[p[i]]:
+        i += 1
+    return i
+
+
+cdef inline Py_ssize_t _token_end(const unsigned char* p, Py_ssize_t i,
+                                  Py_ssize_t e) noexcept nogil:
+    while i < e and not IS_SPACE[p[i]]:
+        i += 1
+    return i
+
+
+cdef inline Py_ssize_t _rstrip(const unsigned char* p, Py_ssize_t s,
+                               Py_ssize_t e) noexcept nogil:
+    while e > s and IS_SPACE[p[e - 1]]:
+        e -= 1
+    return e
+
+
+cdef bint _is_printable_utf8(const unsigned char* s, Py_ssize_t n) noexcept nogil:
+    """Valid UTF-8 without C0 control characters other than tab."""
+    cdef Py_ssize_t i = 0, j, need
+    cdef unsigned char c, lo, hi
+    while i < n:
+        c = s[i]
+        if c < 0x80:
+            if c < 0x20 and c != c'\t' or c == 0x7F:
+                return False
+            i += 1
+            continue
+        lo, hi = 0x80, 0xBF
+        if 0xC2 <= c <= 0xDF:
+            need = 1
+        elif 0xE0 <= c <= 0xEF:
+            need = 2
+            if c == 0xE0:
+                lo = 0xA0
+            elif c == 0xED:
+                hi = 0x9F
+        elif 0xF0 <= c <= 0xF4:
+            need = 3
+            if c == 0xF0:
+                lo = 0x90
+            elif c == 0xF4:
+                hi = 0x8F
+        else:
+            return False
+        if i + need >= n:
+            return False
+        if not lo <= s[i + 1] <= hi:
+            return False
+        for j in range(2, need + 1):
+            if not 0x80 <= s[i + j] <= 0xBF:
+                return False
+        i += need + 1
+    return True
+
+
+# -------------------------------------------------------------- base parser
+cdef class _BlockParser:
+    """State shared by the parsers: line count, skipped units, the last error."""
+
+    cdef readonly Py_ssize_t line
+    cdef readonly Py_ssize_t n_skipped
+    cdef readonly Py_ssize_t n_units
+    cdef readonly Py_ssize_t first_line
+    cdef bint skip
+    cdef bint c_numeric
+    cdef int error
+    cdef Py_ssize_t error_line, error_start, error_end, error_a, error_b
+
+    def __init__(self, bint skip):
+        self.skip = skip
+
+    def parse(self, const unsigned char[::1] buf, Py_ssize_t start, bint final,
+              Py_ssize_t max_units, bint c_numeric=True):
+        """Parse the complete units of ``buf[start:]``; return where parsing stopped.
+
+        ``final`` says that ``buf`` ends the file (its last line needs no
+        newline). Parsing stops after ``max_units`` units in the parser, before
+        an incomplete unit, or at an error (see ``error_reason``).
+        ``c_numeric`` says that ``strtod`` reads '.' as the decimal point.
+        """
+        cdef Py_ssize_t n = buf.shape[0], end
+        cdef const unsigned char* p = &buf[0] if n else NULL
+        if not 0 <= start <= n:
+            raise ValueError(f"start={start} is outside the buffer of {n} bytes")
+        self.error = E_NONE
+        self.c_numeric = c_numeric
+        with nogil:
+            end = self._parse(p, start, n, final, max_units)
+        if self.error == E_NOMEM:
+            raise MemoryError()
+        self._after_parse(buf)
+        return end
+
+    def error_reason(self, const unsigned char[::1] buf):
+        """``(line, reason)`` of the error that stopped the last ``parse``, or None."""
+        if self.error == E_NONE:
+            return None
+        token = bytes(buf[self.error_start:min(self.error_end, self.error_start + 60)])
+        # Undecodable bytes and control characters are shown escaped (\xff, \x00).
+        text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode()
+                       for c in token.decode("utf-8", "backslashreplace"))
+        if self.error_end - self.error_start > 60:
+            text += "..."
+        reason = _MESSAGES[self.error].format(token=f"'{text}'", a=self.error_a,
+                                              b=self.error_b, **self._message_fields())
+        return self.error_line, reason
+
+    def _message_fields(self):
+        return {}
+
+    cdef Py_ssize_t _parse(self, const unsigned char* p, Py_ssize_t pos, Py_ssize_t n,
+                           bint final, Py_ssize_t max_units) noexcept nogil:
+        return pos
+
+    cdef void _after_parse(self, const unsigned char[::1] buf):
+        pass
+
+    cdef inline int _fail(self, int code, Py_ssize_t line, Py_ssize_t start,
+                          Py_ssize_t end) noexcept nogil:
+        self.error = code
+        self.error_line = line
+        self.error_start = start
+        self.error_end = end
+        return UNIT_ERROR
+
+    cdef inline void _count_unit(self, Py_ssize_t line) noexcept nogil:
+        if self.n_units == 0:
+            self.first_line = line
+        self.n_units += 1
+
+
+cdef class _LineParser(_BlockParser):
+    """A unit is one line; ``_line`` parses it into the arrays or fails."""
+
+    cdef Py_ssize_t _parse(self, const unsigned char* p, Py_ssize_t pos, Py_ssize_t n,
+                           bint final, Py_ssize_t max_units) noexcept nogil:
+        cdef const unsigned char* eol
+        cdef Py_ssize_t line_end, next_line
+        cdef int outcome
+        while self.n_units < max_units and pos < n:
+            eol = <const unsigned char*>memchr(p + pos, c'\n', n - pos)
+            if eol == NULL:
+                if not final:
+                    break
+                line_end = next_line = n
+            else:
+                line_end = eol - p
+                next_line = line_end + 1
+            self.line += 1
+            outcome = self._line(p, pos, line_end)
+            if outcome == UNIT_ERROR:
+                if not self.skip or self.error == E_NOMEM:
+                    self.line -= 1
+                    return pos
+                self.error = E_NONE
+                self.n_skipped += 1
+            elif outcome == UNIT_OK:
+                self._count_unit(self.line)
+            pos = next_line
+        return pos
+
+    cdef int _line(self, const unsigned char* p, Py_ssize_t s, Py_ssize_t e) noexcept nogil:
+        return UNIT_BLANK
+
+
+# ---------------------------------------------------------------- svmlight
+cdef class SvmlightParser(_LineParser):
+    """``label [qid:N] index:value ... [# comment]`` lines into CSR arrays.
+
+    Parameters
+    ----------
+    base : {0, 1, 2}
+        0 for zero-based indices, 1 for one-based (index 0 is an error, the
+        stored column is index - 1), 2 while ``zero_based='auto'`` is undecided
+        (read as zero-based; ``decide_base`` settles it).
+    n_features : int
+        Columns are below this bound.
+    skip : bool
+        Skip malformed lines instead of stopping at them.
+    """
+
+    cdef int base
+    cdef bint auto_base
+    cdef int64_t n_features
+    cdef readonly int64_t min_column
+    cdef Buffer indptr, indices, data, labels, qids
+
+    def __init__(self, int base, int64_t n_features, bint skip):
+        super().__init__(skip)
+        self.base = base
+        self.auto_base = base == BASE_UNDECIDED
+        self.n_features = n_features
+        self.min_column = INT64_MAX
+        if _push_i64(&self.indptr, 0):
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.indptr.ptr)
+        free(self.indices.ptr)
+        free(self.data.ptr)
+        free(self.labels.ptr)
+        free(self.qids.ptr)
+
+    def _message_fields(self):
+        return {"n_features": self.n_features}
+
+    @property
+    def nnz(self):
+        """Stored features."""
+        return self.data.size // 8
+
+    def decide_base(self, const unsigned char[::1] buf, Py_ssize_t start, bint final,
+                    bint c_numeric=True):
+        """Settle ``zero_based='auto'`` on the complete lines of ``buf[start:]``.
+
+        The lines are read by a throwaway zero-based parser; once they hold a
+        feature, the file is zero-based if one of them has index 0, else one-based.
+        """
+        if self.base != BASE_UNDECIDED:
+            return
+        probe = SvmlightParser(BASE_ZERO, INT64_MAX, True)
+        probe.parse(buf, start, final, INT64_MAX, c_numeric)
+        if probe.nnz:
+            self.base = BASE_ZERO if probe.min_column == 0 else BASE_ONE
+
+    @property
+    def zero_based(self):
+        """True or False once decided, None while undecided."""
+        return None if self.base == BASE_UNDECIDED else self.base == BASE_ZERO
+
+    def take(self):
+        """``(indptr, indices, data, y, qid, first_line)`` of the parsed rows; empties the parser."""
+        indptr = _take_array(&self.indptr, np.int64)
+        out = (indptr, _take_array(&self.indices, np.int64), _take_array(&self.data, np.float64),
+               _take_array(&self.labels, np.float64), _take_array(&self.qids, np.int64),
+               self.first_line)
+        self.n_units = 0
+        if _push_i64(&self.indptr, 0):
+            raise MemoryError()
+        return out
+
+    cdef int _line(self, const unsigned char* p, Py_ssize_t s, Py_ssize_t e) noexcept nogil:
+        cdef const unsigned char* hash_mark = <const unsigned char*>memchr(p + s, c'#', e - s)
+        cdef Py_ssize_t row_start = self.data.size, t, colon
+        cdef double label, value
+        cdef int64_t index, previous = -1, qid = -1
+        cdef int status
+        if hash_mark != NULL:
+            e = hash_mark - p
+        s = _skip_space(p, s, e)
+        if s == e:
+            return UNIT_BLANK
+        t = _token_end(p, s, e)
+        if _parse_double(p + s, p + t, self.c_numeric, &label):
+            return self._fail(E_BAD_LABEL, self.line, s, t)
+        s = _skip_space(p, t, e)
+        if e - s >= 4 and p[s] == c'q' and p[s + 1] == c'i' and p[s + 2] == c'd' \
+                and p[s + 3] == c':':
+            t = _token_end(p, s, e)
+            if _parse_int64(p + s + 4, p + t, &qid) != INT_OK:
+                return self._fail(E_BAD_QID, self.line, s, t)
+            s = _skip_space(p, t, e)
+        while s < e:
+            t = _token_end(p, s, e)
+            colon = s
+            while colon < t and p[colon] != c':':
+                colon += 1
+            if colon == t:
+                return self._row_fail(E_MISSING_COLON, s, t, row_start)
+            status = _parse_int64(p + s, p + colon, &index)
+            if status == INT_BAD:
+                return self._row_fail(E_BAD_INDEX, s, colon, row_start)
+            if status == INT_OVERFLOW:
+                return self._row_fail(E_INDEX_OVERFLOW, s, colon, row_start)
+            if index < 0:
+                return self._row_fail(E_NEGATIVE_INDEX, s, colon, row_start)
+            if index <= previous:
+                return self._row_fail(E_UNSORTED, s, t, row_start)
+            previous = index
+            if self.base == BASE_ONE:
+                if index == 0:
+                    return self._row_fail(E_ZERO_INDEX_AUTO if self.auto_base else E_ZERO_INDEX,
+                                          s, t, row_start)
+                index -= 1
+            if index >= self.n_features:
+                return self._row_fail(E_INDEX_RANGE, s, t, row_start)
+            if _parse_double(p + colon + 1, p + t, self.c_numeric, &value):
+                return self._row_fail(E_BAD_VALUE, colon + 1, t, row_start)
+            if _push_i64(&self.indices, index) or _push_f64(&self.data, value):
+                return self._fail(E_NOMEM, self.line, s, s)
+            if index < self.min_column:
+                self.min_column = index
+            s = _skip_space(p, t, e)
+        if (_push_i64(&self.indptr, self.data.size // 8) or _push_f64(&self.labels, label)
+                or _push_i64(&self.qids, qid)):
+            return self._fail(E_NOMEM, self.line, s, s)
+        return UNIT_OK
+
+    cdef int _row_fail(self, int code, Py_ssize_t start, Py_ssize_t end,
+                       Py_ssize_t row_start) noexcept nogil:
+        self.data.size = row_start
+        self.indices.size = row_start
+        return self._fail(code, self.line, start, end)
+
+
+# ------------------------------------------------------------ Vowpal Wabbit
+cdef class VowpalWabbitParser(_LineParser):
+    """``label [importance [base]] [tag]|namespace feature[:value] ...`` lines.
+
+    A feature's key is the unsigned 64-bit MurmurHash3 (first half of x64_128,
+    seed 0) of ``namespace + b"^" + name``, or of ``name`` in the default
+    namespace, masked to ``n_bits`` bits when ``n_bits > 0``, else reduced
+    modulo ``2**63 - 1`` (so every key is a valid column below ``2**63 - 1``).
+
+    Parameters
+    ----------
+    n_bits : int
+        Mask keys to this many bits; 0 for the full range.
+    skip : bool
+        Skip malformed lines instead of stopping at them.
+    """
+
+    cdef uint64_t mask
+    cdef Buffer indptr, indices, data, labels, weights, scratch
+
+    def __init__(self, int n_bits, bint skip):
+        super().__init__(skip)
+        self.mask = ((<uint64_t>1) << n_bits) - 1 if n_bits else 0
+        if _push_i64(&self.indptr, 0):
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.indptr.ptr)
+        free(self.indices.ptr)
+        free(self.data.ptr)
+        free(self.labels.ptr)
+        free(self.weights.ptr)
+        free(self.scratch.ptr)
+
+    def take(self):
+        """``(indptr, indices, data, y, sample_weight, first_line)``; empties the parser.
+
+        A row's keys are in file order and may repeat.
+        """
+        out = (_take_array(&self.indptr, np.int64), _take_array(&self.indices, np.int64),
+               _take_array(&self.data, np.float64), _take_array(&self.labels, np.float64),
+               _take_array(&self.weights, np.float64), self.first_line)
+        self.n_units = 0
+        if _push_i64(&self.indptr, 0):
+            raise MemoryError()
+        return out
+
+    cdef int _line(self, const unsigned char* p, Py_ssize_t s, Py_ssize_t e) noexcept nogil:
+        cdef const unsigned char* bar
+        cdef Py_ssize_t starts[5]
+        cdef Py_ssize_t ends[5]
+        cdef Py_ssize_t n_fields = 0, q, t, i, ns_start, ns_end, colon, row_start
+        cdef double label = NAN, weight = 1.0, scale, value, base
+        s = _skip_space(p, s, e)
+        if s == e:
+            return UNIT_BLANK
+        bar = <const unsigned char*>memchr(p + s, c'|', e - s)
+        if bar == NULL:
+            return self._fail(E_MISSING_BAR, self.line, s, _rstrip(p, s, e))
+        q = _skip_space(p, s, bar - p)
+        while q < bar - p:
+            t = _token_end(p, q, bar - p)
+            if n_fields == 5:
+                return self._fail(E_LABEL_FIELDS, self.line, s, bar - p)
+            starts[n_fields] = q
+            ends[n_fields] = t
+            n_fields += 1
+            q = _skip_space(p, t, bar - p)
+        # A tag is the field glued to the '|' or the field starting with a quote.
+        if n_fields and (ends[n_fields - 1] == bar - p or p[starts[n_fields - 1]] == c"'"):
+            n_fields -= 1
+        if n_fields > 3:
+            return self._fail(E_LABEL_FIELDS, self.line, s, bar - p)
+        if n_fields >= 1 and _parse_double(p + starts[0], p + ends[0], self.c_numeric, &label):
+            return self._fail(E_BAD_LABEL, self.line, starts[0], ends[0])
+        if n_fields >= 2 and (
+                _parse_double(p + starts[1], p + ends[1], self.c_numeric, &weight)
+                or not weight >= 0):
+            return self._fail(E_BAD_IMPORTANCE, self.line, starts[1], ends[1])
+        if n_fields == 3 and _parse_double(p + starts[2], p + ends[2], self.c_numeric, &base):
+            return self._fail(E_BAD_BASE, self.line, starts[2], ends[2])
+        row_start = self.data.size
+        q = bar - p
+        while q < e:
+            q += 1  # past the '|'
+            ns_start = q
+            while q < e and not IS_SPACE[p[q]] and p[q] != c'|':
+                q += 1
+            ns_end = q
+            scale = 1.0
+            colon = ns_start
+            while colon < ns_end and p[colon] != c':':
+                colon += 1
+            if colon < ns_end:
+                if _parse_double(p + colon + 1, p + ns_end, self.c_numeric, &scale):
+                    return self._row_fail(E_BAD_VALUE, colon + 1, ns_end, row_start)
+                ns_end = colon
+            while True:
+                q = _skip_space(p, q, e)
+                if q == e or p[q] == c'|':
+                    break
+                t = q
+                while t < e and not IS_SPACE[p[t]] and p[t] != c'|':
+                    t += 1
+                colon = q
+                while colon < t and p[colon] != c':':
+                    colon += 1
+                if colon == q:
+                    return self._row_fail(E_EMPTY_NAME, q, t, row_start)
+                value = 1.0
+                if colon < t and _parse_double(p + colon + 1, p + t, self.c_numeric, &value):
+                    return self._row_fail(E_BAD_VALUE, colon + 1, t, row_start)
+                if (_reserve(&self.scratch, ns_end - ns_start + 1 + colon - q)
+                        or _push_i64(&self.indices, self._key(p, ns_start, ns_end, q, colon))
+                        or _push_f64(&self.data, value * scale)):
+                    return self._fail(E_NOMEM, self.line, q, q)
+                q = t
+        if (_push_i64(&self.indptr, self.data.size // 8) or _push_f64(&self.labels, label)
+                or _push_f64(&self.weights, weight)):
+            return self._fail(E_NOMEM, self.line, s, s)
+        return UNIT_OK
+
+    cdef int64_t _key(self, const unsigned char* p, Py_ssize_t ns_start, Py_ssize_t ns_end,
+                      Py_ssize_t name_start, Py_ssize_t name_end) noexcept nogil:
+        """Key of a feature; the scratch buffer must hold namespace, '^' and name."""
+        cdef Py_ssize_t ns_len = ns_end - ns_start, name_len = name_end - name_start
+        cdef uint64_t h
+        if ns_len == 0:
+            h = <uint64_t>murmurhash3_64_bytes(p + name_start, name_len, 0)
+        else:
+            memcpy(self.scratch.ptr, p + ns_start, ns_len)
+            self.scratch.ptr[ns_len] = c'^'
+            memcpy(self.scratch.ptr + ns_len + 1, p + name_start, name_len)
+            h = <uint64_t>murmurhash3_64_bytes(<const unsigned char*>self.scratch.ptr,
+                                               ns_len + 1 + name_len, 0)
+        if self.mask:
+            return <int64_t>(h & self.mask)
+        return <int64_t>(h % (<uint64_t>INT64_MAX))
+
+    cdef int _row_fail(self, int code, Py_ssize_t start, Py_ssize_t end,
+                       Py_ssize_t row_start) noexcept nogil:
+        self.data.size = row_start
+        self.indices.size = row_start
+        return self._fail(code, self.line, start, end)
+
+
+# -------------------------------------------------------------- FASTA/FASTQ
+cdef struct Record:
+    Py_ssize_t header_start, header_end, seq_start, seq_end, seq_len, qual_start, line
+
+
+cdef inline Py_ssize_t _line_end(const unsigned char* p, Py_ssize_t pos,
+                                 Py_ssize_t n) noexcept nogil:
+    """Offset of the newline ending the line at ``pos``, or ``n``."""
+    cdef const unsigned char* eol = <const unsigned char*>memchr(p + pos, c'\n', n - pos)
+    return n if eol == NULL else eol - p
+
+
+cdef class _ReadsParser(_BlockParser):
+    """Records into lists of names (str), sequences and qualities (bytes).
+
+    The nogil scan validates the records and notes their byte spans; the
+    Python objects are made from the spans before ``parse`` returns.
+    """
+
+    cdef Buffer records
+    cdef list names, sequences, qualities
+
+    def __init__(self, bint skip):
+        super().__init__(skip)
+        self.names, self.sequences, self.qualities = [], [], []
+
+    def __dealloc__(self):
+        free(self.records.ptr)
+
+    def take(self):
+        """``(names, sequences, qualities, first_line)``; empties the parser."""
+        out = self.names, self.sequences, self.qualities, self.first_line
+        self.names, self.sequences, self.qualities = [], [], []
+        self.n_units = 0
+        return out
+
+    cdef int _push_record(self, Py_ssize_t header_start, Py_ssize_t header_end,
+                          Py_ssize_t seq_start, Py_ssize_t seq_end, Py_ssize_t seq_len,
+                          Py_ssize_t qual_start, Py_ssize_t line) noexcept nogil:
+        cdef Record* r
+        if _reserve(&self.records, sizeof(Record)):
+            return self._fail(E_NOMEM, line, 0, 0)
+        r = <Record*>(self.records.ptr + self.records.size)
+        r.header_start, r.header_end = header_start, header_end
+        r.seq_start, r.seq_end, r.seq_len = seq_start, seq_end, seq_len
+        r.qual_start, r.line = qual_start, line
+        self.records.size += sizeof(Record)
+        self._count_unit(line)
+        return UNIT_OK
+
+    cdef void _after_parse(self, const unsigned char[::1] buf):
+        cdef Record* r = <Record*>self.records.ptr
+        cdef Py_ssize_t i, n = self.records.size // <Py_ssize_t>sizeof(Record)
+        if n == 0:
+            return
+        cdef const char* p = <const char*>&buf[0]
+        for i in range(n):
+            self.names.append(PyUnicode_DecodeUTF8(p + r[i].header_start,
+                                                   r[i].header_end - r[i].header_start,
+                                                   "strict"))
+            self.sequences.append(self._sequence(p, &r[i]))
+            self._add_quality(p, &r[i])
+        self.records.size = 0
+
+    cdef object _sequence(self, const char* p, Record* r):
+        return PyBytes_FromStringAndSize(p + r.seq_start, r.seq_len)
+
+    cdef void _add_quality(self, const char* p, Record* r):
+        pass
+
+    cdef Py_ssize_t _skip_blank_lines(self, const unsigned char* p, Py_ssize_t pos,
+                                      Py_ssize_t n, bint final) noexcept nogil:
+        """Offset of the next non-blank line (or of an incomplete one, or ``n``)."""
+        cdef Py_ssize_t end
+        while pos < n:
+            end = _line_end(p, pos, n)
+            if end == n and not final or _skip_space(p, pos, end) < end:
+                return pos
+            pos = end + 1 if end < n else n
+            self.line += 1
+        return pos
+
+
+
+cdef class FastaParser(_ReadsParser):
+    """FASTA records: a ``>header`` line, then sequence lines up to the next header.
+
+    Whitespace inside sequence lines (line breaks, ``\\r``) is dropped. A
+    record is complete when the next header or the end of the file is seen.
+    Skipping drops everything up to the next header line.
+    """
+
+    cdef Py_ssize_t _parse(self, const unsigned char* p, Py_ssize_t pos, Py_ssize_t n,
+                           bint final, Py_ssize_t max_units) noexcept nogil:
+        cdef Py_ssize_t line, record_line, end, header_end, seq_start, seq_len, i, next_line
+        cdef int code
+        while self.n_units < max_units:
+            pos = self._skip_blank_lines(p, pos, n, final)
+            if pos == n:
+                return pos
+            end = _line_end(p, pos, n)
+            if end == n and not final:
+                return pos
+            record_line = line = self.line + 1
+            header_end = _rstrip(p, pos, end)
+            code = E_NONE
+            if p[pos] != c'>':
+                code = E_NO_HEADER
+            elif not _is_printable_utf8(p + pos + 1, header_end - pos - 1):
+                code = E_BAD_HEADER
+            if code != E_NONE and not self.skip:
+                self._fail(code, line, pos, header_end)
+                return pos
+            seq_start = next_line = min(end + 1, n)
+            seq_len = 0
+            while True:
+                if next_line >= n:
+                    if not final:
+                        return pos
+                    break
+                end = _line_end(p, next_line, n)
+                if end == n and not final:
+                    return pos
+                if p[next_line] == c'>':
+                    break
+                line += 1
+                if code == E_NONE:
+                    for i in range(next_line, end):
+                        if IS_SEQ[p[i]]:
+                            seq_len += 1
+                        elif not IS_SPACE[p[i]]:
+                            if not self.skip:
+                                self._fail(E_SEQ_CHAR, line, i, i + 1)
+                                return pos
+                            code = E_SEQ_CHAR
+                            break
+                next_line = end + 1 if end < n else n
+            if code != E_NONE:
+                self.n_skipped += 1
+            elif self._push_record(pos + 1, header_end, seq_start, next_line, seq_len, 0,
+                                   record_line) == UNIT_ERROR:
+                return pos
+            self.line = line
+            pos = next_line
+        return pos
+
+    cdef object _sequence(self, const char* p, Record* r):
+        """The sequence lines without their whitespace."""
+        seq = PyBytes_FromStringAndSize(NULL, r.seq_len)
+        cdef char* out = PyBytes_AS_STRING(seq)
+        cdef Py_ssize_t i, j = 0
+        for i in range(r.seq_start, r.seq_end):
+            if not IS_SPACE[<unsigned char>p[i]]:
+                out[j] = p[i]
+                j += 1
+        return seq
+
+
+cdef Py_ssize_t _find_lines(const unsigned char* p, Py_ssize_t pos, Py_ssize_t n, bint final,
+                            Py_ssize_t wanted, Py_ssize_t* starts, Py_ssize_t* ends) noexcept nogil:
+    """Spans of up to ``wanted`` lines from ``pos``: how many the buffer holds, or -1.
+
+    -1 means a line is cut by the end of a buffer that does not end the file.
+    """
+    cdef Py_ssize_t k
+    for k in range(wanted):
+        if pos >= n:
+            return -1 if not final else k
+        starts[k] = pos
+        ends[k] = _line_end(p, pos, n)
+        if ends[k] == n and not final:
+            return -1
+        pos = ends[k] + 1
+    return wanted
+
+
+cdef class FastqParser(_ReadsParser):
+    """FASTQ records of four lines: ``@header``, sequence, ``+[header]``, quality.
+
+    The quality line must be as long as the sequence, in ``'!'..'~'``.
+    Skipping drops a bad record's four lines, or a run of lines that do not
+    start with '@' (counted once).
+    """
+
+    cdef bint in_bad_run
+
+    cdef Py_ssize_t _parse(self, const unsigned char* p, Py_ssize_t pos, Py_ssize_t n,
+                           bint final, Py_ssize_t max_units) noexcept nogil:
+        cdef Py_ssize_t starts[4]
+        cdef Py_ssize_t ends[4]
+        cdef Py_ssize_t line, n_lines
+        while self.n_units < max_units:
+            pos = self._skip_blank_lines(p, pos, n, final)
+            if pos == n:
+                return pos
+            line = self.line + 1
+            n_lines = _find_lines(p, pos, n, final, 4 if p[pos] == c'@' else 1, starts, ends)
+            if n_lines < 0:
+                return pos
+            if p[pos] != c'@':
+                if not self.skip:
+                    self._fail(E_NO_AT, line, pos, _rstrip(p, pos, ends[0]))
+                    return pos
+                if not self.in_bad_run:
+                    self.n_skipped += 1
+                    self.in_bad_run = True
+                self.line += 1
+                pos = min(ends[0] + 1, n)
+                continue
+            self.in_bad_run = False
+            if n_lines < 4:
+                self._fail(E_TRUNCATED, line, pos, _rstrip(p, pos, ends[0]))
+                self.error_a = n_lines
+            else:
+                self._check_record(p, starts, ends, line)
+            if self.error == E_NOMEM or self.error != E_NONE and not self.skip:
+                return pos
+            if self.error != E_NONE:
+                self.error = E_NONE
+                self.n_skipped += 1
+            elif self._push_record(pos + 1, _rstrip(p, pos, ends[0]), starts[1], 0,
+                                   _rstrip(p, starts[1], ends[1]) - starts[1], starts[3],
+                                   line) == UNIT_ERROR:
+                return pos
+            self.line += n_lines
+            pos = min(ends[n_lines - 1] + 1, n)
+        return pos
+
+    cdef int _check_record(self, const unsigned char* p, Py_ssize_t* starts,
+                           Py_ssize_t* ends, Py_ssize_t line) noexcept nogil:
+        """Validate the four lines of a record; UNIT_ERROR with the error set if bad."""
+        cdef Py_ssize_t header_end = _rstrip(p, starts[0], ends[0])
+        cdef Py_ssize_t seq_end = _rstrip(p, starts[1], ends[1])
+        cdef Py_ssize_t plus_end = _rstrip(p, starts[2], ends[2])
+        cdef Py_ssize_t qual_end = _rstrip(p, starts[3], ends[3])
+        cdef Py_ssize_t i
+        if not _is_printable_utf8(p + starts[0] + 1, header_end - starts[0] - 1):
+            return self._fail(E_BAD_HEADER, line, starts[0], header_end)
+        for i in range(starts[1], seq_end):
+            if not IS_SEQ[p[i]]:
+                return self._fail(E_SEQ_CHAR, line + 1, i, i + 1)
+        if plus_end == starts[2] or p[starts[2]] != c'+':
+            return self._fail(E_NO_PLUS, line + 2, starts[2], plus_end)
+        if plus_end - starts[2] > 1 and (
+                plus_end - starts[2] != header_end - starts[0]
+                or memcmp(p + starts[2] + 1, p + starts[0] + 1, header_end - starts[0] - 1)):
+            return self._fail(E_PLUS_MISMATCH, line + 2, starts[2], plus_end)
+        if qual_end - starts[3] != seq_end - starts[1]:
+            self.error_a = qual_end - starts[3]
+            self.error_b = seq_end - starts[1]
+            return self._fail(E_QUAL_LEN, line + 3, starts[3], qual_end)
+        for i in range(starts[3], qual_end):
+            if not 33 <= p[i] <= 126:
+                return self._fail(E_QUAL_CHAR, line + 3, i, i + 1)
+        return UNIT_OK
+
+    cdef void _add_quality(self, const char* p, Record* r):
+        self.qualities.append(PyBytes_FromStringAndSize(p + r.qual_start, r.seq_len))

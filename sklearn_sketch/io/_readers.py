@@ -1,0 +1,527 @@
+"""Streaming readers: files in chunks of CSR rows or reads, in bounded memory.
+
+A reader opens its file (plain or gzip, told apart by the magic bytes) each
+time it is iterated, reads it in blocks of ``block_size`` bytes and hands each
+block to a compiled parser (``_parsers.pyx``), which parses the complete lines
+or records and leaves the cut-off tail for the next block. Only one block and
+one chunk are held at a time, whatever the file size; a line or record longer
+than a block makes the next reads grow geometrically until it fits.
+"""
+import gzip
+import locale
+import numbers
+import zlib
+from contextlib import contextmanager
+from os import PathLike, fspath
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._parsers import FastaParser, FastqParser, SvmlightParser, VowpalWabbitParser
+
+MAX_FEATURES = 2**63 - 1
+_GZIP_MAGIC = b"\x1f\x8b"
+_BASES = {True: 0, False: 1, "auto": 2}
+
+
+class ParseError(ValueError):
+    """A malformed line or record, named by its file and 1-based line number.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    line : int
+        1-based line number of the error.
+    reason : str
+        What is wrong.
+
+    Examples
+    --------
+    >>> from sklearn_sketch.io import ParseError
+    >>> err = ParseError("train.svm", 3, "bad label 'x': not a number")
+    >>> print(err)
+    train.svm, line 3: bad label 'x': not a number
+    >>> isinstance(err, ValueError), err.line
+    (True, 3)
+    """
+
+    def __init__(self, path, line, reason):
+        super().__init__(f"{path}, line {line}: {reason}")
+        self.path = path
+        self.line = line
+        self.reason = reason
+
+    def __reduce__(self):
+        return type(self), (self.path, self.line, self.reason)
+
+
+class Chunk(NamedTuple):
+    """Consecutive rows of a svmlight or Vowpal Wabbit file.
+
+    Parameters
+    ----------
+    X : scipy.sparse.csr_matrix of shape (n_rows, n_features)
+        Features: float64 data, int64 indices, canonical (sorted, no duplicate
+        column within a row); every chunk of a stream has the same ``n_features``.
+    y : ndarray of float64, shape (n_rows,)
+        Labels (NaN for a Vowpal Wabbit example without a label).
+    sample_weight : ndarray of float64, shape (n_rows,) or None
+        Importance weights (Vowpal Wabbit), None for svmlight.
+    first_line : int
+        1-based line number of the first row in the file.
+    qid : ndarray of int64, shape (n_rows,) or None
+        Query ids (-1 where a row has none) when asked for, else None.
+    """
+
+    X: sp.csr_matrix
+    y: np.ndarray
+    sample_weight: np.ndarray | None
+    first_line: int
+    qid: np.ndarray | None = None
+
+
+class ReadChunk(NamedTuple):
+    """Consecutive records of a FASTA or FASTQ file.
+
+    Parameters
+    ----------
+    names : list of str
+        Header lines without the leading '>' or '@' and trailing whitespace.
+    sequences : list of bytes
+        Sequences as in the file (case kept), line breaks removed.
+    qualities : list of bytes or None
+        FASTQ quality strings, None for FASTA.
+    labels : ndarray of shape (n_reads,) or None
+        One label per read, None when the reader has no labels.
+    path : str
+        The file the reads come from (a chunk never spans two files).
+    first_line : int
+        1-based line number of the first record's header.
+    """
+
+    names: list
+    sequences: list
+    qualities: list | None
+    labels: np.ndarray | None
+    path: str
+    first_line: int
+
+
+# ------------------------------------------------------------------ helpers
+def _check_int(name, value, low, high=None):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    if value < low or high is not None and value > high:
+        bound = f"[{low}, {high}]" if high is not None else f">= {low}"
+        raise ValueError(f"{name} must be {bound}, got {value}")
+    return int(value)
+
+
+def _check_options(on_error, block_size):
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    return _check_int("block_size", block_size, 1)
+
+
+@contextmanager
+def _open(path):
+    """The file as a binary stream, decompressed if it starts with the gzip magic."""
+    with open(path, "rb") as raw:
+        if raw.peek(len(_GZIP_MAGIC))[:len(_GZIP_MAGIC)] == _GZIP_MAGIC:
+            with gzip.GzipFile(fileobj=raw, mode="rb") as f:
+                yield f, True
+        else:
+            yield raw, False
+
+
+def _parse_file(path, parser, max_units, block_size, prepare=None):
+    """Feed ``path`` to ``parser``; yield ``parser.take()`` every ``max_units`` units.
+
+    ``prepare(buf, start, final, c_numeric)`` is called before each new block
+    is parsed. A parse error or corrupt gzip data raises ``ParseError``.
+    """
+    with _open(path) as (f, gzipped):
+        buf = bytearray()
+        pos = 0
+        size = block_size
+        final = False
+        while not final:
+            try:
+                data = f.read(size)
+            except (OSError, EOFError, zlib.error) as exc:
+                if not gzipped:
+                    raise
+                raise ParseError(path, parser.line + 1, f"corrupt gzip data ({exc})") from exc
+            final = not data
+            del buf[:pos]
+            buf += data
+            pos = start = 0
+            c_numeric = locale.localeconv()["decimal_point"] == "."
+            if prepare is not None:
+                prepare(buf, pos, final, c_numeric)
+            while True:
+                pos = parser.parse(buf, pos, final, max_units, c_numeric)
+                error = parser.error_reason(buf)
+                if error is not None:
+                    raise ParseError(path, *error)
+                if parser.n_units < max_units:
+                    break
+                yield parser.take()
+            # A unit longer than the buffer: read more at a time until it fits.
+            size = block_size if pos > start else 2 * size
+        if parser.n_units:
+            yield parser.take()
+
+
+def _canonical_csr(data, indices, indptr, n_features, sorted_unique):
+    """Canonical CSR with int64 indices (scipy narrows indices that fit in int32).
+
+    ``sorted_unique`` says that each row's indices already increase strictly;
+    otherwise they are sorted and repeated columns summed.
+    """
+    X = sp.csr_matrix((data, indices, indptr), shape=(indptr.size - 1, n_features))
+    if sorted_unique:
+        X.has_canonical_format = True
+    else:
+        X.sum_duplicates()
+    X.indices = X.indices.astype(np.int64, copy=False)
+    X.indptr = X.indptr.astype(np.int64, copy=False)
+    return X
+
+
+# ------------------------------------------------------------------ readers
+class SvmlightReader:
+    """Stream a svmlight / libsvm file in chunks of CSR rows.
+
+    Lines are ``label [qid:N] index:value ... [# comment]``; comments and blank
+    lines are skipped, indices must increase within a line. Stacking the
+    chunks gives the ``X`` and ``y`` of :func:`sklearn.datasets.load_svmlight_file`
+    called with the same ``zero_based`` and ``n_features`` (numbers are parsed
+    as Python's ``float`` does, except that underscores are refused; indices
+    may go beyond 2**31). Plain or gzip files; an empty file gives no chunk.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    chunk_rows : int, default=10000
+        Rows per chunk (the last chunk may have fewer).
+    n_features : int, default=None
+        Number of columns of every chunk; an index at or past it is an error.
+        Default :data:`MAX_FEATURES` (``2**63 - 1``): every int64 index fits,
+        and the estimators of this package take such shapes (they never build
+        an ``n_features``-sized array).
+    zero_based : bool or "auto", default="auto"
+        Whether indices start at 0 (else at 1, and column = index - 1). A
+        stream cannot look at the whole file first, so ``"auto"`` decides on
+        the first block (``block_size`` bytes) that holds a feature: zero-based
+        if an index 0 is in it, else one-based; an index 0 seen later in a
+        file so judged one-based raises ``ParseError`` (pass ``True``).
+    query_id : bool, default=False
+        Return the ``qid:N`` values in ``Chunk.qid`` (they are always checked).
+    on_error : {"raise", "skip"}, default="raise"
+        Raise ``ParseError`` at a malformed line, or skip it and count it in
+        ``n_skipped_``.
+    block_size : int, default=2**20
+        Bytes read at a time.
+
+    Attributes
+    ----------
+    n_skipped_ : int
+        Lines skipped so far by the current or last iteration.
+    zero_based_ : bool or None
+        The index base in use (None while ``"auto"`` has seen no feature).
+
+    See Also
+    --------
+    VowpalWabbitReader : Vowpal Wabbit text files.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from sklearn_sketch.io import SvmlightReader
+    >>> path = os.path.join(tempfile.mkdtemp(), "toy.svm")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("# two rows\\n1 1:0.5 3:2\\n-1 2:1e-1\\n")
+    >>> for chunk in SvmlightReader(path, chunk_rows=1, n_features=3, zero_based=False):
+    ...     print(chunk.first_line, chunk.y, chunk.X.toarray())
+    2 [1.] [[0.5 0.  2. ]]
+    3 [-1.] [[0.  0.1 0. ]]
+    """
+
+    def __init__(self, path, chunk_rows=10000, *, n_features=None, zero_based="auto",
+                 query_id=False, on_error="raise", block_size=2**20):
+        self.path = fspath(path)
+        self.chunk_rows = _check_int("chunk_rows", chunk_rows, 1)
+        self.n_features = (None if n_features is None
+                           else _check_int("n_features", n_features, 1, MAX_FEATURES))
+        if zero_based not in (True, False, "auto"):
+            raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
+        self.zero_based = zero_based
+        self.query_id = bool(query_id)
+        self.block_size = _check_options(on_error, block_size)
+        self.on_error = on_error
+
+    def __iter__(self):
+        """Yield the chunks of the file, from its start.
+
+        Yields
+        ------
+        chunk : Chunk
+            ``Chunk(X, y, None, first_line, qid)``.
+        """
+        n_features = MAX_FEATURES if self.n_features is None else self.n_features
+        parser = SvmlightParser(_BASES[self.zero_based], n_features, self.on_error == "skip")
+        self.n_skipped_ = 0
+        self.zero_based_ = parser.zero_based
+        for indptr, indices, data, y, qid, first_line in _parse_file(
+                self.path, parser, self.chunk_rows, self.block_size, parser.decide_base):
+            self.n_skipped_ = parser.n_skipped
+            self.zero_based_ = parser.zero_based
+            X = _canonical_csr(data, indices, indptr, n_features, sorted_unique=True)
+            yield Chunk(X, y, None, first_line, qid if self.query_id else None)
+        self.n_skipped_ = parser.n_skipped
+        self.zero_based_ = parser.zero_based
+
+
+class VowpalWabbitReader:
+    """Stream a Vowpal Wabbit text file in chunks of CSR rows with hashed keys.
+
+    Lines are ``[label [importance [base]]] [tag]|namespace feature[:value] ...``
+    with any number of ``|namespace`` sections (``|ns:2 f`` scales the section's
+    values by 2; ``| f`` is the default namespace). The tag is the field glued
+    to the first ``|`` or starting with a quote; the base is checked and unused.
+    A missing label is NaN, a missing importance 1, a missing value 1. Blank
+    lines are skipped. Plain or gzip files; an empty file gives no chunk.
+
+    A feature's column is its key: the unsigned 64-bit MurmurHash3 (first half
+    of x64_128, seed 0, the hash of
+    :func:`~sklearn_sketch._core.murmurhash3_64`) of the bytes
+    ``namespace + b"^" + name``, or of ``name`` alone in the default
+    namespace; names are bytes, never decoded. The hash is reduced modulo
+    ``2**63 - 1`` (``n_bits=None``) or masked to its low ``n_bits`` bits.
+    Keys that collide within a row are summed.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    chunk_rows : int, default=10000
+        Rows per chunk (the last chunk may have fewer).
+    n_bits : int, default=None
+        Keep the low ``n_bits`` bits of the hash (like VW's ``-b``), in
+        ``[1, 62]``; chunks then have ``2**n_bits`` columns, else
+        :data:`MAX_FEATURES`.
+    on_error : {"raise", "skip"}, default="raise"
+        Raise ``ParseError`` at a malformed line, or skip it and count it in
+        ``n_skipped_``.
+    block_size : int, default=2**20
+        Bytes read at a time.
+
+    Attributes
+    ----------
+    n_skipped_ : int
+        Lines skipped so far by the current or last iteration.
+
+    See Also
+    --------
+    SvmlightReader : Files in svmlight / libsvm format.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import mmh3
+    >>> from sklearn_sketch.io import VowpalWabbitReader
+    >>> path = os.path.join(tempfile.mkdtemp(), "toy.vw")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("1 2.0 'first|words hello:3\\n-1 |words bye\\n")
+    >>> chunk = next(iter(VowpalWabbitReader(path, n_bits=20)))
+    >>> chunk.y, chunk.sample_weight, chunk.X.shape
+    (array([ 1., -1.]), array([2., 1.]), (2, 1048576))
+    >>> key = mmh3.hash64(b"words^hello", 0, signed=False)[0] % 2**20
+    >>> float(chunk.X[0, key])
+    3.0
+    """
+
+    def __init__(self, path, chunk_rows=10000, *, n_bits=None, on_error="raise",
+                 block_size=2**20):
+        self.path = fspath(path)
+        self.chunk_rows = _check_int("chunk_rows", chunk_rows, 1)
+        self.n_bits = None if n_bits is None else _check_int("n_bits", n_bits, 1, 62)
+        self.block_size = _check_options(on_error, block_size)
+        self.on_error = on_error
+
+    def __iter__(self):
+        """Yield the chunks of the file, from its start.
+
+        Yields
+        ------
+        chunk : Chunk
+            ``Chunk(X, y, sample_weight, first_line)``.
+        """
+        n_features = MAX_FEATURES if self.n_bits is None else 2**self.n_bits
+        parser = VowpalWabbitParser(self.n_bits or 0, self.on_error == "skip")
+        self.n_skipped_ = 0
+        for indptr, indices, data, y, weight, first_line in _parse_file(
+                self.path, parser, self.chunk_rows, self.block_size):
+            self.n_skipped_ = parser.n_skipped
+            X = _canonical_csr(data, indices, indptr, n_features, sorted_unique=False)
+            yield Chunk(X, y, weight, first_line)
+        self.n_skipped_ = parser.n_skipped
+
+
+class _ReadsReader:
+    """Records of one or several files, with labels by file or by name."""
+
+    _parser = None
+    _has_quality = False
+
+    def __init__(self, paths, chunk_reads=10000, *, label=None, on_error="raise",
+                 block_size=2**20):
+        if isinstance(paths, dict):
+            if label is not None:
+                raise ValueError("give labels either by file (a dict of paths) or by a "
+                                 "label function, not both")
+            self._files = [(fspath(path), file_label) for path, file_label in paths.items()]
+        elif isinstance(paths, (str, bytes, PathLike)):
+            self._files = [(fspath(paths), None)]
+        else:
+            self._files = [(fspath(path), None) for path in paths]
+        if label is not None and not callable(label):
+            raise TypeError(f"label must be callable, got {type(label).__name__}")
+        self.paths = paths
+        self.label = label
+        self.chunk_reads = _check_int("chunk_reads", chunk_reads, 1)
+        self.block_size = _check_options(on_error, block_size)
+        self.on_error = on_error
+
+    def __iter__(self):
+        """Yield the chunks of every file in turn, from their start.
+
+        Yields
+        ------
+        chunk : ReadChunk
+            ``ReadChunk(names, sequences, qualities, labels, path, first_line)``.
+        """
+        self.n_skipped_ = 0
+        by_file = isinstance(self.paths, dict)
+        for path, file_label in self._files:
+            parser = self._parser(self.on_error == "skip")
+            skipped_before = self.n_skipped_
+            for names, sequences, qualities, first_line in _parse_file(
+                    path, parser, self.chunk_reads, self.block_size):
+                self.n_skipped_ = skipped_before + parser.n_skipped
+                if by_file:
+                    labels = np.asarray([file_label] * len(names))
+                elif self.label is not None:
+                    labels = np.asarray([self.label(name) for name in names])
+                else:
+                    labels = None
+                yield ReadChunk(names, sequences, qualities if self._has_quality else None,
+                                labels, path, first_line)
+            self.n_skipped_ = skipped_before + parser.n_skipped
+
+
+class FastaReader(_ReadsReader):
+    """Stream the records of FASTA files in chunks of reads.
+
+    A record is a ``>header`` line and the sequence lines up to the next
+    header; the lines are joined (a long genome is gathered block by block,
+    never line by line in Python) and whitespace such as ``\\r`` is dropped.
+    Sequence characters are letters, ``*``, ``-`` and ``.``; headers must be
+    printable UTF-8. Blank lines are skipped; an empty file gives no chunk.
+    Plain or gzip files.
+
+    Parameters
+    ----------
+    paths : str, path-like, list of them, or dict
+        The file(s), read in turn; a dict ``{path: label}`` labels every read
+        of a file.
+    chunk_reads : int, default=10000
+        Reads per chunk (the last chunk of each file may have fewer).
+    label : callable, default=None
+        ``label(name) -> label`` for each read, given its header; not with a dict.
+    on_error : {"raise", "skip"}, default="raise"
+        Raise ``ParseError`` at a malformed record, or skip it (up to the
+        next header line) and count it in ``n_skipped_``.
+    block_size : int, default=2**20
+        Bytes read at a time.
+
+    Attributes
+    ----------
+    n_skipped_ : int
+        Records skipped so far by the current or last iteration.
+
+    See Also
+    --------
+    FastqReader : FASTQ files.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from sklearn_sketch.io import FastaReader
+    >>> path = os.path.join(tempfile.mkdtemp(), "toy.fa")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write(">r1 E. coli\\nACGT\\nAC\\n>r2 S. aureus\\nTTGA\\n")
+    >>> chunk = next(iter(FastaReader(path, label=lambda name: name.split(" ", 1)[1])))
+    >>> chunk.names, chunk.sequences, chunk.labels.tolist()
+    (['r1 E. coli', 'r2 S. aureus'], [b'ACGTAC', b'TTGA'], ['E. coli', 'S. aureus'])
+    """
+
+    _parser = FastaParser
+
+
+class FastqReader(_ReadsReader):
+    """Stream the records of FASTQ files in chunks of reads.
+
+    A record is four lines: ``@header``, the sequence, ``+`` (optionally
+    followed by the header again) and the quality string, which must be as long
+    as the sequence and in ``'!'..'~'``. Sequence characters are letters,
+    ``*``, ``-`` and ``.``; headers must be printable UTF-8; trailing
+    whitespace (``\\r``) is dropped. A file that ends inside a record is an
+    error. Blank lines between records are skipped; an empty file gives no
+    chunk. Plain or gzip files.
+
+    Parameters
+    ----------
+    paths : str, path-like, list of them, or dict
+        The file(s), read in turn; a dict ``{path: label}`` labels every read
+        of a file.
+    chunk_reads : int, default=10000
+        Reads per chunk (the last chunk of each file may have fewer).
+    label : callable, default=None
+        ``label(name) -> label`` for each read, given its header; not with a dict.
+    on_error : {"raise", "skip"}, default="raise"
+        Raise ``ParseError`` at a malformed record, or skip it and count it in
+        ``n_skipped_`` (a run of lines not starting with '@' counts once).
+    block_size : int, default=2**20
+        Bytes read at a time.
+
+    Attributes
+    ----------
+    n_skipped_ : int
+        Records skipped so far by the current or last iteration.
+
+    See Also
+    --------
+    FastaReader : FASTA files.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from sklearn_sketch.io import FastqReader
+    >>> folder = tempfile.mkdtemp()
+    >>> paths = {os.path.join(folder, "ecoli.fq"): 0, os.path.join(folder, "saureus.fq"): 1}
+    >>> for path, text in zip(paths, ["@a\\nACGT\\n+\\nIIII\\n", "@b\\nTT\\n+b\\nI#\\n"]):
+    ...     with open(path, "w") as f:
+    ...         _ = f.write(text)
+    >>> for chunk in FastqReader(paths):
+    ...     print(chunk.names, chunk.sequences, chunk.qualities, chunk.labels)
+    ['a'] [b'ACGT'] [b'IIII'] [0]
+    ['b'] [b'TT'] [b'I#'] [1]
+    """
+
+    _parser = FastqParser
+    _has_quality = True

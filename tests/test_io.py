@@ -1,0 +1,670 @@
+"""Streaming readers: equal to scikit-learn's loader, hashed VW keys, FASTA/FASTQ, errors."""
+import doctest
+import gzip
+import importlib
+import inspect
+import os
+import pickle
+
+import mmh3
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import load_svmlight_file
+
+import sklearn_sketch.io
+from sklearn_sketch import MissionClassifier
+from sklearn_sketch.io import (
+    MAX_FEATURES,
+    FastaReader,
+    FastqReader,
+    ParseError,
+    SvmlightReader,
+    VowpalWabbitReader,
+)
+from sklearn_sketch.io._parsers import SvmlightParser
+
+
+def write(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_bytes(content.encode() if isinstance(content, str) else content)
+    return path
+
+
+def stack(chunks):
+    """indptr, indices, data, y of the chunks' rows put one after the other."""
+    indptr, indices, data, y = [np.zeros(1, dtype=np.int64)], [], [], []
+    for chunk in chunks:
+        indptr.append(chunk.X.indptr[1:] + indptr[-1][-1])
+        indices.append(chunk.X.indices)
+        data.append(chunk.X.data)
+        y.append(chunk.y)
+    cat = np.concatenate
+    return cat(indptr), cat(indices or [[]]), cat(data or [[]]), cat(y or [[]])
+
+
+def assert_same_as_sklearn(chunks, path, **kwargs):
+    X, y = load_svmlight_file(str(path), **kwargs)
+    X = sp.csr_matrix(X)
+    indptr, indices, data, labels = stack(chunks)
+    np.testing.assert_array_equal(indptr, X.indptr)
+    np.testing.assert_array_equal(indices, X.indices)
+    # Bitwise, so that -0.0 and the last bit of every value count.
+    np.testing.assert_array_equal(data.view(np.int64), X.data.view(np.int64))
+    np.testing.assert_array_equal(labels, y)
+
+
+# ---------------------------------------------------------------- svmlight
+VALUES = ["1", "-0.25", "1e-3", "2.5E+2", "+7", "0", "-0", "1.5e-310", ".5", "3.",
+          "123456789.123456789", "-2.2250738585072011e-308", "1E22", "9007199254740993"]
+
+
+def svmlight_text(rng, n_rows, zero_based, eol="\n"):
+    """Random rows with empty rows, comments, blank lines, qids, tabs and odd numbers."""
+    lines = ["# generated", ""]
+    first = 0 if zero_based else 1
+    for _ in range(n_rows):
+        parts = [str(rng.choice(["1", "-1", "0.5", "+2", "3e1", "-0"]))]
+        if rng.random() < 0.3:
+            parts.append(f"qid:{rng.integers(1, 4)}")
+        size = int(rng.integers(0, 6))
+        for index in np.sort(rng.choice(np.arange(first, first + 50), size, replace=False)):
+            value = repr(rng.normal()) if rng.random() < 0.5 else str(rng.choice(VALUES))
+            parts.append(f"{index}:{value}")
+        line = ("\t" if rng.random() < 0.2 else " ").join(parts)
+        if rng.random() < 0.2:
+            line += " # comment 1:2"
+        if rng.random() < 0.1:
+            lines.append("   # a comment line")
+        lines.append(line)
+    return eol.join(lines) + eol
+
+
+def data_lines(text):
+    return [i + 1 for i, line in enumerate(text.split("\n")) if line.split("#")[0].strip()]
+
+
+@pytest.mark.parametrize("zero_based", [True, False])
+@pytest.mark.parametrize("chunk_rows", [1, 7, 10**6])
+@pytest.mark.parametrize("block_size", [16, 2**20])
+def test_svmlight_equals_load_svmlight_file(tmp_path, zero_based, chunk_rows, block_size):
+    rng = np.random.default_rng(chunk_rows + zero_based)
+    text = svmlight_text(rng, 60, zero_based, eol="\r\n" if chunk_rows == 7 else "\n")
+    path = write(tmp_path, "data.svm", text)
+    reader = SvmlightReader(path, chunk_rows, n_features=60, zero_based=zero_based,
+                            block_size=block_size)
+    chunks = list(reader)
+    assert_same_as_sklearn(chunks, path, n_features=60, zero_based=zero_based)
+    sizes = [chunk.X.shape[0] for chunk in chunks]
+    assert sizes == [min(chunk_rows, 60 - i) for i in range(0, 60, chunk_rows)]
+    assert [chunk.first_line for chunk in chunks] == data_lines(text)[::chunk_rows]
+    for chunk in chunks:
+        assert isinstance(chunk.X, sp.csr_matrix) and chunk.X.shape[1] == 60
+        assert chunk.X.indices.dtype == chunk.X.indptr.dtype == np.int64
+        assert chunk.X.has_canonical_format and chunk.X.data.dtype == np.float64
+        assert chunk.sample_weight is None and chunk.qid is None
+    assert reader.n_skipped_ == 0 and reader.zero_based_ is zero_based
+
+
+def test_svmlight_default_shape_trains_across_chunks(tmp_path):
+    path = write(tmp_path, "data.svm", svmlight_text(np.random.default_rng(0), 40, False))
+    chunks = list(SvmlightReader(path, chunk_rows=15, zero_based=False))
+    assert {chunk.X.shape[1] for chunk in chunks} == {MAX_FEATURES}
+    assert_same_as_sklearn(chunks, path, zero_based=False)
+    clf = MissionClassifier(5, sketch_width=64, random_state=0)
+    for chunk in chunks:
+        clf.partial_fit(chunk.X, chunk.y > 0, classes=[False, True])
+    assert clf.n_features_in_ == MAX_FEATURES
+
+
+def test_svmlight_numbers_parse_as_python_float(tmp_path):
+    numbers = VALUES + ["1e400", "-1e400", "4.9e-324", "2e-324", "inf", "-Infinity", "NaN",
+                        "0.1", "123456789012345678901234567890", "0.000000000000000000001234",
+                        "1" + "0" * 80 + ".5e-70", "-.5e-3", "7E0", "2.225073858507201136e-308"]
+    path = write(tmp_path, "n.svm", "".join(f"{v} 1:{v}\n" for v in numbers))
+    (chunk,) = SvmlightReader(path, zero_based=True)
+    expected = np.array([float(v) for v in numbers])
+    np.testing.assert_array_equal(chunk.X.data.view(np.int64), expected.view(np.int64))
+    np.testing.assert_array_equal(chunk.y.view(np.int64), expected.view(np.int64))
+
+
+def test_svmlight_numbers_without_c_locale_strtod():
+    # Under a locale whose decimal point is not '.', long numbers go through
+    # Python's parser instead of strtod: same values.
+    line = b"0.1000000000000000055511151231257827 7:2.2250738585072011e-308\n"
+    results = []
+    for c_numeric in (True, False):
+        parser = SvmlightParser(0, MAX_FEATURES, False)
+        parser.parse(bytearray(line), 0, True, 10, c_numeric)
+        results.append(parser.take())
+    for a, b in zip(results[0], results[1]):
+        np.testing.assert_array_equal(a, b)
+    assert results[0][3][0] == 0.1 and results[0][2][0] == 2.2250738585072011e-308
+
+
+def test_svmlight_query_id(tmp_path):
+    text = "".join(f"{i % 2} qid:{i // 3} {i + 1}:{i}.5\n" for i in range(10))
+    path = write(tmp_path, "q.svm", text)
+    chunks = list(SvmlightReader(path, chunk_rows=4, zero_based=False, query_id=True))
+    X, y, qid = load_svmlight_file(str(path), zero_based=False, query_id=True)
+    np.testing.assert_array_equal(np.concatenate([c.qid for c in chunks]), qid)
+    assert_same_as_sklearn(chunks, path, zero_based=False)
+
+
+def test_svmlight_zero_based_auto(tmp_path):
+    rows = [f"1 {i + 1}:1" for i in range(200)]
+    zero_first = write(tmp_path, "zero.svm", "\n".join(["1 0:2 3:1"] + rows) + "\n")
+    reader = SvmlightReader(zero_first, chunk_rows=50)
+    chunks = list(reader)
+    assert reader.zero_based_ is True
+    assert_same_as_sklearn(chunks, zero_first)
+
+    one = write(tmp_path, "one.svm", "\n".join(["-1", "# no feature yet"] + rows) + "\n")
+    reader = SvmlightReader(one, chunk_rows=1, block_size=8)
+    chunks = list(reader)
+    assert reader.zero_based_ is False
+    assert_same_as_sklearn(chunks, one)
+
+    # scikit-learn sees the index 0 at the end; one pass cannot, so it refuses.
+    late_zero = write(tmp_path, "late.svm", "\n".join(rows + ["1 0:1"]) + "\n")
+    with pytest.raises(ParseError, match="line 201: .*pass zero_based=True") as info:
+        list(SvmlightReader(late_zero, block_size=64))
+    assert info.value.line == 201
+    assert_same_as_sklearn(SvmlightReader(late_zero, zero_based=True), late_zero,
+                           zero_based=True)
+
+
+def test_svmlight_unsorted_indices_rejected_like_sklearn(tmp_path):
+    for line in ("1 3:1 2:1", "1 2:1 2:1"):
+        path = write(tmp_path, "u.svm", f"1 1:1\n{line}\n")
+        with pytest.raises(ValueError, match="sorted and unique"):
+            load_svmlight_file(str(path))
+        with pytest.raises(ParseError, match="line 2: feature indices must be sorted"):
+            list(SvmlightReader(path))
+
+
+def test_svmlight_no_trailing_newline_and_empty_files(tmp_path):
+    path = write(tmp_path, "t.svm", "1 1:1\n-1 2:2")
+    (chunk,) = SvmlightReader(path, zero_based=False, n_features=2)
+    np.testing.assert_array_equal(chunk.X.toarray(), [[1, 0], [0, 2]])
+    for content in ("", "\n\n", "# only\n  # comments"):
+        reader = SvmlightReader(write(tmp_path, "e.svm", content))
+        assert list(reader) == [] and reader.n_skipped_ == 0
+
+
+SVMLIGHT_ERRORS = [
+    ("1 1:1\n1 2:abc\n", {}, 2, "bad feature value 'abc'"),
+    ("x 1:1\n", {}, 1, "bad label 'x'"),
+    ("1 1:1\n\n-1 2\n", {}, 3, "feature '2' has no ':'"),
+    ("1 99999999999999999999:1\n", {}, 1, "out of the int64 range"),
+    ("1 -3:1\n", {}, 1, "negative feature index '-3'"),
+    ("1 a:1\n", {}, 1, "bad feature index 'a'"),
+    ("1 0:1\n", {"zero_based": False}, 1, "index 0 in '0:1' but zero_based=False"),
+    ("1 1:\xff\xfe\n", {}, 1, r"bad feature value '\\xff\\xfe'"),
+    ("\x00\x01\x02\x03 \x7f:1\n", {}, 1, "bad label"),
+    ("1 qid:a 1:1\n", {}, 1, "bad qid 'qid:a'"),
+    ("1 5:1\n", {"zero_based": True, "n_features": 5}, 1, "not below n_features=5"),
+    ("1 1:1_0\n", {}, 1, "bad feature value '1_0'"),
+    ("1 1:0x10\n", {}, 1, "bad feature value '0x10'"),
+    ("1 1:1e\n", {}, 1, "bad feature value '1e'"),
+]
+
+
+@pytest.mark.parametrize("content, kwargs, line, message", SVMLIGHT_ERRORS)
+def test_svmlight_parse_errors(tmp_path, content, kwargs, line, message):
+    path = write(tmp_path, "bad.svm", content.encode("latin-1"))
+    with pytest.raises(ParseError, match=message) as info:
+        list(SvmlightReader(path, **kwargs))
+    assert str(info.value).startswith(f"{path}, line {line}: ")
+    assert (info.value.path, info.value.line) == (str(path), line)
+
+
+def test_parse_error_pickles():
+    err = pickle.loads(pickle.dumps(ParseError("a.svm", 4, "bad label 'x'")))
+    assert (str(err), err.path, err.line, err.reason) == (
+        "a.svm, line 4: bad label 'x'", "a.svm", 4, "bad label 'x'")
+
+
+def test_svmlight_skip_counts_bad_lines(tmp_path):
+    good = svmlight_text(np.random.default_rng(3), 30, False).splitlines(keepends=True)
+    bad = ["1 1:abc\n", "x 1:1\n", "-1 2\n", "1 -3:1\n", "1 0:1\n", "1 2:1 1:1\n"]
+    mixed = good[:10] + bad[:3] + good[10:20] + bad[3:] + good[20:]
+    path = write(tmp_path, "mixed.svm", "".join(mixed))
+    reader = SvmlightReader(path, chunk_rows=4, zero_based=False, n_features=60,
+                            on_error="skip", block_size=32)
+    chunks = list(reader)
+    assert reader.n_skipped_ == len(bad)
+    assert_same_as_sklearn(chunks, write(tmp_path, "good.svm", "".join(good)),
+                           zero_based=False, n_features=60)
+
+
+def test_readers_are_reiterable(tmp_path):
+    path = write(tmp_path, "r.svm", svmlight_text(np.random.default_rng(1), 20, False))
+    reader = SvmlightReader(path, chunk_rows=6)
+    first, second = stack(reader), stack(reader)
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
+
+
+# ------------------------------------------------------------ Vowpal Wabbit
+def vw_key(name, namespace=b""):
+    text = namespace + b"^" + name if namespace else name
+    return mmh3.hash64(text, 0, signed=False)[0] % MAX_FEATURES
+
+
+def rows_as_dicts(X):
+    return [dict(zip(X.indices[a:b].tolist(), X.data[a:b].tolist()))
+            for a, b in zip(X.indptr[:-1], X.indptr[1:])]
+
+
+def test_vowpal_wabbit_hand_written_file(tmp_path):
+    lines = [
+        b"1 2.5 'ex1|animal cat dog:2 |color red:0.5",
+        b"",
+        b"-1 |animal cat cat:2",
+        b"0.3 1 0.1 tag2|animal:2 bird |  plain 7:3",
+        b"|caf\xe9 na\xefve:-1e-2",
+        b"2 |a\tx\r",
+    ]
+    path = write(tmp_path, "toy.vw", b"\n".join(lines))
+    reader = VowpalWabbitReader(path, chunk_rows=2, block_size=8)
+    chunks = list(reader)
+    assert [len(c.y) for c in chunks] == [2, 2, 1]
+    assert [c.first_line for c in chunks] == [1, 4, 6]
+    y = np.concatenate([c.y for c in chunks])
+    np.testing.assert_array_equal(y, [1, -1, 0.3, np.nan, 2])
+    np.testing.assert_array_equal(np.concatenate([c.sample_weight for c in chunks]),
+                                  [2.5, 1, 1, 1, 1])
+    rows = [row for c in chunks for row in rows_as_dicts(c.X)]
+    assert rows == [
+        {vw_key(b"cat", b"animal"): 1.0, vw_key(b"dog", b"animal"): 2.0,
+         vw_key(b"red", b"color"): 0.5},
+        {vw_key(b"cat", b"animal"): 3.0},
+        {vw_key(b"bird", b"animal"): 2.0, vw_key(b"plain"): 1.0, vw_key(b"7"): 3.0},
+        {vw_key(b"na\xefve", b"caf\xe9"): -1e-2},
+        {vw_key(b"x", b"a"): 1.0},
+    ]
+    for chunk in chunks:
+        assert chunk.X.shape[1] == MAX_FEATURES and chunk.X.has_canonical_format
+        assert chunk.X.indices.dtype == chunk.X.indptr.dtype == np.int64
+
+
+def test_vowpal_wabbit_keys_match_package_hash(tmp_path):
+    from sklearn_sketch._core import murmurhash3_64
+
+    path = write(tmp_path, "k.vw", "1 |ns feature\n")
+    (chunk,) = VowpalWabbitReader(path)
+    assert chunk.X.indices[0] == (murmurhash3_64(b"ns^feature") % 2**64) % MAX_FEATURES
+
+
+def test_vowpal_wabbit_n_bits(tmp_path):
+    path = write(tmp_path, "b.vw", "1 |a x y z |b x\n")
+    (chunk,) = VowpalWabbitReader(path, n_bits=3)
+    assert chunk.X.shape == (1, 8)
+    expected = {}
+    for ns, name in [(b"a", b"x"), (b"a", b"y"), (b"a", b"z"), (b"b", b"x")]:
+        key = mmh3.hash64(ns + b"^" + name, 0, signed=False)[0] & 7
+        expected[key] = expected.get(key, 0) + 1.0
+    assert rows_as_dicts(chunk.X) == [expected]
+
+
+VW_ERRORS = [
+    ("1 |f x\n1 2\n", 2, "no '|' in '1 2'"),
+    ("a |f x\n", 1, "bad label 'a'"),
+    ("1 -2 |f x\n", 1, "bad importance weight '-2'"),
+    ("1 1 z |f x\n", 1, "bad initial prediction 'z'"),
+    ("1 2 3 4 tag|f x\n", 1, "too many fields"),
+    ("1 |f x:abc\n", 1, "bad feature value 'abc'"),
+    ("1 |f:q x\n", 1, "bad feature value 'q'"),
+    ("1 |f :3\n", 1, "feature ':3' has an empty name"),
+]
+
+
+@pytest.mark.parametrize("content, line, message", VW_ERRORS)
+def test_vowpal_wabbit_parse_errors(tmp_path, content, line, message):
+    path = write(tmp_path, "bad.vw", content)
+    with pytest.raises(ParseError, match=message) as info:
+        list(VowpalWabbitReader(path))
+    assert str(info.value).startswith(f"{path}, line {line}: ")
+    reader = VowpalWabbitReader(path, on_error="skip")
+    rows = sum(len(chunk.y) for chunk in reader)
+    assert reader.n_skipped_ == 1 and rows == content.count("\n") - 1
+
+
+def twin_files(tmp_path, rng, n_rows=300):
+    """A svmlight file and its VW twin (features named by their index in namespace f)."""
+    svm, vw, weights = [], [], []
+    for _ in range(n_rows):
+        columns = np.sort(rng.choice(40, size=int(rng.integers(1, 8)), replace=False))
+        values = np.round(rng.normal(size=columns.size), 3).tolist()
+        label = 1 if sum(v for c, v in zip(columns, values) if c < 3) > 0 else -1
+        weight = float(rng.choice([0.5, 1.0, 2.0]))
+        pairs = [f"{c + 1}:{v!r}" for c, v in zip(columns, values)]
+        svm.append(f"{label} " + " ".join(pairs))
+        vw.append(f"{label} {weight} |f " + " ".join(pairs))
+        weights.append(weight)
+    return (write(tmp_path, "twin.svm", "\n".join(svm) + "\n"),
+            write(tmp_path, "twin.vw", "\n".join(vw) + "\n"), np.array(weights))
+
+
+def test_vowpal_wabbit_twin_gives_the_same_model(tmp_path):
+    svm_path, vw_path, weights = twin_files(tmp_path, np.random.default_rng(0))
+    keys = np.array([vw_key(str(c + 1).encode(), b"f") for c in range(40)])
+    assert np.unique(keys).size == 40
+
+    def map_columns(X):
+        """The svmlight columns replaced by the keys of their VW names (sorted again)."""
+        mapped = sp.csr_matrix((X.data.copy(), keys[X.indices], X.indptr.copy()),
+                               shape=(X.shape[0], MAX_FEATURES))
+        mapped.sum_duplicates()
+        return mapped
+
+    def train(chunks, mapped):
+        clf = MissionClassifier(4, sketch_width=128, random_state=0, shuffle=False,
+                                learning_rate="constant", eta0=0.1, max_iter=1)
+        start = 0
+        for chunk in chunks:
+            X = chunk.X
+            if mapped:
+                X = map_columns(X)
+            stop = start + X.shape[0]
+            sample_weight = chunk.sample_weight if chunk.sample_weight is not None else (
+                weights[start:stop])
+            clf.partial_fit(X, chunk.y, classes=[-1, 1], sample_weight=sample_weight)
+            start = stop
+        return clf
+
+    svm_chunks = list(SvmlightReader(svm_path, chunk_rows=64, zero_based=False))
+    vw_chunks = list(VowpalWabbitReader(vw_path, chunk_rows=64))
+    np.testing.assert_array_equal(np.concatenate([c.sample_weight for c in vw_chunks]), weights)
+    for svm_chunk, vw_chunk in zip(svm_chunks, vw_chunks):
+        mapped = map_columns(svm_chunk.X)
+        for a, b in [(mapped.indptr, vw_chunk.X.indptr), (mapped.indices, vw_chunk.X.indices),
+                     (mapped.data, vw_chunk.X.data)]:
+            np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(svm_chunk.y, vw_chunk.y)
+
+    from_svm = train(svm_chunks, mapped=True)
+    from_vw = train(vw_chunks, mapped=False)
+    np.testing.assert_array_equal(from_vw.intercept_, from_svm.intercept_)
+    np.testing.assert_array_equal(from_vw.selected_features_.keys,
+                                  from_svm.selected_features_.keys)
+    np.testing.assert_array_equal(from_vw.selected_features_.weights,
+                                  from_svm.selected_features_.weights)
+    # The model found the informative columns 0..2 through their hashed keys.
+    assert set(keys[:3]) <= set(from_vw.selected_features_.keys.tolist())
+
+
+# -------------------------------------------------------------- FASTA/FASTQ
+def random_records(rng, n, max_len=150):
+    letters = np.frombuffer(b"ACGTNacgt", dtype=np.uint8)
+    return [(f"read{i} sample={i % 3} é", letters[rng.integers(0, 9, int(rng.integers(0, max_len)))]
+             .tobytes()) for i in range(n)]
+
+
+def fasta_text(records, width, eol):
+    lines = []
+    for name, seq in records:
+        lines.append(b">" + name.encode())
+        lines.extend(seq[i:i + width] for i in range(0, len(seq), width))
+    return eol.join(lines) + eol
+
+
+def fastq_text(records, rng, eol):
+    lines = []
+    for i, (name, seq) in enumerate(records):
+        qual = bytes(rng.integers(33, 127, len(seq)).astype(np.uint8))
+        lines += [b"@" + name.encode(), seq, b"+" + (name.encode() if i % 2 else b""), qual]
+    return eol.join(lines) + eol
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
+@pytest.mark.parametrize("block_size", [5, 2**20])
+@pytest.mark.parametrize("compress", [False, True])
+def test_fasta_records(tmp_path, eol, block_size, compress):
+    records = random_records(np.random.default_rng(0), 25)
+    text = fasta_text(records, width=17, eol=eol)
+    # The gzip file is told by its magic bytes, not by its name.
+    path = write(tmp_path, "reads.txt", gzip.compress(text) if compress else text)
+    reader = FastaReader(path, chunk_reads=4, block_size=block_size)
+    chunks = list(reader)
+    assert [len(c.names) for c in chunks] == [4] * 6 + [1]
+    assert [n for c in chunks for n in c.names] == [name for name, _ in records]
+    assert [s for c in chunks for s in c.sequences] == [seq for _, seq in records]
+    headers = [i + 1 for i, line in enumerate(text.split(eol)) if line.startswith(b">")]
+    assert [c.first_line for c in chunks] == headers[::4]
+    assert all(c.qualities is None and c.labels is None and c.path == str(path)
+               for c in chunks)
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
+@pytest.mark.parametrize("block_size", [3, 2**20])
+@pytest.mark.parametrize("compress", [False, True])
+def test_fastq_records(tmp_path, eol, block_size, compress):
+    rng = np.random.default_rng(1)
+    records = random_records(rng, 25)
+    text = fastq_text(records, rng, eol)
+    path = write(tmp_path, "reads.gz.txt", gzip.compress(text) if compress else text)
+    chunks = list(FastqReader(path, chunk_reads=10, block_size=block_size))
+    assert [len(c.names) for c in chunks] == [10, 10, 5]
+    assert [n for c in chunks for n in c.names] == [name for name, _ in records]
+    assert [s for c in chunks for s in c.sequences] == [seq for _, seq in records]
+    assert [q for c in chunks for q in c.qualities] == text.split(eol)[3::4]
+    assert [c.first_line for c in chunks] == [1, 41, 81]
+
+
+def test_plain_file_named_gz_is_read_as_plain(tmp_path):
+    path = write(tmp_path, "reads.fq.gz", "@a\nAC\n+\nII\n")
+    (chunk,) = FastqReader(path)
+    assert chunk.sequences == [b"AC"]
+
+
+def test_read_labels_by_function_and_by_file(tmp_path):
+    records = random_records(np.random.default_rng(2), 7)
+    a = write(tmp_path, "a.fa", fasta_text(records[:3], 60, b"\n"))
+    b = write(tmp_path, "b.fa", fasta_text(records[3:], 60, b"\n"))
+    by_file = list(FastaReader({a: "ecoli", b: "saureus"}, chunk_reads=2))
+    assert [c.path for c in by_file] == [str(a), str(a), str(b), str(b)]
+    assert [c.labels.tolist() for c in by_file] == [["ecoli"] * 2, ["ecoli"],
+                                                   ["saureus"] * 2, ["saureus"] * 2]
+    by_name = list(FastaReader([a, b], label=lambda name: int(name.split("=")[1][0])))
+    assert [c.labels.tolist() for c in by_name] == [[0, 1, 2], [0, 1, 2, 0]]
+    with pytest.raises(ValueError, match="not both"):
+        FastaReader({a: 0}, label=len)
+
+
+def test_fasta_long_genome_is_gathered_in_blocks(tmp_path):
+    rng = np.random.default_rng(3)
+    genome = np.frombuffer(b"ACGT", dtype=np.uint8)[rng.integers(0, 4, 5_000_000)].tobytes()
+    text = fasta_text([("chromosome", genome), ("plasmid", genome[:1000])], 80, b"\n")
+    reader = FastaReader(write(tmp_path, "genome.fa", text), block_size=2**16)
+    (chunk,) = reader
+    assert chunk.names == ["chromosome", "plasmid"]
+    assert chunk.sequences[0] == genome and chunk.sequences[1] == genome[:1000]
+
+
+FASTQ_ERRORS = [
+    (b"@r1\nACGT\n+\nIIII\n@r2\nAC\n", 5, "truncated FASTQ record '@r2': the file ends "
+                                         "after 2 of its 4 lines"),
+    (b"@r1\nACGT\n+\nIII\n", 4, "quality line 'III' has 3 characters, the sequence 4"),
+    (b"r1\nACGT\n+\nIIII\n", 1, "does not start with '@': 'r1'"),
+    (b"@r\xe91\nACGT\n+\nIIII\n", 1, "not printable UTF-8"),
+    (b"@r1\nAC#T\n+\nIIII\n", 2, "invalid sequence character '#'"),
+    (b"@r1\nACGT\n+r2\nIIII\n", 3, r"'\+' line '\+r2' does not repeat the header"),
+    (b"@r1\nACGT\nIIII\n+\n", 3, "does not start with '\\+': 'IIII'"),
+    (b"@r1\nACGT\n+\nII I\n", 4, "invalid quality character ' '"),
+]
+
+
+@pytest.mark.parametrize("content, line, message", FASTQ_ERRORS)
+def test_fastq_parse_errors(tmp_path, content, line, message):
+    path = write(tmp_path, "bad.fq", content)
+    with pytest.raises(ParseError, match=message) as info:
+        list(FastqReader(path))
+    assert (info.value.path, info.value.line) == (str(path), line)
+
+
+def test_fastq_skip(tmp_path):
+    good = b"@g%d\nACGT\n+\nIIII\n"
+    parts = [good % 0, b"stray line\nanother\n", good % 1, b"@b\nAC\n+\nI\n", good % 2,
+             b"@t\nAC\n"]
+    reader = FastqReader(write(tmp_path, "s.fq", b"".join(parts)), on_error="skip",
+                         block_size=7)
+    names = [n for chunk in reader for n in chunk.names]
+    assert names == ["g0", "g1", "g2"] and reader.n_skipped_ == 3
+
+
+FASTA_ERRORS = [
+    (b"ACGT\n>r1\nAC\n", 1, "expected a '>' header line, got 'ACGT'"),
+    (b">r1\nACGT\nAC\x00GT\n", 3, r"invalid sequence character '\\x00'"),
+    (b">r\xff\nAC\n", 1, r"header '>r\\xff' is not printable UTF-8"),
+]
+
+
+@pytest.mark.parametrize("content, line, message", FASTA_ERRORS)
+def test_fasta_parse_errors(tmp_path, content, line, message):
+    path = write(tmp_path, "bad.fa", content)
+    with pytest.raises(ParseError, match=message) as info:
+        list(FastaReader(path))
+    assert (info.value.path, info.value.line) == (str(path), line)
+    reader = FastaReader(path, on_error="skip")
+    list(reader)
+    assert reader.n_skipped_ == 1
+
+
+def test_fasta_skip_keeps_the_good_records(tmp_path):
+    content = b"junk\n>a\nAC\n>b\nA!C\nGG\n>c\nTT\n>\xff\nA\n>d\n"
+    reader = FastaReader(write(tmp_path, "s.fa", content), on_error="skip", block_size=4)
+    chunks = list(reader)
+    assert [n for c in chunks for n in c.names] == ["a", "c", "d"]
+    assert [s for c in chunks for s in c.sequences] == [b"AC", b"TT", b""]
+    assert reader.n_skipped_ == 3
+
+
+def test_corrupt_gzip_is_a_parse_error(tmp_path):
+    packed = gzip.compress(b"@a\nAC\n+\nII\n" * 1000)
+    path = write(tmp_path, "cut.fq", packed[: len(packed) // 2])
+    with pytest.raises(ParseError, match="corrupt gzip data"):
+        list(FastqReader(path, on_error="skip"))
+    empty = write(tmp_path, "empty.fq.gz", gzip.compress(b""))
+    assert list(FastqReader(empty)) == [] and list(FastaReader(empty)) == []
+
+
+def test_invalid_parameters(tmp_path):
+    path = write(tmp_path, "p.svm", "1 1:1\n")
+    for kwargs, error in [({"chunk_rows": 0}, ValueError), ({"chunk_rows": 1.5}, TypeError),
+                          ({"zero_based": "yes"}, ValueError), ({"on_error": "ignore"}, ValueError),
+                          ({"block_size": 0}, ValueError), ({"n_features": 0}, ValueError),
+                          ({"n_features": 2**63}, ValueError)]:
+        with pytest.raises(error):
+            SvmlightReader(path, **kwargs)
+    with pytest.raises(ValueError):
+        VowpalWabbitReader(path, n_bits=63)
+    with pytest.raises(TypeError):
+        FastaReader(path, label="not callable")
+
+
+# ---------------------------------------------------------------------- fuzz
+SAMPLES = {
+    SvmlightReader: b"1 qid:2 1:0.5 3:-2e3 # c\n\n-1 2:1\n+1 4:.5\n",
+    VowpalWabbitReader: b"1 2 'a|ns x:2 y |b z\n-1 |x\n\n|c w:0.5\n",
+    FastaReader: b">r1 d\nACGT\nAC\n\n>r2\nTT\r\n>r3\n",
+    FastqReader: b"@r1\nACGT\n+\nIIII\n@r2\nAC\n+r2\n!~\n",
+}
+
+
+def mutate(data, edits):
+    data = bytearray(data)
+    for position, byte, kind in edits:
+        position %= len(data) + 1
+        if kind == 0:
+            data.insert(position, byte)
+        elif data and kind == 1:
+            del data[position % len(data)]
+        elif data:
+            data[position % len(data)] = byte
+    return bytes(data)
+
+
+def read_all(reader):
+    """Everything the reader yields, arrays as bytes (bitwise, NaN equal to NaN)."""
+    out = []
+    for chunk in reader:
+        if hasattr(chunk, "X"):
+            assert chunk.X.indices.dtype == np.int64 and chunk.X.has_canonical_format
+            out.append(tuple(a.tobytes() for a in (chunk.X.indptr, chunk.X.indices,
+                                                    chunk.X.data, chunk.y)))
+        else:
+            assert all(isinstance(s, bytes) for s in chunk.sequences)
+            out.append((chunk.names, chunk.sequences, chunk.qualities, chunk.first_line))
+    return out
+
+
+@pytest.fixture(scope="module")
+def fuzz_path(tmp_path_factory):
+    return tmp_path_factory.mktemp("fuzz") / "input"
+
+
+# FUZZ_EXAMPLES=5000 for a longer local run.
+@pytest.mark.parametrize("Reader", list(SAMPLES), ids=lambda r: r.__name__)
+@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 200)), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.one_of(
+    st.binary(max_size=200),
+    st.lists(st.tuples(st.integers(0, 400), st.integers(0, 255), st.integers(0, 2)),
+             max_size=6)),
+    block_size=st.integers(1, 40), skip=st.booleans(), compress=st.booleans())
+def test_fuzz_only_parse_errors(fuzz_path, Reader, data, block_size, skip, compress):
+    if isinstance(data, list):
+        data = mutate(SAMPLES[Reader], data)
+    fuzz_path.write_bytes(gzip.compress(data) if compress else data)
+    on_error = "skip" if skip else "raise"
+    small_blocks = Reader(fuzz_path, 2, on_error=on_error, block_size=block_size)
+    try:
+        result = read_all(small_blocks)
+    except ParseError as exc:
+        assert exc.path == str(fuzz_path) and exc.line >= 1
+        # The error does not depend on where the blocks fall.
+        with pytest.raises(ParseError) as again:
+            read_all(Reader(fuzz_path, 2, on_error=on_error))
+        assert str(again.value) == str(exc)
+        return
+    assert result == read_all(Reader(fuzz_path, 2, on_error=on_error))
+
+
+def test_fuzz_truncated_gzip_of_every_length(fuzz_path):
+    packed = gzip.compress(SAMPLES[FastqReader] * 3)
+    for cut in range(len(packed)):
+        fuzz_path.write_bytes(packed[:cut])
+        try:
+            read_all(FastqReader(fuzz_path))
+        except ParseError:
+            pass
+
+
+# ------------------------------------------------------------------- docs
+validate = pytest.importorskip("numpydoc.validate").validate
+IGNORED = {"GL08", "SA01", "EX01", "ES01", "RT02", "PR02", "GL02", "SS05"}
+
+
+def public_io_objects():
+    for name in sklearn_sketch.io.__all__:
+        obj = getattr(sklearn_sketch.io, name)
+        if inspect.isclass(obj):
+            yield f"sklearn_sketch.io.{name}"
+            if name.endswith("Reader"):
+                yield f"sklearn_sketch.io.{name}.__iter__"
+
+
+@pytest.mark.parametrize("path", sorted(set(public_io_objects())))
+def test_io_docstrings_are_valid_numpydoc(path):
+    errors = [(code, message) for code, message in validate(path)["errors"]
+              if code not in IGNORED]
+    assert not errors, errors
+
+
+def test_io_docstring_examples():
+    module = importlib.import_module("sklearn_sketch.io._readers")
+    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
