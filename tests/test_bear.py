@@ -1,0 +1,846 @@
+"""BEAR (online L-BFGS steps in a Count-Sketch): exact agreement with the dense
+NumPy reference, the slot map of the curvature pairs under churn, memory,
+partial_fit / warm_start / pickle equivalences, the curvature guard,
+integration with scikit-learn, input handling and the multi-class layout."""
+import itertools
+import pickle
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.special import expit
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.feature_selection import SelectFromModel
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+from sklearn.utils._param_validation import InvalidParameterError
+from sklearn.utils.validation import check_is_fitted
+
+from sklearn_sketch import BearClassifier, BearRegressor
+from sklearn_sketch._bear_fast import LBFGSHistory
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _bear_reference import _gradient, _two_loop, _vector, dense_bear  # noqa: E402
+
+KINDS = ("binary", "multiclass", "regression")
+LABELS = np.array([10, 20, 30, 40])
+N_HUGE = 2**40
+
+
+# ------------------------------------------------------------------ helpers
+def make_data(kind, n_samples=48, n_features=12, seed=0, density=0.5, n_classes=None):
+    """Gaussian X with ~50% zeros and an all-zero last column; labels or a target."""
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n_samples, n_features))
+    X[rng.rand(n_samples, n_features) > density] = 0.0
+    X[:, -1] = 0.0  # a column no sample holds
+    sw = rng.uniform(0.5, 1.5, size=n_samples)
+    if kind == "regression":
+        return X, X @ rng.normal(size=n_features) + 0.1 * rng.normal(size=n_samples), sw
+    n_classes = n_classes or (2 if kind == "binary" else 3)
+    index = (X @ rng.normal(size=(n_features, n_classes))).argmax(axis=1)
+    index[:n_classes] = np.arange(n_classes)  # every class present
+    return X, LABELS[index], sw
+
+
+def encode(kind, y):
+    """``(y as the kernel sees it, n_models, reference loss)``."""
+    if kind == "regression":
+        return np.asarray(y, dtype=np.float64), 1, "squared_error"
+    classes = np.unique(y)
+    if len(classes) == 2:
+        return np.where(y == classes[1], 1.0, -1.0), 1, "log_loss"
+    return np.searchsorted(classes, y).astype(np.float64), len(classes), "log_loss"
+
+
+def make_estimator(kind, **params):
+    """Small models with a narrow sketch (buckets collide: equivalence tests)."""
+    kw = dict(n_features_to_select=6, sketch_width=64, batch_size=4, history_size=3,
+              random_state=0)
+    kw.update(params)
+    return (BearRegressor if kind == "regression" else BearClassifier)(**kw)
+
+
+def fit_kwargs(est, y):
+    return {"classes": np.unique(y)} if isinstance(est, BearClassifier) else {}
+
+
+def has_collision(est, keys):
+    keys = np.asarray(keys, dtype=np.int64)
+    buckets, _ = est.sketches_[0].buckets(keys)
+    return any(np.unique(row).size != keys.size for row in buckets)
+
+
+def fit_without_collisions(make, keys, fit):
+    """``fit(make(seed))`` for seeds 0, 1, ... until no two ``keys`` share a bucket."""
+    for seed in range(50):
+        est = fit(make(seed))
+        if not has_collision(est, keys):
+            # Every model's sketch hashes like the first one.
+            for sketch in est.sketches_:
+                np.testing.assert_array_equal(sketch.seeds, est.sketches_[0].seeds)
+            return est
+    raise AssertionError("test precondition: no collision-free random_state found")
+
+
+def pair_tuples(history):
+    return [(p["keys"], p["s"], p["r"], p["valid"]) for p in history.pairs()]
+
+
+def snapshot(est):
+    """Everything training changes, copied (the curvature pairs included)."""
+    h = est.history_
+    return {
+        "intercept_": np.array(est.intercept_, copy=True),
+        "t_": est.t_,
+        "n_features_in_": est.n_features_in_,
+        "memory_bytes_": est.memory_bytes_,
+        "tables": [np.array(s.table, copy=True) for s in est.sketches_],
+        "scales": [s.scale_factor for s in est.sketches_],
+        "seeds": [s.seeds.copy() for s in est.sketches_],
+        "heaps": [tuple(a.copy() for a in heap.items()) for heap in est.heaps_],
+        "coef_": est.coef_.toarray(),
+        "selected": est.selected_features_.keys.copy(),
+        "classes_": getattr(est, "classes_", None),
+        "history": (h.history_size, h.n_models, h.capacity, h.n_pairs, h.n_batches,
+                    h.n_live_slots(), h.memory_bytes),
+        "pairs": pair_tuples(h),
+    }
+
+
+def assert_same_snapshot(sa, sb):
+    assert sa.keys() == sb.keys()
+    for key in ("t_", "n_features_in_", "memory_bytes_", "scales", "history"):
+        assert sa[key] == sb[key], key
+    for key in ("intercept_", "coef_", "selected", "classes_"):
+        np.testing.assert_array_equal(sa[key], sb[key], err_msg=key)
+    for key in ("tables", "seeds"):
+        assert len(sa[key]) == len(sb[key])
+        for a, b in zip(sa[key], sb[key]):
+            np.testing.assert_array_equal(a, b, err_msg=key)
+    assert len(sa["heaps"]) == len(sb["heaps"])
+    for (ka, wa), (kb, wb) in zip(sa["heaps"], sb["heaps"]):
+        np.testing.assert_array_equal(ka, kb, err_msg="heap keys")
+        np.testing.assert_array_equal(wa, wb, err_msg="heap weights")
+    assert_same_pairs(sa["pairs"], sb["pairs"])
+
+
+def assert_same_pairs(pa, pb):
+    assert len(pa) == len(pb), "number of pairs"
+    for i, (a, b) in enumerate(zip(pa, pb)):
+        for name, x, y in zip(("keys", "s", "r", "valid"), a, b):
+            np.testing.assert_array_equal(x, y, err_msg=f"pair {i}: {name}")
+
+
+def assert_same_state(a, b):
+    assert_same_snapshot(snapshot(a), snapshot(b))
+
+
+def n_batches(n_samples, batch_size):
+    return -(-n_samples // batch_size)
+
+
+def planted_data(n_samples=400, n_features=200, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n_samples, n_features))
+    planted = np.array([5, 50, 120, 177])
+    y = (X[:, planted] @ np.array([2.0, -2.0, 1.5, -1.5]) > 0).astype(int)
+    return X, y, planted
+
+
+def batch_keys(X, rows):
+    """Distinct keys of the CSR rows ``rows`` in first-appearance order."""
+    seen = {}
+    for row in rows:
+        for key in X.indices[X.indptr[row]:X.indptr[row + 1]]:
+            seen.setdefault(int(key), None)
+    return list(seen)
+
+
+def churn_stream(n_samples, n_keys, seed, nnz=(1, 4)):
+    """Very sparse CSR rows over ``n_keys`` random keys in [0, 2**40); binary labels."""
+    rng = np.random.default_rng(seed)
+    keys = np.unique(rng.integers(0, N_HUGE, size=n_keys))
+    informative = set(keys[:40].tolist())
+    indptr, indices = [0], []
+    y = np.zeros(n_samples, dtype=int)
+    for i in range(n_samples):
+        cols = np.sort(rng.choice(keys, size=rng.integers(nnz[0], nnz[1] + 1), replace=False))
+        indices.extend(cols.tolist())
+        indptr.append(len(indices))
+        y[i] = int(bool(informative.intersection(cols.tolist())) or rng.random() < 0.2)
+    data = rng.uniform(0.5, 1.5, size=len(indices))
+    X = sp.csr_matrix((data, np.array(indices, dtype=np.int64), np.array(indptr)),
+                      shape=(n_samples, N_HUGE))
+    assert X.has_canonical_format
+    return X, y, keys
+
+
+# ============================================= 1. exact agreement with the reference
+# A pairwise covering array over six on/off settings: every two settings meet
+# in all four combinations within the six rows (row 0 has every setting off).
+_FLAGS = ("alpha", "fit_intercept", "damping", "weighted", "depth3", "sparse")
+_COLUMNS = list(itertools.combinations(range(1, 6), 3))[: len(_FLAGS)]
+_SETTINGS = [dict(zip(_FLAGS, (row in column for column in _COLUMNS))) for row in range(6)]
+for _a, _b in itertools.combinations(_FLAGS, 2):
+    assert {(s[_a], s[_b]) for s in _SETTINGS} == {(0, 0), (0, 1), (1, 0), (1, 1)}
+
+# Softmax with batches of one sample is left out: its per-class secant pairs
+# can have tiny or negative curvature, and the iterates then depend chaotically
+# on the float32 rounding of the sketch (the dense reference blows up too).
+_REF_CASES = [(kind, bs, hs) for kind in KINDS for bs in (1, 5, 16) for hs in (1, 3, 5)
+              if not (kind == "multiclass" and bs == 1)]
+
+
+def _setting_id(s):
+    return "-".join(name for name in _FLAGS if s[name]) or "plain"
+
+
+@pytest.mark.parametrize("case", _REF_CASES, ids=lambda c: f"{c[0]}-bs{c[1]}-hs{c[2]}")
+@pytest.mark.parametrize("setting", _SETTINGS, ids=_setting_id)
+def test_equals_dense_reference_without_collisions(case, setting):
+    kind, batch_size, history_size = case
+    X, y, sw = make_data(kind)
+    n, p = X.shape
+    alpha = 0.01 if setting["alpha"] else 0.0
+    damping = 1e-2 if setting["damping"] else 0.0
+    fit_intercept = setting["fit_intercept"]
+    weights = sw if setting["weighted"] else None
+    # One-sample batches give rank-one curvature pairs: over several passes the
+    # iterates become so sensitive that the sketch's float32 rounding alone
+    # moves them by up to 1e-2 (the dense reference rounded to float32 moves as
+    # much), so they get one pass; the larger batches get three.
+    n_passes = 1 if batch_size == 1 else 3
+    X_fit = sp.csr_matrix(X) if setting["sparse"] else X
+    params = dict(n_features_to_select=p, sketch_width=2**16,
+                  sketch_depth=3 if setting["depth3"] else 1, history_size=history_size,
+                  damping=damping, eta0=0.1, alpha=alpha, fit_intercept=fit_intercept,
+                  batch_size=batch_size, max_iter=n_passes, shuffle=False)
+    est = fit_without_collisions(
+        lambda seed: make_estimator(kind, random_state=seed, **params), np.arange(p),
+        lambda e: e.fit(X_fit, y, sample_weight=weights))
+    y_enc, K, loss = encode(kind, y)
+    W, b, window = dense_bear(X, y_enc, loss=loss, n_models=K, eta0=0.1,
+                              batch_size=batch_size, history_size=history_size, alpha=alpha,
+                              fit_intercept=fit_intercept, sample_weight=weights,
+                              n_passes=n_passes, damping=damping)
+    scale = max(1.0, np.abs(W).max())
+    assert 0.05 < np.abs(W).max()  # something was learned
+    np.testing.assert_allclose(est.coef_.toarray(), W, rtol=1e-5, atol=1e-5 * scale)
+    np.testing.assert_allclose(est.intercept_, b, rtol=1e-5, atol=1e-5 * scale)
+    if not fit_intercept:
+        np.testing.assert_array_equal(est.intercept_, 0.0)
+    assert est.t_ == 1 + n_passes * n
+    assert est.history_.n_batches == n_passes * n_batches(n, batch_size)
+    # The heap holds every feature a sample has (k = p), never the empty column.
+    used = np.flatnonzero((X != 0).any(axis=0))
+    for heap in est.heaps_:
+        assert sorted(heap.keys().tolist()) == used.tolist()
+    assert not est.get_support()[-1]
+    # The stored window: the same pairs on the same coordinates (the kernel keeps
+    # a batch's keys in first-appearance order, the reference sorted; -1 = intercept).
+    pairs = est.history_.pairs()
+    assert len(pairs) == len(window) == min(history_size, est.history_.n_batches)
+    for i, (got, (active, s, r, valid)) in enumerate(zip(pairs, window)):
+        expected_keys = np.concatenate([[-1], active]) if fit_intercept else active
+        order = np.argsort(got["keys"], kind="stable")
+        np.testing.assert_array_equal(got["keys"][order], expected_keys, err_msg=f"pair {i}")
+        assert got["s"].shape == got["r"].shape == (K, len(expected_keys))
+        for name, value, ref in (("s", got["s"], s), ("r", got["r"], r)):
+            np.testing.assert_allclose(value[:, order], ref, rtol=1e-4,
+                                       atol=1e-5 * max(1e-3, np.abs(ref).max()),
+                                       err_msg=f"pair {i}: {name}")
+        np.testing.assert_array_equal(got["valid"], valid, err_msg=f"pair {i}: valid")
+    # Predictions read the heap weights.
+    scores = X @ W.T + b
+    if kind == "regression":
+        np.testing.assert_allclose(est.predict(X), scores.ravel(), rtol=1e-4, atol=1e-4 * scale)
+    else:
+        np.testing.assert_allclose(est.decision_function(X_fit),
+                                   scores.ravel() if K == 1 else scores,
+                                   rtol=1e-4, atol=1e-4 * scale)
+
+
+def test_churn_and_growing_capacity_equal_dense_reference():
+    """Keys far beyond 2**31 that mostly appear once, few slots, and a batch size in
+    non-zeros that grows between partial_fit calls (the history re-reserves)."""
+    rng = np.random.default_rng(3)
+    n, p, bs, tau = 240, 300, 4, 3
+    keys = np.unique(rng.integers(0, N_HUGE, size=p))
+    assert keys.size == p
+    D = np.zeros((n, p))
+    for i in range(n):
+        m = 1 if i < n // 2 else rng.integers(1, 5)  # denser second half
+        D[i, rng.choice(p, size=m, replace=False)] = rng.uniform(-1.5, 1.5, size=m)
+    y = (D @ rng.normal(size=p) > 0).astype(int)
+    coo = sp.coo_matrix(D)
+    X = sp.csr_matrix((coo.data, (coo.row, keys[coo.col])), shape=(n, N_HUGE))
+    params = dict(n_features_to_select=p, sketch_width=2**18, sketch_depth=1, batch_size=bs,
+                  history_size=tau, eta0=0.2, damping=1e-2, shuffle=False)
+
+    capacities = []
+
+    def stream(est):
+        est.partial_fit(X[: n // 2], y[: n // 2], classes=[0, 1])
+        capacities.append(est.history_.capacity)
+        est.partial_fit(X[n // 2:], y[n // 2:])
+        capacities.append(est.history_.capacity)
+        est.partial_fit(X, y)  # a second pass over the whole stream
+        return est
+
+    est = fit_without_collisions(lambda seed: BearClassifier(random_state=seed, **params),
+                                 keys, stream)
+    assert capacities[-1] > capacities[-2] == bs + 1
+    # Far more distinct keys went through the map than it has slots.
+    assert est.history_.n_slots < p
+    W, b, window = dense_bear(np.vstack([D, D]), np.where(np.r_[y, y] == 1, 1.0, -1.0),
+                              loss="log_loss", eta0=0.2, batch_size=bs, history_size=tau,
+                              damping=1e-2)
+    heap_keys, heap_weights = est.heaps_[0].items()
+    used = np.flatnonzero((D != 0).any(axis=0))
+    np.testing.assert_array_equal(np.sort(heap_keys), keys[used])
+    scale = max(1.0, np.abs(W).max())
+    np.testing.assert_allclose(heap_weights, W[0, np.searchsorted(keys, heap_keys)],
+                               rtol=1e-5, atol=1e-5 * scale)
+    np.testing.assert_allclose(est.intercept_, b, rtol=1e-5, atol=1e-5 * scale)
+    pairs = est.history_.pairs()
+    assert len(pairs) == len(window) == tau
+    for got, (active, s, r, valid) in zip(pairs, window):
+        order = np.argsort(got["keys"])
+        np.testing.assert_array_equal(got["keys"][order], np.r_[-1, keys[active]])
+        np.testing.assert_allclose(got["s"][:, order], s, rtol=1e-4,
+                                   atol=1e-5 * np.abs(s).max())
+        np.testing.assert_allclose(got["r"][:, order], r, rtol=1e-4,
+                                   atol=1e-5 * np.abs(r).max())
+        np.testing.assert_array_equal(got["valid"], valid)
+
+
+# ============================================================ 2. slot map and memory
+def test_slot_map_under_churn_holds_exactly_the_window_keys():
+    X, y, keys = churn_stream(2000, 5000, seed=0)
+    bs, tau = 16, 4
+    est = BearClassifier(n_features_to_select=50, sketch_width=4096, batch_size=bs,
+                         history_size=tau, shuffle=False, random_state=0)
+    rng = np.random.default_rng(1)
+    bounds = np.unique(np.r_[0, 1, 2, 40, rng.integers(0, 2000, size=25), 2000])
+    batches = []  # keys of every batch trained on, in order
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        est.partial_fit(X[start:stop], y[start:stop], classes=[0, 1])
+        for first in range(start, stop, bs):
+            batches.append(batch_keys(X, range(first, min(first + bs, stop))))
+        window = batches[-tau:]
+        history = est.history_
+        assert history.n_batches == len(batches)
+        assert history.n_pairs == len(window)
+        assert history.n_live_slots() == len(set().union(*map(set, window)))
+        got = [pair["keys"].tolist() for pair in history.pairs()]
+        assert got == [[-1] + keys_ for keys_ in window]
+        for pair in history.pairs():  # one slot per coordinate of a pair
+            assert np.unique(pair["slots"]).size == pair["slots"].size
+            assert pair["slots"][0] == 0
+    distinct = set().union(*map(set, batches))
+    assert len(distinct) > 5 * est.history_.n_slots  # the map was compacted many times
+    assert est.n_features_in_ == N_HUGE
+
+
+def test_memory_does_not_grow_with_samples_or_keys():
+    bs, tau = 16, 5
+    memories, distinct = [], []
+    for n in (1000, 4000):
+        X, y, _ = churn_stream(n, 5000, seed=n, nnz=(3, 3))
+        est = BearClassifier(n_features_to_select=50, sketch_width=1024, batch_size=bs,
+                             history_size=tau, max_iter=2, random_state=0).fit(X, y)
+        history = est.history_
+        assert history.capacity == bs * 3 + 1
+        assert est.memory_bytes_ == (sum(s.memory_bytes for s in est.sketches_)
+                                     + sum(h.memory_bytes for h in est.heaps_)
+                                     + est.intercept_.nbytes + history.memory_bytes)
+        # O(history_size * batch non-zeros), whatever the stream.
+        assert history.memory_bytes < 200 * (tau + 1) * history.capacity
+        memories.append((est.memory_bytes_, history.memory_bytes, history.n_slots))
+        distinct.append(np.unique(X.indices).size)
+    assert memories[0] == memories[1]
+    assert distinct[1] > distinct[0]
+
+
+# ============================================= 3. partial_fit / warm_start / pickle
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_partial_fit_passes_equal_fit(kind, shuffle):
+    X, y, _ = make_data(kind, n_samples=45)
+    n_passes = 3
+    fitted = make_estimator(kind, shuffle=shuffle, alpha=1e-3, max_iter=n_passes).fit(X, y)
+    partial = make_estimator(kind, shuffle=shuffle, alpha=1e-3)
+    for _ in range(n_passes):
+        partial.partial_fit(X, y, **fit_kwargs(partial, y))
+    assert_same_state(fitted, partial)
+    assert fitted.history_.n_batches == n_passes * n_batches(45, 4)
+    assert fitted.history_.n_pairs == 3
+    # The passes do something, and shuffling reorders the samples.
+    shorter = make_estimator(kind, shuffle=shuffle, alpha=1e-3, max_iter=n_passes - 1)
+    assert not np.array_equal(shorter.fit(X, y).intercept_, fitted.intercept_)
+    other = make_estimator(kind, shuffle=not shuffle, alpha=1e-3, max_iter=n_passes)
+    assert not np.array_equal(other.fit(X, y).intercept_, fitted.intercept_)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_warm_start_fits_equal_one_long_fit(kind, shuffle):
+    X, y, _ = make_data(kind, n_samples=45)
+    long = make_estimator(kind, shuffle=shuffle, max_iter=5).fit(X, y)
+    warm = make_estimator(kind, shuffle=shuffle, warm_start=True, max_iter=2).fit(X, y)
+    warm.set_params(max_iter=3).fit(X, y)
+    assert_same_state(long, warm)
+    assert warm.n_iter_ == 3
+    # Without warm_start the second fit starts over, curvature pairs included.
+    cold = make_estimator(kind, shuffle=shuffle, max_iter=2).fit(X, y)
+    cold.set_params(max_iter=3).fit(X, y)
+    assert cold.t_ == 1 + 3 * 45
+    assert cold.history_.n_batches == 3 * n_batches(45, 4)
+    assert_same_state(cold, make_estimator(kind, shuffle=shuffle, max_iter=3).fit(X, y))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_pickle_mid_training_then_continue(kind):
+    X, y, _ = make_data(kind, n_samples=45)
+    X2, y2, _ = make_data(kind, n_samples=30, seed=1)
+    est = make_estimator(kind, alpha=1e-3, max_iter=2).fit(X, y)
+    assert est.history_.n_pairs == 3
+    copy = pickle.loads(pickle.dumps(est))
+    assert isinstance(copy.history_, LBFGSHistory)
+    assert_same_state(est, copy)
+    np.testing.assert_array_equal(copy.predict(X), est.predict(X))
+    # Continuing the copy leaves the original alone ...
+    before = snapshot(est)
+    copy.partial_fit(X2, y2)
+    assert_same_snapshot(snapshot(est), before)
+    # ... and gives the model training without the pickle gives.
+    est.partial_fit(X2, y2)
+    assert_same_state(est, copy)
+    copy.set_params(warm_start=True, max_iter=2).fit(X, y)
+    est.set_params(warm_start=True, max_iter=2).fit(X, y)
+    assert_same_state(est, copy)
+    # The pairs matter: continuing from the same weights without them differs.
+    forgetful = pickle.loads(pickle.dumps(est))
+    forgetful._state.history = LBFGSHistory(est.history_size, est.history_.n_models)
+    forgetful.partial_fit(X2, y2)
+    est.partial_fit(X2, y2)
+    assert not np.allclose(forgetful.coef_.toarray(), est.coef_.toarray())
+
+
+def test_history_pickles_on_its_own():
+    X, y, _ = make_data("multiclass", n_samples=45)
+    est = make_estimator("multiclass", max_iter=2).fit(X, y)
+    history = est.history_
+    copy = pickle.loads(pickle.dumps(history))
+    for attr in ("history_size", "n_models", "capacity", "n_slots", "n_pairs", "head",
+                 "n_batches", "memory_bytes"):
+        assert getattr(copy, attr) == getattr(history, attr), attr
+    assert copy.n_live_slots() == history.n_live_slots()
+    assert_same_pairs(pair_tuples(copy), pair_tuples(history))
+
+
+# ============================================================ 4. curvature guard
+def _guard_case(fit_intercept, zero_rows, zero_weights, damping, n=40, p=8, bs=5):
+    rng = np.random.RandomState(7)
+    X = rng.normal(size=(n, p))
+    X[rng.rand(n, p) > 0.6] = 0.0
+    y = (X @ rng.normal(size=p) > 0).astype(int)
+    y[:2] = [0, 1]
+    sw = np.ones(n)
+    rows = np.arange(10, 10 + bs)  # the third batch
+    if zero_rows:
+        X[rows] = 0.0
+    if zero_weights:
+        sw[rows] = 0.0
+    params = dict(n_features_to_select=p, sketch_width=2**16, sketch_depth=1, batch_size=bs,
+                  history_size=256, eta0=0.3, damping=damping, fit_intercept=fit_intercept,
+                  max_iter=2, shuffle=False)
+    return X, y, sw, rows, params
+
+
+@pytest.mark.parametrize("how", ["empty_batch", "zero_weight_batch"])
+@pytest.mark.parametrize("damping", [0.0, 1e-2])
+def test_pair_without_curvature_is_kept_but_not_used(how, damping):
+    """A batch without gradient (no features and no intercept, or all weights 0)
+    gives a pair with r^T s = 0: it stays in the window, invalid, and the later
+    directions are those computed without it."""
+    empty = how == "empty_batch"
+    X, y, sw, rows, params = _guard_case(fit_intercept=not empty, zero_rows=empty,
+                                         zero_weights=not empty, damping=damping)
+    n, p = X.shape
+    est = fit_without_collisions(lambda seed: BearClassifier(random_state=seed, **params),
+                                 np.arange(p), lambda e: e.fit(X, y, sample_weight=sw))
+    n_per_pass = n_batches(n, params["batch_size"])
+    pairs = est.history_.pairs()
+    assert len(pairs) == 2 * n_per_pass  # history_size 256 keeps them all
+    invalid = [i for i, pair in enumerate(pairs) if not pair["valid"].all()]
+    assert invalid == [2, 2 + n_per_pass]
+    for i in invalid:
+        assert np.abs(pairs[i]["s"]).max(initial=0.0) == 0.0
+        assert np.abs(pairs[i]["r"]).max(initial=0.0) == 0.0
+        if empty:
+            assert pairs[i]["keys"].size == 0
+        else:
+            assert pairs[i]["keys"][0] == -1 and pairs[i]["keys"].size > 1
+    # The reference, which applies the same rule, agrees.
+    W, b, window = dense_bear(X, np.where(y == 1, 1.0, -1.0), loss="log_loss",
+                              eta0=params["eta0"], batch_size=params["batch_size"],
+                              history_size=256, fit_intercept=params["fit_intercept"],
+                              sample_weight=sw, n_passes=2, damping=damping)
+    assert [i for i, w in enumerate(window) if not w[3].all()] == invalid
+    np.testing.assert_allclose(est.coef_.toarray(), W, rtol=1e-5, atol=1e-6)
+    # Dropping the batch altogether gives exactly the same model and pairs.
+    keep = np.setdiff1d(np.arange(n), rows)
+    without = fit_without_collisions(
+        lambda seed: BearClassifier(random_state=seed, **params), np.arange(p),
+        lambda e: e.fit(X[keep], y[keep], sample_weight=sw[keep]))
+    np.testing.assert_array_equal(est.coef_.toarray(), without.coef_.toarray())
+    np.testing.assert_array_equal(est.intercept_, without.intercept_)
+    valid_pairs = [pair for i, pair in enumerate(pair_tuples(est.history_)) if i not in invalid]
+    assert_same_pairs(valid_pairs, pair_tuples(without.history_))
+
+
+def test_negative_curvature_pair_is_skipped_by_the_two_loop():
+    """Softmax: a class's secant pair can have r^T s < 0 (the other classes moved
+    its probability). The next direction must ignore it, as the reference does,
+    and using it would give another direction."""
+    rng = np.random.RandomState(1)
+    n, p = 60, 6
+    X = rng.normal(size=(n, p))
+    X[rng.rand(n, p) > 0.6] = 0.0
+    idx = rng.randint(0, 3, n)
+    y = LABELS[idx]
+    params = dict(n_features_to_select=p, sketch_width=2**16, sketch_depth=1, batch_size=1,
+                  history_size=2, eta0=0.5, damping=0.0, max_iter=1, shuffle=False)
+    ref = dict(loss="log_loss", n_models=3, eta0=0.5, batch_size=1, history_size=2,
+               n_passes=1, damping=0.0)
+    bad = 8  # the 9th sample's pair has negative curvature for class 2
+    W9, b9, window9 = dense_bear(X[:bad + 1], idx[:bad + 1].astype(float), **ref)
+    _, s_bad, r_bad, valid_bad = window9[-1]
+    assert valid_bad.tolist() == [True, True, False]
+    assert (s_bad[2] * r_bad[2]).sum() < 0 and np.abs(r_bad[2]).max() > 1e-3
+    # The kernel stores the same pair, marked invalid.
+    est9 = fit_without_collisions(lambda seed: BearClassifier(random_state=seed, **params),
+                                  np.arange(p), lambda e: e.fit(X[:bad + 1], y[:bad + 1]))
+    last = est9.history_.pairs()[-1]
+    assert last["valid"].tolist() == [True, True, False]
+    np.testing.assert_allclose(last["s"], s_bad, rtol=1e-4, atol=1e-7)
+    np.testing.assert_allclose(last["r"], r_bad, rtol=1e-4, atol=1e-7)
+    # The next sample's direction for class 2, skipping and using that pair.
+    row = bad + 1
+    active = np.flatnonzero(X[row] != 0)
+    gW, gb = _gradient("log_loss", X[row:row + 1], idx[row:row + 1].astype(float),
+                       np.ones(1), W9, b9, active, 0.0)
+    g = _vector(gW[2], gb[2], active, True)
+    step_skip = -0.5 * _two_loop(g, active, 2, window9, True)
+    forced = [(a, s, r, np.ones_like(v)) for a, s, r, v in window9]
+    step_used = -0.5 * _two_loop(g, active, 2, forced, True)
+    assert not np.allclose(step_skip, step_used, rtol=1e-2)
+    est10 = fit_without_collisions(lambda seed: BearClassifier(random_state=seed, **params),
+                                   np.arange(p), lambda e: e.fit(X[:row + 1], y[:row + 1]))
+    new = est10.history_.pairs()[-1]
+    np.testing.assert_array_equal(new["keys"], np.r_[-1, active])
+    np.testing.assert_allclose(new["s"][2], step_skip, rtol=1e-4, atol=1e-7)
+    W10, b10, _ = dense_bear(X[:row + 1], idx[:row + 1].astype(float), **ref)
+    np.testing.assert_allclose(est10.coef_.toarray(), W10, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(est10.intercept_, b10, rtol=1e-5, atol=1e-6)
+
+
+def test_damping_keeps_saturated_pairs_valid():
+    """Log loss far in the saturated region (margins 5000): the tiny step cannot
+    change the gradient (r = 0 in floating point), so without damping the pair is
+    invalid; damping adds damping * s and keeps it."""
+    X = np.array([[100.0], [-100.0]])
+    y = np.array([1, 0])
+    for damping, expected in ((0.0, [True, False, False]), (1e-2, [True, True, True])):
+        est = BearClassifier(n_features_to_select=1, sketch_width=1024, sketch_depth=1,
+                             batch_size=2, history_size=3, eta0=0.01, damping=damping,
+                             fit_intercept=False, max_iter=3, shuffle=False,
+                             random_state=0).fit(X, y)
+        pairs = est.history_.pairs()
+        assert [bool(pair["valid"][0]) for pair in pairs] == expected
+        _, _, window = dense_bear(X, np.array([1.0, -1.0]), loss="log_loss", eta0=0.01,
+                                  batch_size=2, history_size=3, fit_intercept=False,
+                                  n_passes=3, damping=damping)
+        assert [bool(w[3][0]) for w in window] == expected
+        if damping == 0:
+            assert pairs[1]["s"][0, 0] != 0.0 and pairs[1]["r"][0, 0] == 0.0
+            # Skipping the invalid pair: the third step repeats the second.
+            assert pairs[2]["s"][0, 0] == pairs[1]["s"][0, 0]
+        else:  # the damped pair scales the next step by about 1 / damping
+            assert pairs[2]["s"][0, 0] > 100 * pairs[1]["s"][0, 0] > 0
+
+
+# ============================================================ 5. integration
+def test_pipeline_selects_planted_features_and_predicts_well():
+    X, y, planted = planted_data(n_samples=600)
+    pipe = Pipeline([
+        ("select", BearClassifier(n_features_to_select=8, sketch_width=512, batch_size=16,
+                                  random_state=0)),
+        ("clf", LogisticRegression()),
+    ])
+    pipe.fit(X[:400], y[:400])
+    support = pipe.named_steps["select"].get_support(indices=True)
+    assert set(planted) <= set(support)
+    assert len(support) <= 8
+    assert pipe.named_steps["clf"].coef_.shape == (1, len(support))
+    assert pipe.score(X[400:], y[400:]) > 0.9
+
+
+def test_grid_search_over_eta0_and_history_size():
+    X, y, _ = planted_data(n_samples=240)
+    grid = {"eta0": [0.05, 0.2], "history_size": [1, 5]}
+    search = GridSearchCV(BearClassifier(n_features_to_select=8, sketch_width=512,
+                                         batch_size=16, max_iter=2, random_state=0),
+                          grid, cv=3)
+    search.fit(X, y)
+    combos = {tuple(sorted(p.items())) for p in search.cv_results_["params"]}
+    expected = {tuple(sorted(zip(grid, values))) for values in itertools.product(*grid.values())}
+    assert combos == expected
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+    best = search.best_estimator_
+    check_is_fitted(best)
+    assert best.history_.history_size == best.history_size == search.best_params_["history_size"]
+    assert best.eta0 == search.best_params_["eta0"]
+    assert search.best_score_ > 0.7
+
+
+def test_select_from_model_support_is_planted():
+    X, y, planted = planted_data()
+    sfm = SelectFromModel(BearClassifier(n_features_to_select=10, sketch_width=512,
+                                         batch_size=16, random_state=0),
+                          max_features=4, threshold=-np.inf)
+    sfm.fit(X, y)
+    np.testing.assert_array_equal(sfm.get_support(indices=True), planted)
+    np.testing.assert_array_equal(sfm.transform(X), X[:, planted])
+
+
+def test_regressor_recovers_sparse_support():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(500, 100))
+    y = 2 * X[:, 5] - 3 * X[:, 60] + 1.5 * X[:, 77]
+    reg = BearRegressor(n_features_to_select=3, sketch_width=512, batch_size=32,
+                        random_state=0).fit(X, y)
+    np.testing.assert_array_equal(reg.get_support(indices=True), [5, 60, 77])
+    assert reg.score(X, y) > 0.95
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_clone_gives_unfitted_estimator_with_equal_params(kind):
+    X, y, _ = make_data(kind)
+    est = make_estimator(kind, eta0=0.05, history_size=7, damping=0.1, max_iter=2).fit(X, y)
+    cloned = clone(est)
+    assert cloned.get_params() == est.get_params()
+    assert cloned.get_params()["history_size"] == 7 and cloned.get_params()["damping"] == 0.1
+    with pytest.raises(NotFittedError):
+        check_is_fitted(cloned)
+    for attr in ("intercept_", "sketches_", "heaps_", "history_", "t_", "memory_bytes_",
+                 "coef_", "_state"):
+        assert not hasattr(cloned, attr)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_pickle_round_trip_predicts_the_same(kind):
+    X, y, _ = make_data(kind)
+    est = make_estimator(kind, max_iter=2).fit(X, y)
+    copy = pickle.loads(pickle.dumps(est))
+    assert_same_state(est, copy)
+    np.testing.assert_array_equal(copy.predict(X), est.predict(X))
+    np.testing.assert_array_equal(copy.get_support(), est.get_support())
+    if kind != "regression":
+        np.testing.assert_array_equal(copy.predict_proba(X), est.predict_proba(X))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_predict_proba(n_classes):
+    X, y, _ = make_data("binary", n_classes=n_classes)
+    est = make_estimator("binary", max_iter=3).fit(X, y)
+    proba = est.predict_proba(X)
+    assert proba.shape == (len(y), n_classes)
+    assert (proba >= 0).all() and (proba <= 1).all()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_array_equal(est.classes_[proba.argmax(axis=1)], est.predict(X))
+    np.testing.assert_allclose(est.predict_log_proba(X), np.log(proba), rtol=1e-12)
+    scores = est.decision_function(X)
+    if n_classes == 2:
+        np.testing.assert_allclose(proba[:, 1], expit(scores), rtol=1e-12)
+    else:
+        e = np.exp(scores - scores.max(axis=1, keepdims=True))
+        np.testing.assert_allclose(proba, e / e.sum(axis=1, keepdims=True), rtol=1e-12)
+    assert len(np.unique(proba[:, 0])) > 1  # not a constant model
+
+
+@pytest.mark.parametrize("cls", [BearClassifier, BearRegressor], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("bad", [{"history_size": 0}, {"history_size": 257},
+                                 {"damping": -1.0}, {"loss": "hinge"}, {"eta0": 0.0},
+                                 {"predict_with": "both"}], ids=str)
+def test_invalid_parameters_raise(cls, bad):
+    X, y, _ = make_data("regression" if cls is BearRegressor else "binary")
+    est = cls(**bad)
+    with pytest.raises(InvalidParameterError):
+        est.fit(X, y)
+    assert issubclass(InvalidParameterError, ValueError)
+    assert not hasattr(est, "history_")
+    # The bounds themselves are accepted.
+    if "history_size" in bad:
+        cls(history_size=256 if bad["history_size"] > 1 else 1, n_features_to_select=4,
+            sketch_width=64, max_iter=1).fit(X, y)
+
+
+# ============================================================ 6. bad input
+def _fitted(kind):
+    X, y, _ = make_data(kind, n_samples=40)
+    return make_estimator(kind, alpha=1e-3, max_iter=2).fit(X, y), X, y
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_non_finite_X_raises_and_keeps_the_model(kind, bad, sparse):
+    est, X, y = _fitted(kind)
+    before = snapshot(est)
+    X_bad = X.copy()
+    X_bad[3, 2] = bad
+    if sparse:
+        X_bad = sp.csr_matrix(X_bad)
+    for call in (lambda: est.fit(X_bad, y), lambda: est.partial_fit(X_bad, y),
+                 lambda: est.predict(X_bad)):
+        with pytest.raises(ValueError, match="NaN|infinity"):
+            call()
+        assert_same_snapshot(snapshot(est), before)
+    est.set_params(warm_start=True)
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        est.fit(X_bad, y)
+    assert_same_snapshot(snapshot(est), before)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_wrong_n_features_raises_and_keeps_the_model(kind):
+    est, X, y = _fitted(kind)
+    before = snapshot(est)
+    for X_bad in (X[:, :-1], np.hstack([X, X[:, :1]]), sp.csr_matrix(X[:, :-1])):
+        with pytest.raises(ValueError, match="features"):
+            est.partial_fit(X_bad, y)
+        assert_same_snapshot(snapshot(est), before)
+        with pytest.raises(ValueError, match="features"):
+            est.predict(X_bad)
+        with pytest.raises(ValueError, match="features"):
+            est.set_params(warm_start=True).fit(X_bad, y)
+        est.set_params(warm_start=False)
+        assert_same_snapshot(snapshot(est), before)
+
+
+@pytest.mark.parametrize("kind", ["binary", "multiclass"])
+def test_unseen_class_raises_and_keeps_the_model(kind):
+    est, X, y = _fitted(kind)
+    before = snapshot(est)
+    y_unseen = y.copy()
+    y_unseen[0] = 99
+    with pytest.raises(ValueError, match="classes"):
+        est.partial_fit(X, y_unseen)
+    assert_same_snapshot(snapshot(est), before)
+    with pytest.raises(ValueError, match="classes"):
+        est.partial_fit(X, y, classes=np.r_[np.unique(y), 99])
+    assert_same_snapshot(snapshot(est), before)
+    with pytest.raises(ValueError, match="class"):
+        est.set_params(warm_start=True).fit(X, y_unseen)
+    assert_same_snapshot(snapshot(est), before)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_negative_sample_weight_raises_and_keeps_the_model(kind):
+    est, X, y = _fitted(kind)
+    before = snapshot(est)
+    sw = np.ones(len(y))
+    sw[4] = -0.5
+    with pytest.raises(ValueError, match="(?i)negative"):
+        est.fit(X, y, sample_weight=sw)
+    assert_same_snapshot(snapshot(est), before)
+    with pytest.raises(ValueError, match="(?i)negative"):
+        est.partial_fit(X, y, sample_weight=sw)
+    assert_same_snapshot(snapshot(est), before)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("batch_size", [1, 4, 64])
+def test_divergence_raises_and_keeps_the_model(kind, batch_size):
+    X, y, _ = make_data(kind, n_samples=40)
+    X_big = X * 1e6
+    # A fitted model, after several passes (pairs in the window) ...
+    est = make_estimator(kind, batch_size=batch_size, max_iter=3).fit(X, y)
+    assert est.history_.n_pairs > 0
+    before = snapshot(est)
+    # ... continued with a huge step on unscaled data: an error, the model unchanged.
+    est.set_params(eta0=1e12, damping=0.0, warm_start=True)
+    with pytest.raises(ValueError, match="diverged"):
+        est.fit(X_big, y)
+    assert_same_snapshot(snapshot(est), before)
+    # A step that overflows at once: partial_fit and a cold fit leave it as it was.
+    est.set_params(eta0=1e300)
+    with pytest.raises(ValueError, match="diverged"):
+        est.partial_fit(X_big, y)
+    assert_same_snapshot(snapshot(est), before)
+    est.set_params(warm_start=False)
+    with pytest.raises(ValueError, match="diverged"):
+        est.fit(X_big, y)
+    assert_same_snapshot(snapshot(est), before)
+    assert np.isfinite(est.predict(X)).all()
+    # And the model still trains normally afterwards.
+    est.set_params(eta0=0.1, damping=1e-2, warm_start=True).fit(X, y)
+    assert est.history_.n_batches == before["history"][4] + 3 * n_batches(40, batch_size)
+    # From scratch: an error, and nothing fitted.
+    fresh = make_estimator(kind, batch_size=batch_size, eta0=1e300, damping=0.0)
+    with pytest.raises(ValueError, match="diverged"):
+        fresh.fit(X_big, y)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(fresh)
+    assert not hasattr(fresh, "history_")
+
+
+# ============================================================ 7. multi-class
+def test_multiclass_has_one_sketch_heap_and_two_loop_per_class():
+    n_classes = 4
+    X, y, _ = make_data("multiclass", n_samples=80, n_features=30, n_classes=n_classes)
+    k = 4
+    est = make_estimator("multiclass", n_features_to_select=k, max_iter=3).fit(X, y)
+    assert len(est.sketches_) == len(est.heaps_) == len(est.intercept_) == n_classes
+    assert est.history_.n_models == n_classes
+    assert len({id(s) for s in est.sketches_}) == n_classes  # distinct objects
+    for sketch in est.sketches_:
+        assert sketch.same_configuration(est.sketches_[0])
+    assert not all(np.array_equal(est.sketches_[0].table, s.table) for s in est.sketches_[1:])
+    for pair in est.history_.pairs():
+        assert pair["s"].shape == pair["r"].shape == (n_classes, pair["keys"].size)
+        assert pair["valid"].shape == (n_classes,)
+    assert est.coef_.shape == (n_classes, 30)
+    # selected_features_: top k by the largest |weight| over the classes.
+    weight = {}
+    for c, heap in enumerate(est.heaps_):
+        assert len(heap) <= k
+        for key, w in zip(*heap.items()):
+            weight.setdefault(int(key), np.zeros(n_classes))[c] = w
+    assert len(weight) > k  # the union of the heaps really is cut down
+    ranked = sorted(weight, key=lambda key: (np.abs(weight[key]).max(), key), reverse=True)[:k]
+    assert est.selected_features_.keys.tolist() == ranked
+    np.testing.assert_array_equal(est.selected_features_.weights,
+                                  np.array([weight[key] for key in ranked]))
+    np.testing.assert_array_equal(est.get_support(indices=True), np.sort(ranked))
+    expected = np.zeros((n_classes, 30))
+    for c, heap in enumerate(est.heaps_):
+        keys, w = heap.items()
+        expected[c, keys] = w
+    np.testing.assert_array_equal(est.coef_.toarray(), expected)
+
+
+def test_binary_has_a_single_model():
+    X, y, _ = make_data("binary")
+    est = make_estimator("binary").fit(X, y)
+    assert len(est.sketches_) == len(est.heaps_) == len(est.intercept_) == 1
+    assert est.history_.n_models == 1
+    assert est.coef_.shape == (1, X.shape[1])
+    assert est.decision_function(X).shape == (len(y),)
