@@ -2,6 +2,7 @@
 from ._base import SelectedFeatures
 from ._core import CountSketch, TopKHeap
 from .baselines import SparsePerceptronClassifier, SpaceSavingClassifier, TruncationClassifier
+from .feature_extraction import KmerVectorizer
 from .mission import (
     FeatureHashingClassifier,
     IHTClassifier,
@@ -19,6 +20,7 @@ __all__ = [
     "FeatureHashingClassifier",
     "IHTClassifier",
     "IHTRegressor",
+    "KmerVectorizer",
     "MissionClassifier",
     "MissionRegressor",
     "SelectedFeatures",
