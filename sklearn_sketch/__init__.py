@@ -3,6 +3,7 @@ from ._base import SelectedFeatures
 from ._core import CountSketch, TopKHeap
 from .bear import BearClassifier, BearRegressor
 from .baselines import SparsePerceptronClassifier, SpaceSavingClassifier, TruncationClassifier
+from .feature_extraction import KmerVectorizer
 from .mission import (
     FeatureHashingClassifier,
     IHTClassifier,
@@ -22,6 +23,7 @@ __all__ = [
     "FeatureHashingClassifier",
     "IHTClassifier",
     "IHTRegressor",
+    "KmerVectorizer",
     "MissionClassifier",
     "MissionRegressor",
     "SelectedFeatures",

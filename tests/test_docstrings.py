@@ -12,6 +12,7 @@ MODULES = [
     "sklearn_sketch.mission",
     "sklearn_sketch.weight_median",
     "sklearn_sketch.baselines",
+    "sklearn_sketch.feature_extraction._kmer",
 ]
 
 
