@@ -16,12 +16,14 @@ weights (masked by the heap; the authors' code reads them unmasked). Either
 way ``r`` then mixes the step with collisions and heap changes, so it is not
 the curvature along ``s``, and on the paper's own sparse-recovery simulation
 (section 6) both recovered the support far less often than this consistent
-secant pair did (see ``sklearn_sketch.bear``). For a convex loss
-``r^T s >= 0`` then holds.
+secant pair did (see ``sklearn_sketch.bear``). For a convex loss with one
+model ``r^T s >= 0`` then holds; a softmax model's own pair can still bend the
+wrong way, since the other classes' steps move its probabilities.
 
 As in online L-BFGS (Schraudolph et al. 2007), ``r`` gets ``damping * s``
-added: every pair then has curvature at least ``damping``, which bounds the
-direction by ``1 / damping`` times the gradient. Without it a pair measured on
+added: with one model (binary or squared loss) every pair then has curvature at
+least ``damping``, which bounds the direction by ``1 / damping`` times the
+gradient. Without it a pair measured on
 a batch the model already fits (log loss: curvature near 0) would blow up the
 step on the next batch it does not fit.
 

@@ -31,8 +31,8 @@ _BEAR_PARAMS_DOC = """
         Curvature pairs ``(s, r)`` kept (the paper's ``tau``), from 1 to 256.
     damping : float, default=1e-2
         Added to every pair's curvature, as online L-BFGS does
-        (``r = g' - g + damping * s``): the direction is then at most
-        ``1 / damping`` times the gradient. 0 turns it off (see Notes).
+        (``r = g' - g + damping * s``): with one model the direction is then
+        at most ``1 / damping`` times the gradient. 0 turns it off (see Notes).
     learning_rate : {'constant', 'invscaling', 'optimal'}, default='constant'
         Step size schedule, with scikit-learn's meanings: ``eta0``,
         ``eta0 / t**power_t``, or ``1 / (alpha * (t0 + t))``; ``t`` counts samples.
@@ -89,8 +89,9 @@ _BEAR_NOTES_DOC = """
     al., 2007): with the log loss, a batch the model already fits has almost no
     curvature, and its pair would scale the next batch's gradient by the inverse
     of that; on separable data the weights then overflow within a few batches.
-    A pair whose curvature is still not positive (``r^T s <= 1e-10 ||r|| ||s||``)
-    is skipped by the two-loop; it still takes its place
+    A pair whose curvature is still not positive (``r^T s <= 1e-10 ||r|| ||s||``:
+    with softmax a class's own pair can bend the wrong way, since the other
+    classes' steps move its probabilities) is skipped by the two-loop; it still takes its place
     in the window of the last ``history_size`` batches. Only smooth losses are
     offered, since L-BFGS needs curvature."""
 

@@ -295,14 +295,14 @@ def test_churn_and_growing_capacity_equal_dense_reference():
     est = fit_without_collisions(lambda seed: BearClassifier(random_state=seed, **params),
                                  keys, stream)
     assert capacities[-1] > capacities[-2] == bs + 1
-    # Far more distinct keys went through the map than it has slots.
-    assert est.history_.n_slots < p
     W, b, window = dense_bear(np.vstack([D, D]), np.where(np.r_[y, y] == 1, 1.0, -1.0),
                               loss="log_loss", eta0=0.2, batch_size=bs, history_size=tau,
                               damping=1e-2)
     heap_keys, heap_weights = est.heaps_[0].items()
     used = np.flatnonzero((D != 0).any(axis=0))
     np.testing.assert_array_equal(np.sort(heap_keys), keys[used])
+    # Far more distinct keys went through the map than it has slots.
+    assert used.size > 2 * est.history_.n_slots
     scale = max(1.0, np.abs(W).max())
     np.testing.assert_allclose(heap_weights, W[0, np.searchsorted(keys, heap_keys)],
                                rtol=1e-5, atol=1e-5 * scale)
@@ -317,6 +317,47 @@ def test_churn_and_growing_capacity_equal_dense_reference():
         np.testing.assert_allclose(got["r"][:, order], r, rtol=1e-4,
                                    atol=1e-5 * np.abs(r).max())
         np.testing.assert_array_equal(got["valid"], valid)
+
+
+def _csr_variants(X):
+    csr = sp.csr_matrix(X)
+    yield "csr", csr
+    big = csr.copy()
+    big.indices = big.indices.astype(np.int64)
+    big.indptr = big.indptr.astype(np.int64)
+    yield "csr-int64", big
+    # Unsorted rows with every entry split into two halves (exact in float).
+    rng = np.random.RandomState(0)
+    indptr, indices, data = [0], [], []
+    for i in range(csr.shape[0]):
+        cols = csr.indices[csr.indptr[i]:csr.indptr[i + 1]]
+        vals = csr.data[csr.indptr[i]:csr.indptr[i + 1]]
+        perm = rng.permutation(2 * len(cols))
+        indices.extend(np.r_[cols, cols][perm])
+        data.extend(np.r_[vals / 2, vals / 2][perm])
+        indptr.append(len(indices))
+    dup = sp.csr_matrix((np.array(data), np.array(indices, dtype=np.int32), np.array(indptr)),
+                        shape=csr.shape)
+    assert not dup.has_canonical_format
+    yield "csr-unsorted-duplicates", dup
+    # Explicitly stored zeros are no data: they must not enter the active sets.
+    zeros = sp.csr_matrix(np.where(X == 0, 1.0, X))
+    zeros.data[X.ravel() == 0] = 0.0  # every entry stored, in row-major order
+    assert zeros.nnz == X.size
+    np.testing.assert_array_equal(zeros.toarray(), X)
+    yield "csr-stored-zeros", zeros
+    yield "csr_array", sp.csr_array(X)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_dense_and_csr_give_the_same_model(kind):
+    X, y, _ = make_data(kind)
+    dense = make_estimator(kind, alpha=1e-3, max_iter=2).fit(X, y)
+    for name, Xs in _csr_variants(X):
+        sparse = make_estimator(kind, alpha=1e-3, max_iter=2).fit(Xs, y)
+        assert_same_state(dense, sparse)
+        np.testing.assert_allclose(dense.predict(X), sparse.predict(Xs), rtol=1e-12,
+                                   atol=1e-12, err_msg=name)
 
 
 # ============================================================ 2. slot map and memory
@@ -345,6 +386,14 @@ def test_slot_map_under_churn_holds_exactly_the_window_keys():
     distinct = set().union(*map(set, batches))
     assert len(distinct) > 5 * est.history_.n_slots  # the map was compacted many times
     assert est.n_features_in_ == N_HUGE
+    # The same in one pass of fit (compactions inside the compiled pass).
+    est = clone(est).set_params(max_iter=1).fit(X, y)
+    batches = [batch_keys(X, range(first, min(first + bs, X.shape[0])))
+               for first in range(0, X.shape[0], bs)]
+    window = batches[-tau:]
+    assert est.history_.n_live_slots() == len(set().union(*map(set, window)))
+    assert [pair["keys"].tolist() for pair in est.history_.pairs()] == [[-1] + k for k in window]
+    assert len(keys) > 5 * est.history_.n_slots
 
 
 def test_memory_does_not_grow_with_samples_or_keys():
