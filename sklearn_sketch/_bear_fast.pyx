@@ -52,10 +52,15 @@ from ._core._murmurhash cimport _fmix64
 from ._core._topk_heap cimport TopKHeap
 from ._sgd_fast cimport PASS_DIVERGED, PASS_OK, SGDParams, learning_rate, sample_dloss
 
+cdef extern from *:
+    void __builtin_prefetch(const void* address, int rw, int locality) nogil
+
 # A pair is used when r^T s > CURVATURE_EPS * ||r|| * ||s||.
 cdef double CURVATURE_EPS = 1e-10
 # The intercept's coordinate: slot 0 of the map, position 0 of the active set.
 cdef int32_t INTERCEPT_SLOT = 0
+# Keys ahead whose map entries are prefetched while mapping a row.
+cdef Py_ssize_t MAP_PREFETCH = 16
 # Stamps of the slots no pair and no batch uses: still mapped, or free.
 cdef int64_t STAMP_RETIRED = -1
 cdef int64_t STAMP_FREE = -2
@@ -244,6 +249,10 @@ cdef class LBFGSHistory:
                 self._slot_stamp[slot] = STAMP_FREE
                 self._free[self._n_free] = slot
                 self._n_free += 1
+
+    cdef inline void prefetch(self, int64_t key) noexcept nogil:
+        """Start loading the map entry of ``key`` (looked up a little later)."""
+        __builtin_prefetch(&self._table[2 * (_fmix64(<uint64_t>key) & self._mask)], 0, 3)
 
     cdef inline int32_t slot_of(self, int64_t key) noexcept nogil:
         """The slot of ``key``, taken from the free list if it has none (-1: full)."""
@@ -505,6 +514,8 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
             for b in range(stop - start):
                 row = order[start + b]
                 for p in range(indptr[row], indptr[row + 1]):
+                    if p + MAP_PREFETCH < indptr[row + 1]:
+                        history.prefetch(indices[p + MAP_PREFETCH])
                     slot = history.slot_of(indices[p])
                     if slot < 0:
                         status = PASS_DIVERGED  # cannot happen with the reserved capacity
