@@ -113,7 +113,7 @@ def load_dna_sample(n_reads_per_class=1000, read_length=200, k=None, species=Non
     >>> len(train.reads), train.X.shape, train.target_names
     (20, (20, 256), ['E.Coli', 'H.Pylori', 'S.Aureus', 'V.Cholerae'])
     >>> test = load_dna_sample(n_reads_per_class=5, split="test", species=["S.Aureus"])
-    >>> sorted(set(test.strains)), len(test.reads[0])
+    >>> sorted(set(test.strains.tolist())), len(test.reads[0])
     (['JKD6008'], 200)
     """
     n_reads_per_class = _check_positive_int("n_reads_per_class", n_reads_per_class)
