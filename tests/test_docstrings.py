@@ -13,6 +13,7 @@ MODULES = [
     "sklearn_sketch.weight_median",
     "sklearn_sketch.baselines",
     "sklearn_sketch.feature_extraction._kmer",
+    "sklearn_sketch.datasets._dna",
 ]
 
 

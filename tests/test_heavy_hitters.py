@@ -71,5 +71,5 @@ def test_demo_recovers_the_top_keys(capsys):
 
 
 def test_cli_demo_runs(capsys):
-    assert main(["demo", "--items", "50000", "--top", "5"]) == 0
+    assert main(["demo", "--heavy-hitters", "--items", "50000", "--top", "5"]) == 0
     assert "Recall of the exact top 5" in capsys.readouterr().out

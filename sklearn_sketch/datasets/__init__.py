@@ -1,0 +1,4 @@
+"""Small real data sets shipped with the package."""
+from ._dna import load_dna_sample
+
+__all__ = ["load_dna_sample"]

@@ -1,0 +1,159 @@
+import json
+import re
+
+import numpy as np
+import pytest
+
+from sklearn_sketch.cli import main
+
+ESTIMATORS = ["MissionClassifier", "BearClassifier", "AWMSketchClassifier",
+              "FeatureHashingClassifier"]
+
+
+@pytest.fixture
+def svmlight(tmp_path):
+    """A binary svmlight file where feature 5 (column 4) marks the positive class."""
+    rng = np.random.default_rng(0)
+    lines = []
+    for _ in range(400):
+        y = int(rng.integers(2))
+        columns = set((rng.choice(1000, 8, replace=False) + 10).tolist())
+        if y:
+            columns.add(5)
+        lines.append(f"{2 * y - 1} " + " ".join(f"{j}:1" for j in sorted(columns)))
+    path = tmp_path / "train.svm"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_demo_compares_the_four_estimators(capsys):
+    assert main(["demo", "--n-reads", "2000"]) == 0
+    out = capsys.readouterr().out
+    accuracy = {}
+    for name in ESTIMATORS:
+        match = re.search(rf"^{name}\s+([0-9.]+)\s+([0-9.]+) MiB", out, re.MULTILINE)
+        assert match, name
+        accuracy[name] = float(match.group(1))
+        assert 0 <= accuracy[name] <= 1
+    # Chance is 0.25; measured 0.91-0.92 (MISSION) and 0.83-0.84 (BEAR) over seeds 0-2.
+    assert accuracy["MissionClassifier"] > 0.7 and accuracy["BearClassifier"] > 0.7
+    # Top k-mers are decoded 12-mers with signed weights, for each species.
+    assert len(re.findall(r"E\.Coli\s+[ACGT]{12} [+-]\d", out)) == 2
+
+
+def test_heavy_hitters_demo_stays_reachable(capsys):
+    assert main(["demo", "--heavy-hitters", "--items", "20000", "--top", "5"]) == 0
+    assert "Recall of the exact top 5" in capsys.readouterr().out
+
+
+def test_svmlight_round_trip(svmlight, tmp_path, capsys):
+    model = tmp_path / "model.pkl"
+    assert main(["fit", "--svmlight", str(svmlight), "--estimator", "mission",
+                 "--param", "n_features_to_select=20", "--param", "sketch_width=512",
+                 "--param", "learning_rate=constant", "--param", "eta0=0.1",
+                 "--epochs", "3", "--chunk-rows", "100", "--output", str(model)]) == 0
+    assert "MissionClassifier trained on 2 classes" in capsys.readouterr().out
+
+    assert main(["select", "--model", str(model), "--top", "3"]) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert rows[0] == ["key", "name", "weight_1"] and len(rows) == 4
+    # The one-based feature 5 is column 4, the heaviest and positive.
+    assert rows[1][:2] == ["4", "4"] and float(rows[1][2]) > 0
+
+    out_json = tmp_path / "top.json"
+    assert main(["select", "--model", str(model), "--top", "2", "--format", "json",
+                 "--output", str(out_json)]) == 0
+    top = json.loads(out_json.read_text())
+    assert [f["key"] for f in top][0] == 4 and list(top[0]["weights"]) == ["1"]
+
+    predictions = tmp_path / "pred.txt"
+    assert main(["predict", "--model", str(model), "--svmlight", str(svmlight),
+                 "--output", str(predictions)]) == 0
+    labels = [line.split()[0] for line in svmlight.read_text().splitlines()]
+    predicted = predictions.read_text().splitlines()
+    assert len(predicted) == 400 and set(predicted) <= {"1", "-1"}
+    assert np.mean(np.array(predicted) == np.array(labels)) > 0.95
+
+    assert main(["evaluate", "--model", str(model), "--svmlight", str(svmlight)]) == 0
+    metrics = dict(line.split("\t") for line in capsys.readouterr().out.splitlines())
+    assert metrics["examples"] == "400"
+    assert float(metrics["accuracy"]) > 0.95 and float(metrics["roc_auc"]) > 0.95
+    assert int(metrics["memory_bytes"]) > 0 and float(metrics["predict_seconds"]) >= 0
+
+
+def test_sample_round_trip_decodes_kmers(tmp_path, capsys):
+    model = tmp_path / "dna.pkl"
+    assert main(["fit", "--sample", "--n-reads", "300", "--k", "8", "--estimator", "awm",
+                 "--output", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["select", "--model", str(model), "--top", "5"]) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert rows[0][2:] == ["weight_E.Coli", "weight_H.Pylori", "weight_S.Aureus",
+                           "weight_V.Cholerae"]
+    for key, name, *_ in rows[1:]:
+        assert re.fullmatch("[ACGT]{8}", name)
+        assert int(key) == int(name.translate(str.maketrans("ACGT", "0123")), 4)
+
+    assert main(["predict", "--model", str(model), "--sample", "--n-reads", "10"]) == 0
+    predicted = capsys.readouterr().out.splitlines()
+    assert len(predicted) == 40 and set(predicted) <= {"E.Coli", "H.Pylori", "S.Aureus",
+                                                       "V.Cholerae"}
+    assert main(["evaluate", "--model", str(model), "--sample", "--n-reads", "100"]) == 0
+    metrics = dict(line.split("\t") for line in capsys.readouterr().out.splitlines())
+    assert metrics["examples"] == "400"
+    assert float(metrics["accuracy"]) > 0.4 and 0.5 < float(metrics["roc_auc"]) <= 1
+
+
+def test_fasta_round_trip(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    paths = []
+    for label, alphabet in (("at", "AT"), ("gc", "GC")):
+        path = tmp_path / f"{label}.fa"
+        path.write_text("".join(f">r{i}\n{''.join(rng.choice(list(alphabet), 50))}\n"
+                                for i in range(30)))
+        paths.append(f"{path}:{label}")
+    model = tmp_path / "fa.pkl"
+    assert main(["fit", "--fasta", paths[0], "--fasta", paths[1], "--k", "4",
+                 "--estimator", "hashing", "--output", str(model)]) == 0
+    assert main(["evaluate", "--model", str(model), "--fasta", paths[0],
+                 "--fasta", paths[1]]) == 0
+    metrics = dict(line.split("\t") for line in capsys.readouterr().out.splitlines()[1:])
+    assert float(metrics["accuracy"]) == 1.0
+    # Feature hashing keeps no feature identities.
+    assert main(["select", "--model", str(model)]) == 2
+    assert "nothing to select" in capsys.readouterr().err
+
+
+def one_line_error(capsys, argv):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    assert len(captured.err.strip().splitlines()) == 1
+    return captured.err
+
+
+def test_errors_exit_2_with_one_line(svmlight, tmp_path, capsys):
+    out = str(tmp_path / "m.pkl")
+    assert "No such file" in one_line_error(
+        capsys, ["fit", "--svmlight", str(tmp_path / "missing.svm"), "--output", out])
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 3:1\n1 4:x\n")
+    assert "bad.svm, line 2" in one_line_error(
+        capsys, ["fit", "--svmlight", str(bad), "--output", out])
+    assert "invalid choice: 'lasso'" in one_line_error(
+        capsys, ["fit", "--sample", "--estimator", "lasso", "--output", out])
+    assert "Invalid parameter 'depth'" in one_line_error(
+        capsys, ["fit", "--svmlight", str(svmlight), "--param", "depth=3", "--output", out])
+    assert "key=value" in one_line_error(
+        capsys, ["fit", "--svmlight", str(svmlight), "--param", "eta0", "--output", out])
+    assert "'eta0' parameter" in one_line_error(
+        capsys, ["fit", "--svmlight", str(svmlight), "--param", "eta0=-1", "--output", out])
+    assert "PATH:LABEL" in one_line_error(
+        capsys, ["fit", "--fasta", "reads.fa", "--output", out])
+    assert "not a model" in one_line_error(capsys, ["select", "--model", str(svmlight)])
+    assert not (tmp_path / "m.pkl").exists()
+    assert main(["fit", "--svmlight", str(svmlight), "--output", out]) == 0
+    capsys.readouterr()
+    assert "trained on svmlight" in one_line_error(
+        capsys, ["predict", "--model", out, "--sample"])
+    assert "required" in one_line_error(capsys, ["predict", "--model", out])
