@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from sklearn.datasets import load_svmlight_file
 
 import sklearn_sketch.io
-from sklearn_sketch import MissionClassifier
+from sklearn_sketch import AWMSketchClassifier, BearClassifier, MissionClassifier
 from sklearn_sketch.io import (
     MAX_FEATURES,
     FastaReader,
@@ -668,3 +668,35 @@ def test_io_docstring_examples():
     module = importlib.import_module("sklearn_sketch.io._readers")
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+STREAM_ESTIMATORS = {
+    "mission": lambda: MissionClassifier(6, sketch_width=64, batch_size=4, shuffle=False,
+                                         random_state=0),
+    "bear": lambda: BearClassifier(6, sketch_width=64, batch_size=4, shuffle=False,
+                                   random_state=0),
+    "awm": lambda: AWMSketchClassifier("2KB", batch_size=4, shuffle=False, random_state=0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STREAM_ESTIMATORS))
+def test_model_fitted_on_a_stream_equals_model_fitted_in_memory(tmp_path, name):
+    # Chunks of a multiple of the batch size keep the batches of one in-memory
+    # pass, so one partial_fit per chunk must give the very same model.
+    path = write(tmp_path, "data.svm", svmlight_text(np.random.default_rng(3), 96, False))
+    streamed = STREAM_ESTIMATORS[name]()
+    chunks = list(SvmlightReader(path, chunk_rows=12, zero_based=False))
+    for chunk in chunks:
+        streamed.partial_fit(chunk.X, chunk.y > 0, classes=[False, True])
+    X = sp.vstack([chunk.X for chunk in chunks], format="csr")
+    y = np.concatenate([chunk.y for chunk in chunks])
+    in_memory = STREAM_ESTIMATORS[name]().set_params(max_iter=1).fit(X, y > 0)
+    np.testing.assert_array_equal(streamed.intercept_, in_memory.intercept_)
+    for a, b in zip(streamed.sketches_, in_memory.sketches_):
+        np.testing.assert_array_equal(a.table, b.table)
+    for a, b in zip(streamed.heaps_, in_memory.heaps_):
+        np.testing.assert_array_equal(a.items()[0], b.items()[0])
+        np.testing.assert_array_equal(a.items()[1], b.items()[1])
+    np.testing.assert_array_equal(streamed.selected_features_.keys,
+                                  in_memory.selected_features_.keys)
+    assert streamed.t_ == in_memory.t_
