@@ -20,6 +20,7 @@ from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ._core import CountSketch, TopKHeap
+from ._raw_features import hash_raw, is_raw_input, name_keys
 from ._sgd_fast import Loss, PassStatus, Schedule, SGDParams, WeightStore, sgd_pass
 from ._sgd_fast import decision_function_kernel
 
@@ -247,6 +248,9 @@ class _BaseSketchSGD(BaseEstimator):
         ``reset`` starts a new model (and new input checks); ``partial`` says the
         call is ``partial_fit`` (classes come from ``classes``, not from ``y``).
         """
+        raw_names = None
+        if is_raw_input(X):
+            X, raw_names = hash_raw(X)
         X, y_encoded, sample_weight, classes_ = self._validate_training_data(
             X, y, sample_weight, reset=reset, partial=partial, classes=classes)
         n_models = self._n_models(classes_)
@@ -259,8 +263,20 @@ class _BaseSketchSGD(BaseEstimator):
             self.classes_ = classes_
         self._state = state
         self.n_iter_ = n_passes
+        self._remember_names(raw_names, reset)
         self._set_fitted_attributes()
         return self
+
+    def _remember_names(self, raw_names, reset):
+        """Keep the names of the heap keys (bounded by the heaps, not by the data)."""
+        known = {} if reset else dict(getattr(self, "_feature_names", {}))
+        if raw_names:
+            known.update(zip(name_keys(raw_names).tolist(), raw_names))
+        if not known or not self._uses_heap:
+            self._feature_names = {}
+            return
+        in_heaps = set(np.concatenate([h.keys() for h in self._state.heaps]).tolist())
+        self._feature_names = {k: v for k, v in known.items() if k in in_heaps}
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -268,8 +284,10 @@ class _BaseSketchSGD(BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or list
+            Training data, or raw samples: a list of token lists or of
+            ``{name: value}`` dicts, whose names are hashed to 64-bit keys
+            (the names of the selected features are kept).
         y : array-like of shape (n_samples,)
             Class labels (classifiers) or targets (regressors).
         sample_weight : array-like of shape (n_samples,), default=None
@@ -317,6 +335,8 @@ class _BaseSketchSGD(BaseEstimator):
 
     # ---------------------------------------------------------- validation
     def _check_X(self, X, reset):
+        if is_raw_input(X):
+            X = hash_raw(X)[0]
         return validate_data(self, X, reset=reset, accept_sparse="csr", dtype=np.float64,
                              accept_large_sparse=True)
 
@@ -366,7 +386,11 @@ class _BaseSketchSGD(BaseEstimator):
             weights[np.searchsorted(all_keys, keys), c] = w
         importance = np.abs(weights).max(axis=1) if all_keys.size else np.zeros(0)
         order = np.lexsort((-all_keys, -importance))[: self._model_shape()[2]]
-        return SelectedFeatures(keys=all_keys[order], weights=weights[order])
+        names = None
+        if self._feature_names:
+            names = np.array([self._feature_names.get(k) for k in all_keys[order].tolist()],
+                             dtype=object)
+        return SelectedFeatures(keys=all_keys[order], weights=weights[order], names=names)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -421,8 +445,8 @@ class _SketchSelectorMixin(SelectorMixin):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or list
+            Samples, or raw samples as in :meth:`fit`.
 
         Returns
         -------
@@ -456,7 +480,9 @@ class _SketchSelectorMixin(SelectorMixin):
         """
         if self.n_features_in_ <= _MAX_MASK_FEATURES:
             return super().get_feature_names_out(input_features)
-        return np.asarray([f"x{i}" for i in self._selected_columns()], dtype=object)
+        names = getattr(self, "_feature_names", {})
+        return np.asarray([names.get(i, f"x{i}") for i in self._selected_columns().tolist()],
+                          dtype=object)
 
 
 def _has_log_loss(estimator):
@@ -519,8 +545,10 @@ class _SketchClassifierMixin:
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or list
+            Training data, or raw samples: a list of token lists or of
+            ``{name: value}`` dicts, whose names are hashed to 64-bit keys
+            (the names of the selected features are kept).
         y : array-like of shape (n_samples,)
             Class labels, all in ``classes``.
         classes : array-like of shape (n_classes,), default=None
@@ -541,8 +569,8 @@ class _SketchClassifierMixin:
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or list
+            Samples, or raw samples as in :meth:`fit`.
 
         Returns
         -------
@@ -557,8 +585,8 @@ class _SketchClassifierMixin:
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or list
+            Samples, or raw samples as in :meth:`fit`.
 
         Returns
         -------
@@ -576,8 +604,8 @@ class _SketchClassifierMixin:
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or list
+            Samples, or raw samples as in :meth:`fit`.
 
         Returns
         -------
@@ -595,8 +623,8 @@ class _SketchClassifierMixin:
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or list
+            Samples, or raw samples as in :meth:`fit`.
 
         Returns
         -------
@@ -625,8 +653,10 @@ class _SketchRegressorMixin:
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or list
+            Training data, or raw samples: a list of token lists or of
+            ``{name: value}`` dicts, whose names are hashed to 64-bit keys
+            (the names of the selected features are kept).
         y : array-like of shape (n_samples,)
             Targets.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -645,8 +675,8 @@ class _SketchRegressorMixin:
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or list
+            Samples, or raw samples as in :meth:`fit`.
 
         Returns
         -------

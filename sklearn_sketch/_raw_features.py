@@ -1,0 +1,75 @@
+"""Raw feature input: samples as token lists or ``{name: value}`` dicts.
+
+Like scikit-learn's ``FeatureHasher``, names are hashed to 64-bit keys, so the
+estimators see a CSR matrix with ``2**63 - 1`` columns. The key of a name is the
+unsigned MurmurHash3 (x64_128, first half, seed 0) of its UTF-8 bytes modulo
+``2**63 - 1``: the key ``sklearn_sketch.io.VowpalWabbitReader`` gives a feature of
+the default namespace, so files and raw samples share one feature space.
+"""
+from itertools import chain
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._core import hash_names
+
+RAW_N_FEATURES = 2**63 - 1
+
+
+def is_raw_input(X):
+    """Whether ``X`` is a sequence of samples given as token lists or dicts."""
+    if not isinstance(X, (list, tuple)) or len(X) == 0:
+        return False
+    first = X[0]
+    if isinstance(first, dict):
+        return True
+    return (isinstance(first, (list, tuple)) and len(first) > 0
+            and isinstance(first[0], (str, bytes)))
+
+
+def name_keys(names):
+    """Keys of feature names (str or bytes), as int64 in ``[0, 2**63 - 1)``."""
+    keys = hash_names(names).view(np.uint64) % np.uint64(RAW_N_FEATURES)
+    return keys.astype(np.int64)
+
+
+def hash_raw(X):
+    """CSR of hashed features and the distinct names seen.
+
+    Parameters
+    ----------
+    X : list of (list of str) or list of dict
+        Token lists (each token counts 1; repeats add up) or ``{name: value}``.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of shape (n_samples, 2**63 - 1)
+    names : list
+        The distinct names of ``X`` in first-appearance order.
+    """
+    types = set(map(type, X))
+    if isinstance(X[0], dict):
+        if not all(issubclass(t, dict) for t in types):
+            raise TypeError("raw input mixes dicts with other samples; pass all samples "
+                            "as {name: value} dicts or all as token lists")
+        flat = list(chain.from_iterable(map(dict.keys, X)))
+        try:
+            data = np.fromiter(chain.from_iterable(map(dict.values, X)), dtype=np.float64,
+                               count=len(flat))
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"feature values of dict samples must be numbers: {error}") from None
+    else:
+        if any(issubclass(t, (str, bytes, dict)) for t in types):
+            raise TypeError("raw input must be a list of token lists: a sample is a single "
+                            "string or a dict among token lists")
+        flat = list(chain.from_iterable(X))
+        data = np.ones(len(flat))
+    lengths = np.fromiter(map(len, X), dtype=np.int64, count=len(X))
+    try:
+        keys = name_keys(flat)
+    except TypeError:
+        raise TypeError("feature names must be str or bytes") from None
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    matrix = sp.csr_matrix((data, keys, indptr), shape=(len(X), RAW_N_FEATURES))
+    matrix.sum_duplicates()
+    return matrix, list(dict.fromkeys(flat))

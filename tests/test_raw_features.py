@@ -1,0 +1,115 @@
+"""Raw input (token lists, {name: value} dicts): hashed keys, names kept for heap features."""
+import mmh3
+import numpy as np
+import pytest
+
+from sklearn_sketch import AWMSketchClassifier, BearClassifier, MissionClassifier
+from sklearn_sketch._raw_features import RAW_N_FEATURES, hash_raw, name_keys
+
+GOOD, BAD = ["excellent", "superb", "délicieux"], ["awful", "terrible", "rotten"]
+
+
+def planted_documents(n=2000, seed=0, vocabulary=3000):
+    """Random words, plus two planted words that give the label away."""
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(vocabulary)]
+    docs, y = [], []
+    for i in range(n):
+        label = i % 2
+        doc = [str(w) for w in rng.choice(words, 15)]
+        doc += [str(w) for w in rng.choice(GOOD if label else BAD, 2)]
+        docs.append(doc)
+        y.append(label)
+    return docs, np.array(y)
+
+
+ESTIMATORS = {
+    "mission": lambda: MissionClassifier(6, sketch_width=2**12, random_state=0),
+    "bear": lambda: BearClassifier(6, sketch_width=2**12, random_state=0),
+    "awm": lambda: AWMSketchClassifier("16KB", n_features_to_select=6, random_state=0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_planted_words_come_back_by_name(name):
+    docs, y = planted_documents()
+    est = ESTIMATORS[name]().fit(docs, y)
+    assert sorted(est.get_feature_names_out()) == sorted(GOOD + BAD)
+    assert sorted(est.selected_features_.names) == sorted(GOOD + BAD)
+    np.testing.assert_array_equal(np.sort(est.selected_features_.keys),
+                                  np.sort(name_keys(GOOD + BAD)))
+    assert est.n_features_in_ == RAW_N_FEATURES
+    assert est.score(docs, y) > 0.95
+    # transform: the selected columns, in key order, holding the token counts.
+    X_selected = est.transform(docs[:50])
+    assert X_selected.shape == (50, 6)
+    order = np.argsort(name_keys(est.get_feature_names_out()))
+    np.testing.assert_array_equal(order, np.arange(6))
+    for row, doc in enumerate(docs[:50]):
+        expected = [doc.count(w) for w in est.get_feature_names_out()]
+        np.testing.assert_array_equal(X_selected[row].toarray().ravel(), expected)
+
+
+def test_dicts_equal_token_lists_with_counts():
+    docs, y = planted_documents(n=400)
+    dicts = [{w: float(doc.count(w)) for w in doc} for doc in docs]
+    a = MissionClassifier(6, sketch_width=2**12, random_state=0, shuffle=False).fit(docs, y)
+    b = MissionClassifier(6, sketch_width=2**12, random_state=0, shuffle=False).fit(dicts, y)
+    np.testing.assert_array_equal(a.sketches_[0].table, b.sketches_[0].table)
+    np.testing.assert_array_equal(a.selected_features_.keys, b.selected_features_.keys)
+    assert list(a.get_feature_names_out()) == list(b.get_feature_names_out())
+    np.testing.assert_array_equal(a.decision_function(docs), b.decision_function(dicts))
+
+
+def test_keys_are_the_vowpal_wabbit_readers_keys():
+    names = ["a", "délicieux", b"\xff\x00", ""]
+    expected = [mmh3.hash64(n.encode() if isinstance(n, str) else n, 0, signed=False)[0]
+                % (2**63 - 1) for n in names]
+    np.testing.assert_array_equal(name_keys(names), expected)
+    X, distinct = hash_raw([["b", "a", "b"], [], ["a"]])
+    assert distinct == ["b", "a"]
+    np.testing.assert_array_equal(X.indptr, [0, 2, 2, 3])
+    row = dict(zip(X.indices[:2].tolist(), X.data[:2].tolist()))
+    assert row == {int(name_keys(["a"])[0]): 1.0, int(name_keys(["b"])[0]): 2.0}
+
+
+def test_names_kept_are_bounded_by_the_heaps():
+    est = MissionClassifier(5, sketch_width=2**10, random_state=0)
+    seen = set()
+    for chunk in range(6):
+        docs, y = planted_documents(n=300, seed=chunk, vocabulary=20000)
+        docs = [[f"{w}_{chunk}" if w.startswith("w") else w for w in doc] for doc in docs]
+        seen.update(w for doc in docs for w in doc)
+        est.partial_fit(docs, y, classes=[0, 1])
+        heap_keys = set(est.heaps_[0].keys().tolist())
+        assert set(est._feature_names) == heap_keys
+        assert len(est._feature_names) <= 5
+    assert len(seen) > 10000
+    assert sorted(est.get_feature_names_out()) == sorted(
+        n for n in est._feature_names.values())
+
+
+@pytest.mark.parametrize("bad, message", [
+    ([{"a": 1.0}, ["b"]], "mixes dicts"),
+    ([["a"], "bc"], "single string"),
+    ([["a", 3]], "str or bytes"),
+    ([{"a": "x"}], "must be numbers"),
+])
+def test_bad_raw_input_raises_and_keeps_the_model(bad, message):
+    docs, y = planted_documents(n=200)
+    est = MissionClassifier(6, sketch_width=2**12, random_state=0).fit(docs, y)
+    table = est.sketches_[0].table.copy()
+    keys = est.selected_features_.keys.copy()
+    names = dict(est._feature_names)
+    with pytest.raises(TypeError, match=message):
+        est.partial_fit(bad, [0] * len(bad))
+    np.testing.assert_array_equal(est.sketches_[0].table, table)
+    np.testing.assert_array_equal(est.selected_features_.keys, keys)
+    assert est._feature_names == names
+
+
+def test_raw_then_numeric_input_is_refused():
+    docs, y = planted_documents(n=200)
+    est = MissionClassifier(6, sketch_width=2**12, random_state=0).fit(docs, y)
+    with pytest.raises(ValueError, match="features"):
+        est.partial_fit(np.ones((3, 4)), [0, 1, 0])
