@@ -8,10 +8,12 @@ then, each in a fresh process so that the peak resident set size
 loads the smallest one with ``sklearn.datasets.load_svmlight_file``. Prints MB/s,
 rows/s, the RSS after the imports and the peak RSS: the reader's peak stays
 near one block plus one chunk whatever the file size, while the loader's grows
-with the file. Files are read from the page cache just after being written, so
+with the file. With ``--fit`` a ``MissionClassifier`` is also trained chunk by
+chunk (``partial_fit``) on every file: its peak stays at the model plus one
+chunk. Files are read from the page cache just after being written, so
 this times parsing, not the disk.
 
-    python benchmarks/bench_io.py [--size-gb 0.2 1] [--chunk-rows 10000] [--json out.json]
+    python benchmarks/bench_io.py [--size-gb 0.2 1] [--chunk-rows 10000] [--fit] [--json out.json]
 """
 import argparse
 import json
@@ -66,11 +68,22 @@ def worker(kind, path, chunk_rows):
     """Run in a fresh process: stream or load ``path`` and print one JSON line."""
     from sklearn.datasets import load_svmlight_file
 
+    from sklearn_sketch import MissionClassifier
     from sklearn_sketch.io import SvmlightReader
 
     rss_after_imports = peak_rss_mb()
     start = time.perf_counter()
-    if kind == "stream":
+    extra = {}
+    if kind == "fit":
+        model = MissionClassifier(2**14, sketch_width=2**18, learning_rate="constant",
+                                  eta0=0.01, random_state=0)
+        rows = nnz = 0
+        for chunk in SvmlightReader(path, chunk_rows, zero_based=False):
+            model.partial_fit(chunk.X, chunk.y, classes=[-1.0, 1.0])
+            rows += chunk.X.shape[0]
+            nnz += chunk.X.nnz
+        extra = {"model_mb": model.memory_bytes_ / 2**20}
+    elif kind == "stream":
         rows = nnz = 0
         for chunk in SvmlightReader(path, chunk_rows, zero_based=False):
             rows += chunk.X.shape[0]
@@ -80,7 +93,8 @@ def worker(kind, path, chunk_rows):
         rows, nnz = X.shape[0], X.nnz
     seconds = time.perf_counter() - start
     print(json.dumps({"rows": rows, "nnz": nnz, "seconds": seconds,
-                      "rss_after_imports_mb": rss_after_imports, "peak_rss_mb": peak_rss_mb()}))
+                      "rss_after_imports_mb": rss_after_imports, "peak_rss_mb": peak_rss_mb(),
+                      **extra}))
 
 
 def measure(kind, path, chunk_rows):
@@ -89,7 +103,8 @@ def measure(kind, path, chunk_rows):
                          check=True, capture_output=True, text=True).stdout
     result = json.loads(out.strip().splitlines()[-1])
     size = os.path.getsize(path)
-    result.update(reader="SvmlightReader" if kind == "stream" else "load_svmlight_file",
+    result.update(reader={"stream": "SvmlightReader", "fit": "MISSION partial_fit",
+                          "sklearn": "load_svmlight_file"}[kind],
                   file_mb=size / 2**20, mb_per_s=size / 2**20 / result["seconds"],
                   rows_per_s=result["rows"] / result["seconds"])
     return result
@@ -107,6 +122,8 @@ def main():
                                       "directory, removed afterwards)")
     parser.add_argument("--no-sklearn", action="store_true",
                         help="skip load_svmlight_file (slow, memory-hungry)")
+    parser.add_argument("--fit", action="store_true",
+                        help="also train MissionClassifier chunk by chunk on every file")
     parser.add_argument("--json", help="also write the results to this file")
     parser.add_argument("--worker", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -121,6 +138,8 @@ def main():
             path = Path(folder) / f"bench_{size_gb:g}GB.svm"
             write_file(path, int(size_gb * 2**30), args.value_format)
             rows.append(measure("stream", path, args.chunk_rows))
+            if args.fit:
+                rows.append(measure("fit", path, args.chunk_rows))
             if size_gb == sizes[0] and not args.no_sklearn:
                 rows.append(measure("sklearn", path, args.chunk_rows))
             path.unlink()

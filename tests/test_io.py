@@ -2,6 +2,7 @@
 import doctest
 import gzip
 import importlib
+import importlib.util
 import inspect
 import os
 import pickle
@@ -15,8 +16,14 @@ from hypothesis import strategies as st
 from sklearn.datasets import load_svmlight_file
 
 import sklearn_sketch.io
-from sklearn_sketch import AWMSketchClassifier, BearClassifier, MissionClassifier
+from sklearn_sketch import (
+    AWMSketchClassifier,
+    BearClassifier,
+    MissionClassifier,
+    MissionRegressor,
+)
 from sklearn_sketch.io import (
+    partial_fit_stream,
     MAX_FEATURES,
     FastaReader,
     FastqReader,
@@ -651,6 +658,8 @@ IGNORED = {"GL08", "SA01", "EX01", "ES01", "RT02", "PR02", "GL02", "SS05"}
 def public_io_objects():
     for name in sklearn_sketch.io.__all__:
         obj = getattr(sklearn_sketch.io, name)
+        if inspect.isfunction(obj):
+            yield f"sklearn_sketch.io.{name}"
         if inspect.isclass(obj):
             yield f"sklearn_sketch.io.{name}"
             if name.endswith("Reader"):
@@ -664,8 +673,9 @@ def test_io_docstrings_are_valid_numpydoc(path):
     assert not errors, errors
 
 
-def test_io_docstring_examples():
-    module = importlib.import_module("sklearn_sketch.io._readers")
+@pytest.mark.parametrize("module", ["_readers", "_training"])
+def test_io_docstring_examples(module):
+    module = importlib.import_module(f"sklearn_sketch.io.{module}")
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
 
@@ -700,3 +710,23 @@ def test_model_fitted_on_a_stream_equals_model_fitted_in_memory(tmp_path, name):
     np.testing.assert_array_equal(streamed.selected_features_.keys,
                                   in_memory.selected_features_.keys)
     assert streamed.t_ == in_memory.t_
+
+
+def test_partial_fit_stream_equals_the_manual_loop_and_reports_progress(tmp_path, capsys):
+    path = write(tmp_path, "data.svm", svmlight_text(np.random.default_rng(4), 60, False))
+    reader = SvmlightReader(path, chunk_rows=8, zero_based=False)
+    manual = MissionRegressor(6, sketch_width=64, random_state=0)
+    for _ in range(3):
+        for chunk in reader:
+            manual.partial_fit(chunk.X, chunk.y)
+    streamed = partial_fit_stream(MissionRegressor(6, sketch_width=64, random_state=0),
+                                  reader, epochs=3, verbose=1)
+    np.testing.assert_array_equal(streamed.sketches_[0].table, manual.sketches_[0].table)
+    np.testing.assert_array_equal(streamed.selected_features_.keys,
+                                  manual.selected_features_.keys)
+    assert streamed.t_ == manual.t_ == 3 * 60 + 1
+    progress = capsys.readouterr().err
+    if importlib.util.find_spec("tqdm") is None:
+        assert progress.count("60 rows") == 3 and "epoch 3/3" in progress
+    with pytest.raises(ValueError, match="epochs"):
+        partial_fit_stream(streamed, reader, epochs=0)

@@ -14,6 +14,7 @@ from ._readers import (
     SvmlightReader,
     VowpalWabbitReader,
 )
+from ._training import partial_fit_stream
 
 __all__ = [
     "MAX_FEATURES",
@@ -24,4 +25,5 @@ __all__ = [
     "ReadChunk",
     "SvmlightReader",
     "VowpalWabbitReader",
+    "partial_fit_stream",
 ]
