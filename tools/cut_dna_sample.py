@@ -52,10 +52,16 @@ def first_record(path):
     return header, "".join(lines).upper()
 
 
-def accession(header):
-    """The RefSeq or GenBank accession of a NCBI header, or None (e.g. '>K-12-MG1655')."""
+# Headers that name no accession, identified by their sequence length instead:
+# E. coli K-12 MG1655 of 4,639,675 bp is RefSeq NC_000913.2 (GenBank U00096.2);
+# the current NC_000913.3 is 4,641,652 bp.
+ACCESSION_BY_LENGTH = {("K-12-MG1655", 4_639_675): "NC_000913.2"}
+
+
+def accession(header, length):
+    """The RefSeq or GenBank accession of a NCBI header, else one known by length, else None."""
     match = re.search(r"\|(?:ref|gb)\|([^|]+)\|", header)
-    return match.group(1) if match else None
+    return match.group(1) if match else ACCESSION_BY_LENGTH.get((header, length))
 
 
 def kmer_codes(sequence, k=ANCHOR_K):
@@ -118,7 +124,7 @@ def main():
                         segment)
             entries.append({
                 "species": species, "strain": strain, "split": split, "file": file_name,
-                "accession": accession(header), "source_header": header,
+                "accession": accession(header, len(genome)), "source_header": header,
                 "start": start, "end": start + LENGTH, "strand": strand,
                 "shared_16mers_with_train": round(shared, 4),
             })
