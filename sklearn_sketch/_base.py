@@ -20,7 +20,7 @@ from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ._core import CountSketch, TopKHeap
-from ._raw_features import hash_raw, is_raw_input, name_keys
+from ._raw_features import hash_raw, is_raw_input
 from ._sgd_fast import Loss, PassStatus, Schedule, SGDParams, WeightStore, sgd_pass
 from ._sgd_fast import decision_function_kernel
 
@@ -271,12 +271,12 @@ class _BaseSketchSGD(BaseEstimator):
         """Keep the names of the heap keys (bounded by the heaps, not by the data)."""
         known = {} if reset else dict(getattr(self, "_feature_names", {}))
         if raw_names:
-            known.update(zip(name_keys(raw_names).tolist(), raw_names))
+            known.update(raw_names)
         if not known or not self._uses_heap:
             self._feature_names = {}
             return
-        in_heaps = set(np.concatenate([h.keys() for h in self._state.heaps]).tolist())
-        self._feature_names = {k: v for k, v in known.items() if k in in_heaps}
+        in_heaps = np.unique(np.concatenate([h.keys() for h in self._state.heaps])).tolist()
+        self._feature_names = {k: known[k] for k in in_heaps if k in known}
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):

@@ -44,8 +44,8 @@ def hash_raw(X):
     Returns
     -------
     X : scipy.sparse.csr_matrix of shape (n_samples, 2**63 - 1)
-    names : list
-        The distinct names of ``X`` in first-appearance order.
+    names : dict
+        ``{key: name}`` for the distinct names of ``X``.
     """
     types = set(map(type, X))
     if isinstance(X[0], dict):
@@ -65,11 +65,15 @@ def hash_raw(X):
         flat = list(chain.from_iterable(X))
         data = np.ones(len(flat))
     lengths = np.fromiter(map(len, X), dtype=np.int64, count=len(X))
+    # Each distinct name is hashed once; tokens find their key by a dict lookup.
     try:
-        keys = name_keys(flat)
+        distinct = list(dict.fromkeys(flat))
+        distinct_keys = name_keys(distinct).tolist()
     except TypeError:
         raise TypeError("feature names must be str or bytes") from None
+    key_of = dict(zip(distinct, distinct_keys))
+    keys = np.fromiter(map(key_of.__getitem__, flat), dtype=np.int64, count=len(flat))
     indptr = np.concatenate([[0], np.cumsum(lengths)])
     matrix = sp.csr_matrix((data, keys, indptr), shape=(len(X), RAW_N_FEATURES))
     matrix.sum_duplicates()
-    return matrix, list(dict.fromkeys(flat))
+    return matrix, dict(zip(distinct_keys, distinct))

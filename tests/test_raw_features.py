@@ -67,7 +67,8 @@ def test_keys_are_the_vowpal_wabbit_readers_keys():
                 % (2**63 - 1) for n in names]
     np.testing.assert_array_equal(name_keys(names), expected)
     X, distinct = hash_raw([["b", "a", "b"], [], ["a"]])
-    assert distinct == ["b", "a"]
+    assert list(distinct.values()) == ["b", "a"]
+    assert list(distinct) == name_keys(["b", "a"]).tolist()
     np.testing.assert_array_equal(X.indptr, [0, 2, 2, 3])
     row = dict(zip(X.indices[:2].tolist(), X.data[:2].tolist()))
     assert row == {int(name_keys(["a"])[0]): 1.0, int(name_keys(["b"])[0]): 2.0}
