@@ -1,4 +1,5 @@
 """k-mer counts of DNA and RNA reads as a sparse matrix with one column per k-mer."""
+from itertools import compress
 from numbers import Integral
 
 import numpy as np
@@ -19,22 +20,41 @@ def _check_not_single_read(X):
 
 
 def _concatenate_reads(X):
-    """Return the reads' bytes back to back and the int64 offsets of the reads."""
+    """Return the reads' bytes back to back and the int64 offsets of the reads.
+
+    A ``str`` read contributes one byte per character: a non-ASCII character
+    becomes ``?``, which splits the read like any other non-base. No Python
+    code runs per read: joins, ``map(len)`` and, for mixed ``str``/``bytes``
+    input, a NumPy scatter of the two joins.
+    """
     _check_not_single_read(X)
-    encoded = []
-    for index, read in enumerate(X):
-        if isinstance(read, str):
-            # Non-ASCII characters encode to bytes that split the read, like any other base.
-            read = read.encode("utf-8", "replace")
-        elif not isinstance(read, bytes):
-            raise TypeError(
-                f"each read must be str or bytes; read {index} is {type(read).__name__}"
-            )
-        encoded.append(read)
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)),
-              out=offsets[1:])
-    return b"".join(encoded), offsets
+    reads = X if isinstance(X, list) else list(X)
+    types = set(map(type, reads))
+    if not all(issubclass(t, (str, bytes)) for t in types):
+        index, read = next((i, r) for i, r in enumerate(reads)
+                           if not isinstance(r, (str, bytes)))
+        raise TypeError(f"each read must be str or bytes; read {index} is {type(read).__name__}")
+    has_str = any(issubclass(t, str) for t in types)
+    has_bytes = any(issubclass(t, bytes) for t in types)
+    lengths = np.fromiter(map(len, reads), dtype=np.int64, count=len(reads))
+    offsets = np.zeros(len(reads) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if not has_str:
+        return b"".join(reads), offsets
+    if not has_bytes:
+        return "".join(reads).encode("ascii", "replace"), offsets
+    is_str = np.fromiter(map(str.__instancecheck__, reads), dtype=bool, count=len(reads))
+    sequence = np.empty(offsets[-1], dtype=np.uint8)
+    for mask, blob in ((is_str, "".join(compress(reads, is_str)).encode("ascii", "replace")),
+                       (~is_str, b"".join(compress(reads, ~is_str)))):
+        sequence[_positions(offsets[:-1][mask], lengths[mask])] = np.frombuffer(blob, np.uint8)
+    return sequence.tobytes(), offsets
+
+
+def _positions(starts, lengths):
+    """The indices ``starts[i] + j`` for ``j < lengths[i]``, run after run."""
+    run_starts = np.cumsum(lengths) - lengths
+    return np.repeat(starts - run_starts, lengths) + np.arange(lengths.sum())
 
 
 class KmerVectorizer(TransformerMixin, BaseEstimator):
