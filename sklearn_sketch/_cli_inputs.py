@@ -1,4 +1,6 @@
 """Inputs of the command line: svmlight, Vowpal Wabbit, FASTA/FASTQ or the embedded sample."""
+import numpy as np
+
 from .datasets import load_dna_sample
 from .io import FastaReader, FastqReader, SvmlightReader, VowpalWabbitReader
 
@@ -47,7 +49,7 @@ def iter_chunks(args, vectorizer, split):
     """
     if args.sample:
         data = load_dna_sample(args.n_reads, split=split, random_state=args.sample_seed)
-        labels = [data.target_names[t] for t in data.target]
+        labels = np.asarray(data.target_names)[data.target]
         for start in range(0, len(data.reads), args.chunk_rows):
             stop = start + args.chunk_rows
             yield vectorizer.transform(data.reads[start:stop]), labels[start:stop]

@@ -85,15 +85,9 @@ def _vector(w_active, w_intercept, active, fit_intercept):
     return np.concatenate([[w_intercept], w_active]) if fit_intercept else np.asarray(w_active)
 
 
-def _embed(values, active, fit_intercept, p_index):
-    """Place a pair's coordinates in a dict keyed by feature (-1: intercept)."""
-    keys = ([-1] if fit_intercept else []) + list(active)
-    return dict(zip(keys, values))
-
-
 def _two_loop(g, active, c, window, fit_intercept):
     """Algorithm 1 over the valid pairs of model ``c``, on the union of supports."""
-    keys = ([-1] if fit_intercept else []) + list(active)
+    keys = _keys_of(active, fit_intercept)
     pairs = [(_keys_of(a, fit_intercept), s[c], r[c]) for a, s, r, v in window if v[c]]
     if not pairs:
         return g.copy()
