@@ -28,129 +28,180 @@ a batch the model already fits (log loss: curvature near 0) would blow up the
 step on the next batch it does not fit.
 
 The intercept is one more coordinate of every vector (kept exactly, not in the
-sketch). A pair with ``r^T s <= 1e-10 ||r|| ||s||`` (no positive curvature
-along ``s``) is kept in the window but not used. With ``K`` models (softmax)
-every model has its own sketch, heap and two-loop; the pairs share their
-coordinates.
+sketch), with the key -1. A pair with ``r^T s <= 1e-10 ||r|| ||s||`` (no
+positive curvature along ``s``) is kept in the window but not used. With ``K``
+models (softmax) every model has its own sketch, heap and two-loop; the pairs
+share their coordinates.
 
-Pairs live on a slot map: every feature key referenced by a stored pair or by
-the current batch has a slot, so the two-loop is a few passes over int32 slot
-lists into one dense workspace. A slot is retired when the last pair using it
-leaves the window and freed by the next compaction of the map (when no slot
-is left), so memory is ``O(history_size * batch non-zeros)``.
+The two-loop is computed without vectors (as in VL-BFGS, Chen et al. 2014):
+every quantity it needs is a linear combination of the inner products of the
+pairs with each other and with the gradient, so it runs on a few scalars per
+pair. The pairs' inner products with each other are taken once, when a pair
+is stored; their inner products with a batch's gradient, and the direction on
+the batch, only touch the coordinates the pair shares with the batch. Those are
+found by looking every stored key up in a hash map of the batch's keys (behind a
+bitmap that answers most misses from L1 cache), so nothing is indexed by the
+union of the window's keys and memory is ``O(history_size * batch non-zeros)``.
 """
 import numpy as np
 
 from cpython.ref cimport PyObject
 from libc.math cimport isfinite, sqrt
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memcpy
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy, memset
 
 from ._core._count_sketch cimport CountSketch
 from ._core._murmurhash cimport _fmix64
 from ._core._topk_heap cimport TopKHeap
 from ._sgd_fast cimport PASS_DIVERGED, PASS_OK, SGDParams, learning_rate, sample_dloss
 
-cdef extern from *:
-    void __builtin_prefetch(const void* address, int rw, int locality) nogil
-
 # A pair is used when r^T s > CURVATURE_EPS * ||r|| * ||s||.
 cdef double CURVATURE_EPS = 1e-10
-# The intercept's coordinate: slot 0 of the map, position 0 of the active set.
-cdef int32_t INTERCEPT_SLOT = 0
-# Keys ahead whose map entries are prefetched while mapping a row.
-cdef Py_ssize_t MAP_PREFETCH = 16
-# Stamps of the slots no pair and no batch uses: still mapped, or free.
-cdef int64_t STAMP_RETIRED = -1
-cdef int64_t STAMP_FREE = -2
+# The intercept's key (feature keys are non-negative).
+cdef int64_t INTERCEPT_KEY = -1
+# Largest history_size: the two-loop keeps its scalars on the stack.
+cdef enum:
+    MAX_HISTORY = 256
+
+# An entry of the batch's key map: the key's hash (fmix64, a bijection, so it
+# identifies the key), the batch it was inserted in (an entry of an older batch
+# is empty) and the key's position in the batch's active set.
+ctypedef struct BatchEntry:
+    uint64_t hash
+    uint32_t batch
+    int32_t pos
+
+
+cdef inline Py_ssize_t _pow2_at_least(Py_ssize_t n):
+    cdef Py_ssize_t size = 1
+    while size < n:
+        size *= 2
+    return size
 
 
 cdef class LBFGSHistory:
     """The last ``history_size`` curvature pairs of online L-BFGS, on their active sets.
 
+    A pair is stored on the keys of the batch it was measured on, with its
+    inner products with the other pairs of the window. The two-loop direction
+    for a new batch only reads the coordinates the pairs share with it.
+
     Parameters
     ----------
     history_size : int
-        Pairs kept (``tau``).
+        Pairs kept (``tau``), from 1 to 256.
     n_models : int
         Models sharing the pairs' coordinates (one per class for softmax).
     capacity : int, default=1
         Coordinates one pair can hold (grown by :meth:`reserve`).
+
+    Examples
+    --------
+    Curvature 4 along key 7, then 0.5 along key 8: the direction inverts
+    both, and scales a key no pair has seen by the newest pair's
+    ``r^T s / r^T r``.
+
+    >>> from sklearn_sketch._bear_fast import LBFGSHistory
+    >>> history = LBFGSHistory(history_size=2, n_models=1)
+    >>> history.push([7], s=[[1.0]], r=[[4.0]])
+    >>> history.push([8], s=[[1.0]], r=[[0.5]])
+    >>> history.direction(0, [7, 8, 9], [1.0, 1.0, 1.0])
+    array([0.25, 2.  , 2.  ])
     """
 
-    cdef readonly Py_ssize_t history_size, n_models, capacity, n_slots
+    cdef readonly Py_ssize_t history_size, n_models, capacity
     cdef readonly Py_ssize_t n_pairs, head
     cdef readonly int64_t n_batches
-    cdef Py_ssize_t _n_free
-    cdef uint64_t _mask
     cdef dict _arrays
-    # Slot map: key -> slot by open addressing (linear probing), entry i at
-    # _table[2i] (key) and _table[2i + 1] (slot, -1 where empty). A slot's stamp
-    # is the last batch that used it while a stored pair or the current batch
-    # uses it; a retired slot (STAMP_RETIRED) keeps its entry, so its key takes
-    # it back if it returns, until a compaction frees it (STAMP_FREE).
-    cdef int64_t* _table
-    cdef int64_t* _slot_key
-    cdef int64_t* _slot_stamp
-    cdef int32_t* _free
     # Ring of pairs, ``head`` the next one written (the oldest once full).
-    cdef int64_t* _pair_stamp
     cdef int32_t* _pair_len
-    cdef int32_t* _pair_slots    # (history_size, capacity)
+    cdef int64_t* _pair_key      # (history_size, capacity)
+    cdef uint64_t* _pair_hash    # (history_size, capacity): fmix64 of the keys
     cdef double* _pair_s         # (history_size, n_models, capacity)
     cdef double* _pair_r
     cdef double* _pair_rho       # (history_size, n_models): 1 / r^T s
     cdef double* _pair_gamma     # r^T s / r^T r
     cdef uint8_t* _pair_valid
+    cdef double* _pair_sr        # (n_models, history_size, history_size): s_i^T r_j
+    cdef double* _pair_rr        # r_i^T r_j
+    # The batch being processed: its keys in order of first appearance, a map
+    # from their hashes to their positions, and a bitmap of hash bits.
+    cdef readonly Py_ssize_t n_active
+    cdef int64_t* _active_key
+    cdef uint64_t* _active_hash
+    cdef BatchEntry* _map
+    cdef uint64_t _map_mask
+    cdef uint32_t _batch
+    cdef uint64_t* _bits
+    cdef uint64_t _bits_mask
+    # Per pair of the window: the positions (in the pair, in the batch) of the
+    # keys it shares with the batch.
+    cdef int32_t* _shared_len    # (history_size,)
+    cdef int32_t* _shared_pair   # (history_size, capacity)
+    cdef int32_t* _shared_batch
 
     def __init__(self, history_size, n_models, capacity=1):
-        if history_size < 1 or n_models < 1 or capacity < 1:
-            raise ValueError("history_size, n_models and capacity must be positive")
+        if not 1 <= history_size <= MAX_HISTORY:
+            raise ValueError(f"history_size must be in [1, {MAX_HISTORY}], got {history_size}")
+        if n_models < 1 or capacity < 1:
+            raise ValueError("n_models and capacity must be positive")
         self.history_size = history_size
         self.n_models = n_models
         tau, K = history_size, n_models
         arrays = {
-            "slot_key": np.zeros(1, dtype=np.int64),
-            "slot_stamp": np.zeros(1, dtype=np.int64),
-            "pair_stamp": np.full(tau, -1, dtype=np.int64),
             "pair_len": np.zeros(tau, dtype=np.int32),
-            "pair_slots": np.zeros((tau, 1), dtype=np.int32),
+            "pair_key": np.zeros((tau, 1), dtype=np.int64),
+            "pair_hash": np.zeros((tau, 1), dtype=np.uint64),
             "pair_s": np.zeros((tau, K, 1)),
             "pair_r": np.zeros((tau, K, 1)),
             "pair_rho": np.zeros((tau, K)),
             "pair_gamma": np.zeros((tau, K)),
             "pair_valid": np.zeros((tau, K), dtype=np.uint8),
+            "pair_sr": np.zeros((K, tau, tau)),
+            "pair_rr": np.zeros((K, tau, tau)),
         }
         self._load(arrays, 0, 0, 0)
         self.reserve(capacity)
 
     cdef _load(self, dict arrays, Py_ssize_t n_pairs, Py_ssize_t head, int64_t n_batches):
-        """Take ``arrays`` as the state and rebuild the map and the free list."""
+        """Take ``arrays`` as the state and allocate the batch's workspace."""
         self._arrays = arrays
         self.n_pairs, self.head, self.n_batches = n_pairs, head, n_batches
-        self.capacity = arrays["pair_slots"].shape[1]
-        self.n_slots = arrays["slot_key"].shape[0]
-        table_size = 1
-        while table_size < self.n_slots + self.n_slots // 4:
-            table_size *= 2
-        arrays["table"] = np.zeros(2 * table_size, dtype=np.int64)
-        arrays["free"] = np.zeros(self.n_slots, dtype=np.int32)
-        self._mask = table_size - 1
-        self._table = _ptr64(arrays["table"])
-        self._slot_key = _ptr64(arrays["slot_key"])
-        self._slot_stamp = _ptr64(arrays["slot_stamp"])
-        self._free = _ptr32(arrays["free"])
-        self._pair_stamp = _ptr64(arrays["pair_stamp"])
+        cdef Py_ssize_t C = arrays["pair_key"].shape[1]
+        self.capacity = C
+        # Load factor at most 1/2; 16 bits per key make 1 in 16 misses a false hit.
+        map_size = _pow2_at_least(2 * C)
+        n_bits = _pow2_at_least(max(64, 16 * C))
+        arrays["batch_map"] = np.zeros(2 * map_size, dtype=np.uint64)
+        arrays["batch_bits"] = np.zeros(n_bits // 64, dtype=np.uint64)
+        arrays["active_key"] = np.zeros(C, dtype=np.int64)
+        arrays["active_hash"] = np.zeros(C, dtype=np.uint64)
+        arrays["shared_len"] = np.zeros(self.history_size, dtype=np.int32)
+        arrays["shared_pair"] = np.zeros((self.history_size, C), dtype=np.int32)
+        arrays["shared_batch"] = np.zeros((self.history_size, C), dtype=np.int32)
         self._pair_len = _ptr32(arrays["pair_len"])
-        self._pair_slots = _ptr32(arrays["pair_slots"])
+        self._pair_key = _ptr64(arrays["pair_key"])
+        self._pair_hash = _ptru64(arrays["pair_hash"])
         self._pair_s = _ptrf(arrays["pair_s"])
         self._pair_r = _ptrf(arrays["pair_r"])
         self._pair_rho = _ptrf(arrays["pair_rho"])
         self._pair_gamma = _ptrf(arrays["pair_gamma"])
         cdef uint8_t[::1] valid = arrays["pair_valid"].reshape(-1)
         self._pair_valid = &valid[0]
-        self._compact()
+        self._pair_sr = _ptrf(arrays["pair_sr"])
+        self._pair_rr = _ptrf(arrays["pair_rr"])
+        self._map = <BatchEntry*>_ptru64(arrays["batch_map"])
+        self._map_mask = map_size - 1
+        self._batch = 0
+        self._bits = _ptru64(arrays["batch_bits"])
+        self._bits_mask = n_bits - 1
+        self._active_key = _ptr64(arrays["active_key"])
+        self._active_hash = _ptru64(arrays["active_hash"])
+        self._shared_len = _ptr32(arrays["shared_len"])
+        self._shared_pair = _ptr32(arrays["shared_pair"])
+        self._shared_batch = _ptr32(arrays["shared_batch"])
+        self.n_active = 0
 
     def reserve(self, capacity):
         """Make room for pairs of ``capacity`` coordinates (batch non-zeros plus one).
@@ -160,29 +211,22 @@ cdef class LBFGSHistory:
         capacity : int
             Coordinates a pair must be able to hold.
         """
-        if capacity <= self.capacity and self.n_slots > 1:
+        if capacity <= self.capacity:
             return
-        capacity = max(capacity, self.capacity)
         old = self._arrays
-        tau, K = self.history_size, self.n_models
-        # Twice the live slots (the pairs in the window plus the batch being
-        # processed), so a compaction frees at least half of them.
-        n_slots = 2 * (tau + 1) * capacity + 1
-        arrays = dict(old)
-        for name in ("slot_key", "slot_stamp"):
-            arrays[name] = np.full(n_slots, STAMP_FREE, dtype=np.int64)
-            arrays[name][: old[name].shape[0]] = old[name]
-        arrays["slot_stamp"][0] = 0
-        arrays["pair_slots"] = np.zeros((tau, capacity), dtype=np.int32)
-        arrays["pair_slots"][:, : self.capacity] = old["pair_slots"]
+        tau, K, C = self.history_size, self.n_models, self.capacity
+        arrays = {name: old[name] for name in _STATE}
+        for name in ("pair_key", "pair_hash"):
+            arrays[name] = np.zeros((tau, capacity), dtype=old[name].dtype)
+            arrays[name][:, :C] = old[name]
         for name in ("pair_s", "pair_r"):
             arrays[name] = np.zeros((tau, K, capacity))
-            arrays[name][:, :, : self.capacity] = old[name]
+            arrays[name][:, :, :C] = old[name]
         self._load(arrays, self.n_pairs, self.head, self.n_batches)
 
     @property
     def memory_bytes(self):
-        """Bytes held by the pairs and the slot map."""
+        """Bytes held by the pairs and the batch's workspace."""
         return int(sum(a.nbytes for a in self._arrays.values()))
 
     def pairs(self):
@@ -191,159 +235,290 @@ cdef class LBFGSHistory:
         Returns
         -------
         pairs : list of dict
-            Per pair: ``slots`` (int32, its coordinates; slot 0 is the
-            intercept), ``keys`` (int64, the features of those slots; -1 for the
-            intercept), ``s`` and ``r`` of shape (n_models, n_coordinates) and
-            ``valid`` of shape (n_models,).
+            Per pair: ``keys`` (int64, its coordinates in the order they
+            appeared in its batch; -1 is the intercept), ``s`` and ``r`` of
+            shape (n_models, n_coordinates) and ``valid`` of shape (n_models,).
         """
         out = []
         a = self._arrays
         for m in range(self.n_pairs):
             idx = (self.head - self.n_pairs + m) % self.history_size
             n = a["pair_len"][idx]
-            slots = a["pair_slots"][idx, :n].copy()
-            keys = np.where(slots == INTERCEPT_SLOT, -1, a["slot_key"][slots])
-            out.append({"slots": slots, "keys": keys, "s": a["pair_s"][idx, :, :n].copy(),
+            out.append({"keys": a["pair_key"][idx, :n].copy(),
+                        "s": a["pair_s"][idx, :, :n].copy(),
                         "r": a["pair_r"][idx, :, :n].copy(),
                         "valid": a["pair_valid"][idx].astype(bool)})
         return out
 
-    def n_live_slots(self):
-        """Slots in use (keys referenced by the stored pairs).
+    def push(self, keys, s, r):
+        """Store the pair ``(s, r)`` measured on ``keys`` (the oldest leaves a full window).
+
+        Parameters
+        ----------
+        keys : array-like of int64, shape (n,)
+            Distinct keys (-1 is the intercept).
+        s, r : array-like of shape (n_models, n)
+            The step and the change of the gradient.
+        """
+        keys = np.ascontiguousarray(keys, dtype=np.int64)
+        s = np.asarray(s, dtype=np.float64).reshape(self.n_models, -1)
+        r = np.asarray(r, dtype=np.float64).reshape(self.n_models, -1)
+        if s.shape[1] != keys.size or r.shape[1] != keys.size:
+            raise ValueError("s and r need one value per key and model")
+        self._start_batch_checked(keys)
+        for c in range(self.n_models):
+            self._arrays["pair_s"][self.head, c, :keys.size] = s[c]
+            self._arrays["pair_r"][self.head, c, :keys.size] = r[c]
+        self.push_batch(0.0)
+
+    def direction(self, Py_ssize_t model, keys, g):
+        """The two-loop direction ``H g`` of ``model`` for a gradient on ``keys``.
+
+        Parameters
+        ----------
+        model : int
+            Which model's pairs to use.
+        keys : array-like of int64, shape (n,)
+            Distinct keys of the gradient's coordinates (-1 is the intercept).
+        g : array-like of float64, shape (n,)
 
         Returns
         -------
-        n : int
+        z : ndarray of float64, shape (n,)
         """
-        return int((self._arrays["slot_stamp"][1:] >= 0).sum())
+        if not 0 <= model < self.n_models:
+            raise ValueError(f"model must be in [0, {self.n_models}), got {model}")
+        keys = np.ascontiguousarray(keys, dtype=np.int64)
+        cdef double[::1] gv = np.ascontiguousarray(g, dtype=np.float64)
+        if gv.shape[0] != keys.size:
+            raise ValueError("g needs one value per key")
+        self._start_batch_checked(keys)
+        z = np.zeros(keys.size)
+        cdef double[::1] zv = z
+        if keys.size:
+            self.direction_on_batch(model, &gv[0], &zv[0])
+        return z
+
+    def _start_batch_checked(self, keys):
+        if keys.ndim != 1 or np.unique(keys).size != keys.size:
+            raise ValueError("keys must be distinct")
+        if keys.size > 0 and keys.min() < INTERCEPT_KEY:
+            raise ValueError("keys must be non-negative (or -1, the intercept)")
+        self.reserve(keys.size)
+        cdef int64_t[::1] kv = keys
+        cdef Py_ssize_t j
+        self.start_batch()
+        for j in range(keys.size):
+            self.add_key(kv[j])
+        self.find_shared()
 
     def __reduce__(self):
-        state = {name: self._arrays[name].copy() for name in
-                 ("slot_key", "slot_stamp", "pair_stamp", "pair_len", "pair_slots", "pair_s",
-                  "pair_r", "pair_rho", "pair_gamma", "pair_valid")}
+        state = {name: self._arrays[name].copy() for name in _STATE}
         return (_rebuild_history, (self.history_size, self.n_models, state, self.n_pairs,
                                    self.head, self.n_batches))
 
-    # ------------------------------------------------------------ slot map
-    cdef inline uint64_t _probe(self, int64_t key) noexcept nogil:
-        """The entry holding ``key``, or the empty entry where it would go."""
-        cdef uint64_t i = _fmix64(<uint64_t>key) & self._mask
-        while self._table[2 * i + 1] >= 0 and self._table[2 * i] != key:
-            i = (i + 1) & self._mask
-        return i
+    # ------------------------------------------------------------ the batch's keys
+    cdef inline void start_batch(self) noexcept nogil:
+        """Empty the batch's key map (the pairs stay)."""
+        self._batch += 1
+        if self._batch == 0:  # wrapped around: entries of 2**32 batches ago look current
+            memset(self._map, 0, (self._map_mask + 1) * sizeof(BatchEntry))
+            self._batch = 1
+        memset(self._bits, 0, ((self._bits_mask + 1) // 64) * sizeof(uint64_t))
+        self.n_active = 0
 
-    cdef void _compact(self) noexcept nogil:
-        """Rebuild the map from the slots in use; every other slot becomes free."""
-        cdef Py_ssize_t slot
-        cdef uint64_t i
-        for i in range(self._mask + 1):
-            self._table[2 * i + 1] = -1
-        self._n_free = 0
-        # Highest slots first, so slots are handed out in increasing order.
-        for slot in range(self.n_slots - 1, INTERCEPT_SLOT, -1):
-            if self._slot_stamp[slot] >= 0:
-                i = self._probe(self._slot_key[slot])
-                self._table[2 * i] = self._slot_key[slot]
-                self._table[2 * i + 1] = slot
-            else:
-                self._slot_stamp[slot] = STAMP_FREE
-                self._free[self._n_free] = slot
-                self._n_free += 1
+    cdef inline int32_t add_key(self, int64_t key) noexcept nogil:
+        """The position of ``key`` in the batch's active set, appended if new.
 
-    cdef inline void prefetch(self, int64_t key) noexcept nogil:
-        """Start loading the map entry of ``key`` (looked up a little later)."""
-        __builtin_prefetch(&self._table[2 * (_fmix64(<uint64_t>key) & self._mask)], 0, 3)
+        The caller keeps the number of distinct keys of a batch within ``capacity``.
+        """
+        cdef uint64_t h = _fmix64(<uint64_t>key)
+        cdef uint64_t i = h & self._map_mask, bit
+        cdef BatchEntry* e = &self._map[i]
+        while e.batch == self._batch:
+            if e.hash == h:
+                return e.pos
+            i = (i + 1) & self._map_mask
+            e = &self._map[i]
+        e.hash = h
+        e.batch = self._batch
+        e.pos = <int32_t>self.n_active
+        self._active_key[self.n_active] = key
+        self._active_hash[self.n_active] = h
+        bit = (h >> 32) & self._bits_mask
+        self._bits[bit >> 6] |= (<uint64_t>1) << (bit & 63)
+        self.n_active += 1
+        return e.pos
 
-    cdef inline int32_t slot_of(self, int64_t key) noexcept nogil:
-        """The slot of ``key``, taken from the free list if it has none (-1: full)."""
-        cdef uint64_t i = self._probe(key)
-        cdef int32_t slot
-        if self._table[2 * i + 1] >= 0:
-            return <int32_t>self._table[2 * i + 1]
-        if self._n_free == 0:
-            self._compact()
-            if self._n_free == 0:
-                return -1
-            i = self._probe(key)
-        self._n_free -= 1
-        slot = self._free[self._n_free]
-        self._table[2 * i] = key
-        self._table[2 * i + 1] = slot
-        self._slot_key[slot] = key
-        self._slot_stamp[slot] = STAMP_RETIRED
-        return slot
+    cdef inline int32_t _position(self, uint64_t h) noexcept nogil:
+        """The batch position of the key hashed to ``h``, or -1."""
+        cdef uint64_t bit = (h >> 32) & self._bits_mask
+        if not (self._bits[bit >> 6] >> (bit & 63)) & 1:
+            return -1
+        cdef uint64_t i = h & self._map_mask
+        while self._map[i].batch == self._batch:
+            if self._map[i].hash == h:
+                return self._map[i].pos
+            i = (i + 1) & self._map_mask
+        return -1
 
-    cdef void _retire_head(self) noexcept nogil:
-        """Drop the pair at ``head`` (the oldest), retiring the slots only it used."""
-        cdef Py_ssize_t l, base = self.head * self.capacity
-        cdef int32_t slot
-        cdef int64_t stamp = self._pair_stamp[self.head]
-        for l in range(self._pair_len[self.head]):
-            slot = self._pair_slots[base + l]
-            if slot != INTERCEPT_SLOT and self._slot_stamp[slot] == stamp:
-                self._slot_stamp[slot] = STAMP_RETIRED
+    cdef void find_shared(self) noexcept nogil:
+        """For every pair of the window, the coordinates it shares with the batch."""
+        cdef Py_ssize_t m, idx, l, n, C = self.capacity, tau = self.history_size
+        cdef int32_t pos
+        cdef const uint64_t* hashes
+        for m in range(self.n_pairs):
+            idx = (self.head - 1 - m + tau) % tau
+            hashes = &self._pair_hash[idx * C]
+            n = 0
+            for l in range(self._pair_len[idx]):
+                pos = self._position(hashes[l])
+                if pos >= 0:
+                    self._shared_pair[idx * C + n] = <int32_t>l
+                    self._shared_batch[idx * C + n] = pos
+                    n += 1
+            self._shared_len[idx] = <int32_t>n
 
     # ------------------------------------------------------------ two-loop
-    cdef double two_loop(self, Py_ssize_t c, const int32_t* active, Py_ssize_t n_active,
-                         double* q, const double* g, double* z) noexcept nogil:
-        """Algorithm 1 for model ``c``: ``z = H g`` on the active coordinates.
+    cdef double direction_on_batch(self, Py_ssize_t c, const double* g,
+                                   double* z) noexcept nogil:
+        """Algorithm 1 for model ``c``: ``z = H g`` on the batch's active set.
 
-        ``q`` is a zeroed workspace of ``n_slots`` values and is zeroed again
-        on return. Returns the initial scaling ``gamma`` (1 without a usable pair).
+        ``find_shared`` must have run for this batch. Returns the initial
+        scaling ``gamma`` (1 without a usable pair).
+
+        With ``q = g - sum_j alpha_j r_j`` (the first loop's vector) and ``z =
+        gamma q + sum_j coef_j s_j`` (the second loop's), every inner product the
+        loops take is one with ``g`` or between two pairs, so the loops run on
+        scalars and only the final ``z`` is formed, on the batch's coordinates.
         """
         cdef Py_ssize_t tau = self.history_size, K = self.n_models, C = self.capacity
-        cdef Py_ssize_t m, idx, l, n, j
-        cdef double a, b, gamma = 0.0
-        cdef double alphas[256]
-        cdef const int32_t* sl
+        cdef Py_ssize_t m, a, b, i, j, t, n_valid = 0
+        cdef double gamma, sg, rg, acc, ga, ca
+        cdef Py_ssize_t pairs[MAX_HISTORY]  # valid pairs, newest first
+        cdef double alpha[MAX_HISTORY]
+        cdef double coef[MAX_HISTORY]
+        cdef double rq[MAX_HISTORY]         # r_i^T q
+        cdef const double* sr = &self._pair_sr[c * tau * tau]
+        cdef const double* rr = &self._pair_rr[c * tau * tau]
         cdef const double* sv
         cdef const double* rv
-        for j in range(n_active):
-            q[active[j]] = g[j]
-        # Newest to oldest: alpha_i = rho_i s_i^T q, q -= alpha_i r_i.
+        cdef const int32_t* sp
+        cdef const int32_t* sb
         for m in range(self.n_pairs):
-            idx = (self.head - 1 - m + tau) % tau
-            if not self._pair_valid[idx * K + c]:
-                continue
-            n = self._pair_len[idx]
-            sl = &self._pair_slots[idx * C]
-            sv = &self._pair_s[(idx * K + c) * C]
-            rv = &self._pair_r[(idx * K + c) * C]
-            a = 0.0
-            for l in range(n):
-                a += sv[l] * q[sl[l]]
-            a *= self._pair_rho[idx * K + c]
-            alphas[m] = a
-            for l in range(n):
-                q[sl[l]] -= a * rv[l]
-            if gamma == 0.0:
-                gamma = self._pair_gamma[idx * K + c]
-        if gamma == 0.0:
-            gamma = 1.0
-        # Oldest to newest, on u = z / gamma: beta_i = rho_i r_i^T z, z += s_i (alpha_i - beta_i).
-        for m in range(self.n_pairs - 1, -1, -1):
-            idx = (self.head - 1 - m + tau) % tau
-            if not self._pair_valid[idx * K + c]:
-                continue
-            n = self._pair_len[idx]
-            sl = &self._pair_slots[idx * C]
-            sv = &self._pair_s[(idx * K + c) * C]
-            rv = &self._pair_r[(idx * K + c) * C]
-            b = 0.0
-            for l in range(n):
-                b += rv[l] * q[sl[l]]
-            b = (alphas[m] - gamma * self._pair_rho[idx * K + c] * b) / gamma
-            for l in range(n):
-                q[sl[l]] += b * sv[l]
-        for j in range(n_active):
-            z[j] = gamma * q[active[j]]
-            q[active[j]] = 0.0
-        for m in range(self.n_pairs):
-            idx = (self.head - 1 - m + tau) % tau
-            sl = &self._pair_slots[idx * C]
-            for l in range(self._pair_len[idx]):
-                q[sl[l]] = 0.0
+            i = (self.head - 1 - m + tau) % tau
+            if self._pair_valid[i * K + c]:
+                pairs[n_valid] = i
+                n_valid += 1
+        for j in range(self.n_active):
+            z[j] = g[j]
+        if n_valid == 0:
+            return 1.0
+        gamma = self._pair_gamma[pairs[0] * K + c]
+        # Newest to oldest: alpha_a = rho_a s_a^T q, q = g - sum over newer b of alpha_b r_b.
+        for a in range(n_valid):
+            i = pairs[a]
+            sv = &self._pair_s[(i * K + c) * C]
+            rv = &self._pair_r[(i * K + c) * C]
+            sp = &self._shared_pair[i * C]
+            sb = &self._shared_batch[i * C]
+            sg = 0.0
+            rg = 0.0
+            for t in range(self._shared_len[i]):
+                sg += sv[sp[t]] * g[sb[t]]
+                rg += rv[sp[t]] * g[sb[t]]
+            for b in range(a):
+                sg -= alpha[b] * sr[i * tau + pairs[b]]
+            alpha[a] = self._pair_rho[i * K + c] * sg
+            rq[a] = rg
+        # Oldest to newest: beta_a = rho_a r_a^T z, z = gamma q + sum over older b of coef_b s_b.
+        for a in range(n_valid - 1, -1, -1):
+            i = pairs[a]
+            acc = rq[a]
+            for b in range(n_valid):
+                acc -= alpha[b] * rr[i * tau + pairs[b]]
+            acc *= gamma
+            for b in range(a + 1, n_valid):
+                acc += coef[b] * sr[pairs[b] * tau + i]
+            coef[a] = alpha[a] - self._pair_rho[i * K + c] * acc
+        for j in range(self.n_active):
+            z[j] *= gamma
+        for a in range(n_valid):
+            i = pairs[a]
+            sv = &self._pair_s[(i * K + c) * C]
+            rv = &self._pair_r[(i * K + c) * C]
+            sp = &self._shared_pair[i * C]
+            sb = &self._shared_batch[i * C]
+            ca = coef[a]
+            ga = gamma * alpha[a]
+            for t in range(self._shared_len[i]):
+                z[sb[t]] += ca * sv[sp[t]] - ga * rv[sp[t]]
         return gamma
+
+    cdef void push_batch(self, double damping) noexcept nogil:
+        """Store the pair written at ``head`` on the batch's active set.
+
+        ``s`` and ``r`` (``r`` before ``damping * s`` is added) are in the
+        ``head`` rows of the pair arrays; ``find_shared`` has run for this
+        batch. Computes the pair's curvature and its inner products with the
+        other pairs of the window, then moves ``head``.
+        """
+        cdef Py_ssize_t tau = self.history_size, K = self.n_models, C = self.capacity
+        cdef Py_ssize_t h = self.head, n = self.n_active, c, j, m, i, t
+        cdef double rs, rr, ss, a, b, d
+        cdef double* s
+        cdef double* r
+        cdef const double* si
+        cdef const double* ri
+        cdef const int32_t* sp
+        cdef const int32_t* sb
+        for c in range(K):
+            s = &self._pair_s[(h * K + c) * C]
+            r = &self._pair_r[(h * K + c) * C]
+            rs = 0.0
+            rr = 0.0
+            ss = 0.0
+            for j in range(n):
+                r[j] += damping * s[j]
+                rs += r[j] * s[j]
+                rr += r[j] * r[j]
+                ss += s[j] * s[j]
+            self._pair_valid[h * K + c] = (
+                isfinite(rs) and isfinite(rr) and isfinite(ss)
+                and rs > CURVATURE_EPS * sqrt(rr) * sqrt(ss))
+            self._pair_rho[h * K + c] = 1.0 / rs if rs != 0.0 else 0.0
+            self._pair_gamma[h * K + c] = rs / rr if rr != 0.0 else 0.0
+            self._pair_sr[(c * tau + h) * tau + h] = rs
+            self._pair_rr[(c * tau + h) * tau + h] = rr
+            # The other pairs of the window (the one at head, the oldest, leaves it).
+            for m in range(min(self.n_pairs, tau - 1)):
+                i = (h - 1 - m + tau) % tau
+                si = &self._pair_s[(i * K + c) * C]
+                ri = &self._pair_r[(i * K + c) * C]
+                sp = &self._shared_pair[i * C]
+                sb = &self._shared_batch[i * C]
+                a = 0.0
+                b = 0.0
+                d = 0.0
+                for t in range(self._shared_len[i]):
+                    a += s[sb[t]] * ri[sp[t]]
+                    b += si[sp[t]] * r[sb[t]]
+                    d += r[sb[t]] * ri[sp[t]]
+                self._pair_sr[(c * tau + h) * tau + i] = a
+                self._pair_sr[(c * tau + i) * tau + h] = b
+                self._pair_rr[(c * tau + h) * tau + i] = d
+                self._pair_rr[(c * tau + i) * tau + h] = d
+        memcpy(&self._pair_key[h * C], self._active_key, n * sizeof(int64_t))
+        memcpy(&self._pair_hash[h * C], self._active_hash, n * sizeof(uint64_t))
+        self._pair_len[h] = <int32_t>n
+        self.head = (h + 1) % tau
+        self.n_pairs = min(self.n_pairs + 1, tau)
+        self.n_batches += 1
+
+
+# The arrays a history is (the others are the batch's workspace).
+_STATE = ("pair_len", "pair_key", "pair_hash", "pair_s", "pair_r", "pair_rho", "pair_gamma",
+          "pair_valid", "pair_sr", "pair_rr")
 
 
 def _rebuild_history(history_size, n_models, state, n_pairs, head, n_batches):
@@ -357,6 +532,11 @@ def _rebuild_history(history_size, n_models, state, n_pairs, head, n_batches):
 
 cdef int64_t* _ptr64(object a):
     cdef int64_t[::1] v = a.reshape(-1)
+    return &v[0]
+
+
+cdef uint64_t* _ptru64(object a):
+    cdef uint64_t[::1] v = a.reshape(-1)
     return &v[0]
 
 
@@ -384,7 +564,7 @@ cdef bint _batch_gradient(SGDParams params, Py_ssize_t K, Py_ssize_t C, Py_ssize
     misclassifications to ``mistakes`` when it is not NULL. False if a score
     is not finite.
     """
-    cdef Py_ssize_t b, c, j, p, q, row, off, n_rows = stop - start
+    cdef Py_ssize_t b, c, j, p, row, off, n_rows = stop - start
     cdef double s, inv_n = 1.0 / n_rows
     for c in range(K):
         for j in range(n_active):
@@ -470,21 +650,18 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
     cdef PyObject** sk = <PyObject**>malloc(K * sizeof(PyObject*))
     cdef PyObject** hp = <PyObject**>malloc(K * sizeof(PyObject*))
     cdef int32_t* nnz_pos = <int32_t*>malloc(max(1, max_batch_nnz) * sizeof(int32_t))
-    cdef int32_t* active = <int32_t*>malloc(C * sizeof(int32_t))
-    cdef int32_t* slot_pos = <int32_t*>malloc(history.n_slots * sizeof(int32_t))
     cdef Py_ssize_t* cells = <Py_ssize_t*>malloc(C * depth * sizeof(Py_ssize_t))
     cdef double* signs = <double*>malloc(C * depth * sizeof(double))
     cdef uint8_t* in_heap = <uint8_t*>malloc(C * K * sizeof(uint8_t))
     cdef double* w = <double*>malloc(C * K * sizeof(double))
     cdef double* g = <double*>malloc(C * K * sizeof(double))
     cdef double* z = <double*>malloc(C * sizeof(double))
-    cdef double* q = <double*>calloc(history.n_slots, sizeof(double))
     cdef double* scores = <double*>malloc(K * sizeof(double))
     cdef double* dl = <double*>malloc(K * sizeof(double))
-    if not (sk and hp and nnz_pos and active and slot_pos and cells and signs and in_heap
-            and w and g and z and q and scores and dl):
-        free(sk); free(hp); free(nnz_pos); free(active); free(slot_pos); free(cells)
-        free(signs); free(in_heap); free(w); free(g); free(z); free(q); free(scores); free(dl)
+    if not (sk and hp and nnz_pos and cells and signs and in_heap and w and g and z and scores
+            and dl):
+        free(sk); free(hp); free(nnz_pos); free(cells); free(signs); free(in_heap); free(w)
+        free(g); free(z); free(scores); free(dl)
         raise MemoryError()
     cdef Py_ssize_t c
     for c in range(K):
@@ -494,52 +671,37 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
     cdef CountSketch sketch0 = sketches[0]
     cdef Py_ssize_t start, stop, b, row, p, j, n_active, off, first_key = params.fit_intercept
     cdef Py_ssize_t idx, mistakes = 0
-    cdef int32_t slot
-    cdef int64_t stamp, evicted_key
-    cdef double eta, delta, hw, evicted_weight, rs, rr, ss
+    cdef int64_t evicted_key
+    cdef double eta, delta, hw, evicted_weight
     cdef double* s_out
     cdef double* r_out
+    cdef const int64_t* keys = history._active_key
     cdef int status = PASS_OK
     with nogil:
         start = 0
         while start < n_rows and status == PASS_OK:
             stop = min(start + bs, n_rows)
-            stamp = history.n_batches
-            # Active set: a slot per distinct key, a position per slot.
-            n_active = 0
+            # Active set: a position per distinct key, the intercept first.
+            history.start_batch()
             if first_key:
-                active[0] = INTERCEPT_SLOT
-                n_active = 1
+                history.add_key(INTERCEPT_KEY)
             off = 0
             for b in range(stop - start):
                 row = order[start + b]
                 for p in range(indptr[row], indptr[row + 1]):
-                    if p + MAP_PREFETCH < indptr[row + 1]:
-                        history.prefetch(indices[p + MAP_PREFETCH])
-                    slot = history.slot_of(indices[p])
-                    if slot < 0:
-                        status = PASS_DIVERGED  # cannot happen with the reserved capacity
-                        break
-                    if history._slot_stamp[slot] != stamp:
-                        history._slot_stamp[slot] = stamp
-                        slot_pos[slot] = n_active
-                        active[n_active] = slot
-                        n_active += 1
-                    nnz_pos[off + p - indptr[row]] = slot_pos[slot]
+                    nnz_pos[off + p - indptr[row]] = history.add_key(indices[p])
                 off += indptr[row + 1] - indptr[row]
-            if status != PASS_OK:
-                break
+            n_active = history.n_active
+            history.find_shared()
 
             # Weights: the sketch's estimate for heap members, 0 for the rest.
             for j in range(first_key, n_active):
-                sketch0.locate_prefetch(history._slot_key[active[j]], &cells[j * depth],
-                                        &signs[j * depth])
+                sketch0.locate_prefetch(keys[j], &cells[j * depth], &signs[j * depth])
             for c in range(K):
                 if first_key:
                     w[c * C] = intercept[c]
                 for j in range(first_key, n_active):
-                    in_heap[j * K + c] = (<TopKHeap>hp[c]).lookup(
-                        history._slot_key[active[j]], &hw)
+                    in_heap[j * K + c] = (<TopKHeap>hp[c]).lookup(keys[j], &hw)
                     w[c * C + j] = ((<CountSketch>sk[c]).estimate_located(
                         &cells[j * depth], &signs[j * depth]) if in_heap[j * K + c] else 0.0)
             if not _batch_gradient(params, K, C, n_active, first_key, indptr, data, y,
@@ -549,13 +711,11 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                 break
 
             # The direction and the step, model by model; s is written in place
-            # of the oldest pair once the two-loops no longer need it.
+            # of the oldest pair once its two-loop no longer needs it.
             eta = learning_rate(params, t)
-            if history.n_pairs == history.history_size:
-                history._retire_head()
             idx = history.head
             for c in range(K):
-                history.two_loop(c, active, n_active, q, &g[c * C], z)
+                history.direction_on_batch(c, &g[c * C], z)
                 s_out = &history._pair_s[(idx * K + c) * C]
                 for j in range(n_active):
                     delta = -eta * z[j]
@@ -581,10 +741,8 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                                                                &signs[j * depth])
                     if not isfinite(hw):
                         status = PASS_DIVERGED
-                    if in_heap[j * K + c] or (<TopKHeap>hp[c]).accepts(
-                            history._slot_key[active[j]], hw):
-                        (<TopKHeap>hp[c]).offer(history._slot_key[active[j]], hw,
-                                                &evicted_key, &evicted_weight)
+                    if in_heap[j * K + c] or (<TopKHeap>hp[c]).accepts(keys[j], hw):
+                        (<TopKHeap>hp[c]).offer(keys[j], hw, &evicted_key, &evicted_weight)
             if status != PASS_OK:
                 break
 
@@ -599,29 +757,12 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                 status = PASS_DIVERGED
                 break
             for c in range(K):
-                s_out = &history._pair_s[(idx * K + c) * C]
                 r_out = &history._pair_r[(idx * K + c) * C]
-                rs = 0.0
-                rr = 0.0
-                ss = 0.0
                 for j in range(n_active):
-                    r_out[j] += g[c * C + j] + params.damping * s_out[j]
-                    rs += r_out[j] * s_out[j]
-                    rr += r_out[j] * r_out[j]
-                    ss += s_out[j] * s_out[j]
-                history._pair_valid[idx * K + c] = (
-                    isfinite(rs) and isfinite(rr) and isfinite(ss)
-                    and rs > CURVATURE_EPS * sqrt(rr) * sqrt(ss))
-                history._pair_rho[idx * K + c] = 1.0 / rs if rs != 0.0 else 0.0
-                history._pair_gamma[idx * K + c] = rs / rr if rr != 0.0 else 0.0
-            memcpy(&history._pair_slots[idx * C], active, n_active * sizeof(int32_t))
-            history._pair_len[idx] = n_active
-            history._pair_stamp[idx] = stamp
-            history.head = (idx + 1) % history.history_size
-            history.n_pairs = min(history.n_pairs + 1, history.history_size)
-            history.n_batches += 1
+                    r_out[j] += g[c * C + j]
+            history.push_batch(params.damping)
             t += stop - start
             start = stop
-    free(sk); free(hp); free(nnz_pos); free(active); free(slot_pos); free(cells)
-    free(signs); free(in_heap); free(w); free(g); free(z); free(q); free(scores); free(dl)
+    free(sk); free(hp); free(nnz_pos); free(cells); free(signs); free(in_heap); free(w)
+    free(g); free(z); free(scores); free(dl)
     return t, status, mistakes

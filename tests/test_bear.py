@@ -107,7 +107,7 @@ def snapshot(est):
         "selected": est.selected_features_.keys.copy(),
         "classes_": getattr(est, "classes_", None),
         "history": (h.history_size, h.n_models, h.capacity, h.n_pairs, h.n_batches,
-                    h.n_live_slots(), h.memory_bytes),
+                    h.memory_bytes),
         "pairs": pair_tuples(h),
     }
 
@@ -301,8 +301,8 @@ def test_churn_and_growing_capacity_equal_dense_reference():
     heap_keys, heap_weights = est.heaps_[0].items()
     used = np.flatnonzero((D != 0).any(axis=0))
     np.testing.assert_array_equal(np.sort(heap_keys), keys[used])
-    # Far more distinct keys went through the map than it has slots.
-    assert used.size > 2 * est.history_.n_slots
+    # Far more distinct keys went through the history than its pairs can hold.
+    assert used.size > 2 * tau * est.history_.capacity
     scale = max(1.0, np.abs(W).max())
     np.testing.assert_allclose(heap_weights, W[0, np.searchsorted(keys, heap_keys)],
                                rtol=1e-5, atol=1e-5 * scale)
@@ -360,8 +360,8 @@ def test_dense_and_csr_give_the_same_model(kind):
                                    atol=1e-12, err_msg=name)
 
 
-# ============================================================ 2. slot map and memory
-def test_slot_map_under_churn_holds_exactly_the_window_keys():
+# ============================================================ 2. pairs, two-loop and memory
+def test_window_under_churn_holds_exactly_the_last_batches():
     X, y, keys = churn_stream(2000, 5000, seed=0)
     bs, tau = 16, 4
     est = BearClassifier(n_features_to_select=50, sketch_width=4096, batch_size=bs,
@@ -377,23 +377,87 @@ def test_slot_map_under_churn_holds_exactly_the_window_keys():
         history = est.history_
         assert history.n_batches == len(batches)
         assert history.n_pairs == len(window)
-        assert history.n_live_slots() == len(set().union(*map(set, window)))
         got = [pair["keys"].tolist() for pair in history.pairs()]
         assert got == [[-1] + keys_ for keys_ in window]
-        for pair in history.pairs():  # one slot per coordinate of a pair
-            assert np.unique(pair["slots"]).size == pair["slots"].size
-            assert pair["slots"][0] == 0
     distinct = set().union(*map(set, batches))
-    assert len(distinct) > 5 * est.history_.n_slots  # the map was compacted many times
+    assert len(distinct) > 5 * tau * est.history_.capacity
     assert est.n_features_in_ == N_HUGE
-    # The same in one pass of fit (compactions inside the compiled pass).
+    # The same in one pass of fit.
     est = clone(est).set_params(max_iter=1).fit(X, y)
     batches = [batch_keys(X, range(first, min(first + bs, X.shape[0])))
                for first in range(0, X.shape[0], bs)]
     window = batches[-tau:]
-    assert est.history_.n_live_slots() == len(set().union(*map(set, window)))
     assert [pair["keys"].tolist() for pair in est.history_.pairs()] == [[-1] + k for k in window]
-    assert len(keys) > 5 * est.history_.n_slots
+
+
+def _random_pair(rng, universe, n_models, size):
+    keys = rng.choice(universe, size=size, replace=False)
+    s = rng.normal(size=(n_models, size))
+    # Mostly positive curvature; now and then a pair bends the wrong way for a model.
+    r = s * rng.uniform(0.2, 3.0, size=(n_models, size)) + 0.3 * rng.normal(size=(n_models, size))
+    flip = rng.random(n_models) < 0.2
+    r[flip] = -r[flip]
+    return keys, s, r
+
+
+@pytest.mark.parametrize("tau, n_models", [(1, 1), (3, 1), (5, 3), (8, 2)])
+def test_direction_equals_the_two_loop_on_the_union_of_supports(tau, n_models):
+    """The vector-free two-loop against Algorithm 1 on explicit vectors, with pairs
+    of different sizes that overlap each other and the gradient partly, keys far
+    beyond 2**31 and the intercept's -1, invalid pairs, and a ring that wraps."""
+    rng = np.random.default_rng(tau * 10 + n_models)
+    universe = np.r_[-1, rng.integers(0, N_HUGE, size=60)]
+    history = LBFGSHistory(tau, n_models, capacity=4)
+    window = []
+    n_checked = n_overlapping = 0
+    for step in range(3 * tau + 2):
+        keys, s, r = _random_pair(rng, universe, n_models, size=rng.integers(1, 30))
+        history.push(keys, s, r)  # capacity grows as needed
+        rs = np.einsum("cj,cj->c", s, r)
+        valid = rs > 1e-10 * np.linalg.norm(s, axis=1) * np.linalg.norm(r, axis=1)
+        window = (window + [(keys, s, r, valid)])[-tau:]
+        assert history.n_pairs == len(window)
+        for got, (k, s_, r_, v) in zip(history.pairs(), window):
+            np.testing.assert_array_equal(got["keys"], k)
+            np.testing.assert_array_equal(got["s"], s_)
+            np.testing.assert_array_equal(got["r"], r_)
+            np.testing.assert_array_equal(got["valid"], v)
+        g_keys = rng.choice(universe, size=rng.integers(1, 40), replace=False)
+        g = rng.normal(size=g_keys.size)
+        for c in range(n_models):
+            z = history.direction(c, g_keys, g)
+            expected = _two_loop(g, g_keys.tolist(), c, window, fit_intercept=False)
+            np.testing.assert_allclose(z, expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
+            n_checked += any(v[c] for *_, v in window)
+        n_overlapping += any(np.intersect1d(k, g_keys).size for k, *_ in window)
+    assert n_checked > 2 * tau and n_overlapping > 2 * tau  # the checks exercised pairs
+
+
+def test_direction_without_usable_pairs_is_the_gradient():
+    history = LBFGSHistory(3, 1)
+    g = np.array([0.5, -2.0])
+    np.testing.assert_array_equal(history.direction(0, [4, 2**40], g), g)
+    history.push([4], s=[[1.0]], r=[[-1.0]])  # negative curvature: skipped
+    assert not history.pairs()[0]["valid"][0]
+    np.testing.assert_array_equal(history.direction(0, [4, 2**40], g), g)
+    # A pair on other keys only rescales the gradient by its gamma = r^T s / r^T r.
+    history.push([7, 8], s=[[1.0, 1.0]], r=[[2.0, 2.0]])
+    np.testing.assert_allclose(history.direction(0, [4, 2**40], g), 0.5 * g)
+
+
+def test_history_rejects_bad_keys_and_shapes():
+    history = LBFGSHistory(2, 2)
+    with pytest.raises(ValueError, match="distinct"):
+        history.push([3, 3], s=np.ones((2, 2)), r=np.ones((2, 2)))
+    with pytest.raises(ValueError, match="non-negative"):
+        history.direction(0, [-5], [1.0])
+    with pytest.raises(ValueError, match="one value per key and model"):
+        history.push([1, 2], s=np.ones((2, 3)), r=np.ones((2, 3)))
+    with pytest.raises(ValueError, match="model must be in"):
+        history.direction(2, [1], [1.0])
+    with pytest.raises(ValueError, match="history_size"):
+        LBFGSHistory(257, 1)
+    assert history.n_pairs == 0
 
 
 def test_memory_does_not_grow_with_samples_or_keys():
@@ -410,7 +474,7 @@ def test_memory_does_not_grow_with_samples_or_keys():
                                      + est.intercept_.nbytes + history.memory_bytes)
         # O(history_size * batch non-zeros), whatever the stream.
         assert history.memory_bytes < 200 * (tau + 1) * history.capacity
-        memories.append((est.memory_bytes_, history.memory_bytes, history.n_slots))
+        memories.append((est.memory_bytes_, history.memory_bytes))
         distinct.append(np.unique(X.indices).size)
     assert memories[0] == memories[1]
     assert distinct[1] > distinct[0]
@@ -486,10 +550,14 @@ def test_history_pickles_on_its_own():
     est = make_estimator("multiclass", max_iter=2).fit(X, y)
     history = est.history_
     copy = pickle.loads(pickle.dumps(history))
-    for attr in ("history_size", "n_models", "capacity", "n_slots", "n_pairs", "head",
-                 "n_batches", "memory_bytes"):
+    for attr in ("history_size", "n_models", "capacity", "n_pairs", "head", "n_batches",
+                 "memory_bytes"):
         assert getattr(copy, attr) == getattr(history, attr), attr
-    assert copy.n_live_slots() == history.n_live_slots()
+    # The copy's pairs and their inner products give the same directions.
+    keys = np.r_[-1, history.pairs()[-1]["keys"][1:4], 2**40]
+    g = np.linspace(-1.0, 1.0, keys.size)
+    for c in range(history.n_models):
+        np.testing.assert_array_equal(copy.direction(c, keys, g), history.direction(c, keys, g))
     assert_same_pairs(pair_tuples(copy), pair_tuples(history))
 
 

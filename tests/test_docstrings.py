@@ -10,6 +10,8 @@ MODULES = [
     "sklearn_sketch._core._topk_heap",
     "sklearn_sketch._core._heavy_hitters",
     "sklearn_sketch.mission",
+    "sklearn_sketch.bear",
+    "sklearn_sketch._bear_fast",
     "sklearn_sketch.weight_median",
     "sklearn_sketch.baselines",
     "sklearn_sketch.feature_extraction._kmer",
