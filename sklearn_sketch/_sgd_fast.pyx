@@ -204,9 +204,13 @@ cdef void _space_saving_step(TopKHeap heap, const int64_t* keys, const double* d
             slot[0] += deltas[p] / heap.aux_scale()
 
 
-cdef void _soft_threshold_step(TopKHeap heap, KeyDelta* pairs, Py_ssize_t n, bint presorted,
+cdef bint _soft_threshold_step(TopKHeap heap, KeyDelta* pairs, Py_ssize_t n, bint presorted,
                                double threshold) noexcept nogil:
-    """Step the weights, soft-threshold each updated one; no new feature past capacity."""
+    """Step the weights, soft-threshold each updated one; no new feature past capacity.
+
+    False if a stepped weight is not finite: thresholding would zero a NaN and
+    hide the divergence.
+    """
     cdef Py_ssize_t i, m = _sum_duplicate_keys(pairs, n, presorted)
     cdef double w
     cdef int64_t evicted_key
@@ -217,11 +221,14 @@ cdef void _soft_threshold_step(TopKHeap heap, KeyDelta* pairs, Py_ssize_t n, bin
                 continue
             w = 0.0
         w += pairs[i].delta
+        if not isfinite(w):
+            return False
         w = (w - threshold if w > threshold else (w + threshold if w < -threshold else 0.0))
         if w == 0.0:
             heap.discard(pairs[i].key, &evicted_weight)
         else:
             heap.offer(pairs[i].key, w, &evicted_key, &evicted_weight)
+    return True
 
 
 cdef void _hard_threshold_step(TopKHeap heap, KeyDelta* pairs, Py_ssize_t n,
@@ -403,9 +410,10 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                     elif store == PROB_TRUNCATION:
                         _probabilistic_truncation_step(<TopKHeap>hp[c], pairs, n_pairs,
                                                        stop - start == 1, params.seed, t)
-                    else:
-                        _soft_threshold_step(<TopKHeap>hp[c], pairs, n_pairs, stop - start == 1,
-                                             params.threshold)
+                    elif not _soft_threshold_step(<TopKHeap>hp[c], pairs, n_pairs,
+                                                  stop - start == 1, params.threshold):
+                        status = PASS_DIVERGED
+                        break
                     continue
                 if store == SPACE_SAVING:
                     for b in range(stop - start):

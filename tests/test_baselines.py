@@ -852,3 +852,16 @@ def test_divergence_in_the_last_update_is_detected(kind):
         return
     assert np.isfinite(est.coef_.toarray()).all(), "the model holds inf/nan weights"
     assert np.isfinite(est.decision_function(X)).all()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_opposite_overflowing_steps_in_a_batch_are_divergence(kind):
+    """Two samples of one batch step the same feature by +inf and -inf; their sum is
+    NaN, which must be reported as divergence, not thresholded away to a zero weight."""
+    X = np.array([[1e300, 0.0], [1e300, 0.0]])
+    est = _explode(make_estimator(kind, 5, batch_size=2, max_iter=1, fit_intercept=False),
+                   kind)
+    with pytest.raises(ValueError, match="diverged"):
+        est.fit(X, [2, 5])
+    with pytest.raises(NotFittedError):
+        check_is_fitted(est)
