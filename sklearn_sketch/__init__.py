@@ -1,36 +1,42 @@
-"""sklearn-sketch: feature selection and linear learning in sketched feature spaces."""
-from ._base import SelectedFeatures
-from ._core import CountSketch, TopKHeap
-from .bear import BearClassifier, BearRegressor
-from .baselines import SparsePerceptronClassifier, SpaceSavingClassifier, TruncationClassifier
-from .feature_extraction import KmerVectorizer
-from .mission import (
-    FeatureHashingClassifier,
-    IHTClassifier,
-    IHTRegressor,
-    MissionClassifier,
-    MissionRegressor,
-)
-from .weight_median import AWMSketchClassifier, WMSketchClassifier
+"""sklearn-sketch: feature selection and linear learning in sketched feature spaces.
+
+The public names load on first use (PEP 562), so ``import sklearn_sketch`` and
+the command line's ``--help`` and ``--version`` do not pay for importing
+scikit-learn.
+"""
+import importlib
 
 __version__ = "0.1.0.dev0"
 
-__all__ = [
-    "AWMSketchClassifier",
-    "BearClassifier",
-    "BearRegressor",
-    "CountSketch",
-    "FeatureHashingClassifier",
-    "IHTClassifier",
-    "IHTRegressor",
-    "KmerVectorizer",
-    "MissionClassifier",
-    "MissionRegressor",
-    "SelectedFeatures",
-    "SpaceSavingClassifier",
-    "SparsePerceptronClassifier",
-    "TopKHeap",
-    "TruncationClassifier",
-    "WMSketchClassifier",
-    "__version__",
-]
+_SOURCES = {
+    "SelectedFeatures": "._base",
+    "CountSketch": "._core",
+    "TopKHeap": "._core",
+    "BearClassifier": ".bear",
+    "BearRegressor": ".bear",
+    "SparsePerceptronClassifier": ".baselines",
+    "SpaceSavingClassifier": ".baselines",
+    "TruncationClassifier": ".baselines",
+    "KmerVectorizer": ".feature_extraction",
+    "FeatureHashingClassifier": ".mission",
+    "IHTClassifier": ".mission",
+    "IHTRegressor": ".mission",
+    "MissionClassifier": ".mission",
+    "MissionRegressor": ".mission",
+    "AWMSketchClassifier": ".weight_median",
+    "WMSketchClassifier": ".weight_median",
+}
+
+__all__ = sorted(_SOURCES) + ["__version__"]
+
+
+def __getattr__(name):
+    if name not in _SOURCES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_SOURCES[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

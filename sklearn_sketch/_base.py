@@ -30,6 +30,9 @@ PASS_DIVERGED = PassStatus.PASS_DIVERGED
 _HEAP_ONLY_STORES = {HEAP_ONLY, WeightStore.PROB_TRUNCATION, WeightStore.SPACE_SAVING,
                      WeightStore.SOFT_THRESHOLD}
 
+#: Columns of a model trained on 64-bit keys (hashed names, stream chunks).
+KEY_SPACE = 2**63 - 1
+
 _CLASSIFIER_LOSSES = {"log_loss", "hinge", "modified_huber"}
 _SCHEDULES = {"constant": CONSTANT, "optimal": OPTIMAL, "invscaling": INVSCALING}
 _BINARY_LOSSES = {"log_loss": Loss.LOG_LOSS, "hinge": Loss.HINGE,
@@ -337,8 +340,29 @@ class _BaseSketchSGD(BaseEstimator):
     def _check_X(self, X, reset):
         if is_raw_input(X):
             X = hash_raw(X)[0]
+        elif not reset:
+            X = self._in_key_space(X)
         return validate_data(self, X, reset=reset, accept_sparse="csr", dtype=np.float64,
                              accept_large_sparse=True)
+
+    def _in_key_space(self, X):
+        """A sparse ``X`` of fewer columns, widened to a model trained on 64-bit keys.
+
+        A model trained on hashed names or stream chunks has ``n_features_in_ =
+        2**63 - 1``: its columns are keys, and a matrix whose columns are keys
+        too (``load_svmlight_file`` output, ``KmerVectorizer`` counts) is read
+        as is, whatever its own width.
+        """
+        if (getattr(self, "n_features_in_", None) != KEY_SPACE or not sp.issparse(X)
+                or X.ndim != 2 or X.shape[1] >= KEY_SPACE):
+            return X
+        X = X.tocsr()
+        widened = sp.csr_matrix((X.shape[0], KEY_SPACE), dtype=X.dtype)
+        widened.data = X.data
+        widened.indices = X.indices.astype(np.int64, copy=False)
+        widened.indptr = X.indptr.astype(np.int64, copy=False)
+        widened.has_canonical_format = X.has_canonical_format
+        return widened
 
     def _validate_training_data(self, X, y, sample_weight, *, reset, partial, classes):
         X, y = validate_data(self, X, y, reset=reset, accept_sparse="csr", dtype=np.float64,

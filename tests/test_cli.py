@@ -52,7 +52,8 @@ def test_svmlight_round_trip(svmlight, tmp_path, capsys):
                  "--param", "n_features_to_select=20", "--param", "sketch_width=512",
                  "--param", "learning_rate=constant", "--param", "eta0=0.1",
                  "--epochs", "3", "--chunk-rows", "100", "--output", str(model)]) == 0
-    assert "MissionClassifier trained on 2 classes" in capsys.readouterr().out
+    assert re.search("MissionClassifier trained on 400 examples x 3 epoch.*, 2 classes",
+                     capsys.readouterr().out)
 
     assert main(["select", "--model", str(model), "--top", "3"]) == 0
     rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
@@ -137,7 +138,7 @@ def test_errors_exit_2_with_one_line(svmlight, tmp_path, capsys):
     assert "No such file" in one_line_error(
         capsys, ["fit", "--svmlight", str(tmp_path / "missing.svm"), "--output", out])
     bad = tmp_path / "bad.svm"
-    bad.write_text("1 3:1\n1 4:x\n")
+    bad.write_text("1 3:1\n-1 4:x\n")
     assert "bad.svm, line 2" in one_line_error(
         capsys, ["fit", "--svmlight", str(bad), "--output", out])
     assert "invalid choice: 'lasso'" in one_line_error(
@@ -150,6 +151,14 @@ def test_errors_exit_2_with_one_line(svmlight, tmp_path, capsys):
         capsys, ["fit", "--svmlight", str(svmlight), "--param", "eta0=-1", "--output", out])
     assert "PATH:LABEL" in one_line_error(
         capsys, ["fit", "--fasta", "reads.fa", "--output", out])
+    assert "given twice with different labels" in one_line_error(
+        capsys, ["fit", "--fasta", "a.fa:x", "--fasta", "a.fa:y", "--output", out])
+    assert "positive integer" in one_line_error(
+        capsys, ["fit", "--svmlight", str(svmlight), "--epochs", "0", "--output", out])
+    assert "--read-length" in one_line_error(
+        capsys, ["fit", "--svmlight", str(svmlight), "--read-length", "100", "--output", out])
+    assert "need --read-length" in one_line_error(
+        capsys, ["fit", "--fasta", "a.fa:x", "--n-reads", "10", "--output", out])
     assert "not a model" in one_line_error(capsys, ["select", "--model", str(svmlight)])
     assert not (tmp_path / "m.pkl").exists()
     assert main(["fit", "--svmlight", str(svmlight), "--output", out]) == 0

@@ -730,3 +730,30 @@ def test_partial_fit_stream_equals_the_manual_loop_and_reports_progress(tmp_path
         assert progress.count("60 rows") == 3 and "epoch 3/3" in progress
     with pytest.raises(ValueError, match="epochs"):
         partial_fit_stream(streamed, reader, epochs=0)
+
+
+def test_prefetching_trains_the_same_model_and_raises_the_readers_errors(tmp_path):
+    path = write(tmp_path, "data.svm", svmlight_text(np.random.default_rng(5), 60, False))
+    models = [partial_fit_stream(MissionRegressor(6, sketch_width=64, random_state=0),
+                                 SvmlightReader(path, chunk_rows=8, zero_based=False),
+                                 epochs=2, prefetch=prefetch) for prefetch in (True, False)]
+    np.testing.assert_array_equal(models[0].sketches_[0].table, models[1].sketches_[0].table)
+    assert models[0].t_ == models[1].t_ == 121
+    bad = write(tmp_path, "bad.svm", svmlight_text(np.random.default_rng(5), 40, False)
+                + "1 3:x\n")
+    model = MissionRegressor(6, sketch_width=64, random_state=0)
+    with pytest.raises(ParseError, match=r"bad.svm, line \d+: bad feature value"):
+        partial_fit_stream(model, SvmlightReader(bad, chunk_rows=8, zero_based=False))
+    assert model.t_ == 41  # The 40 good rows were learnt before the error.
+
+
+def test_chunks_of_zero_importance_are_skipped_and_unlabelled_rows_refused(tmp_path):
+    path = write(tmp_path, "z.vw", "1 1 |f a\n-1 1 |f b\n" * 5 + "1 0 |f a\n" * 10
+                 + "-1 1 |f b\n")
+    model = partial_fit_stream(MissionClassifier(5, sketch_width=256, random_state=0),
+                               VowpalWabbitReader(path, chunk_rows=10), classes=[-1, 1])
+    assert model.t_ == 12  # 10 + 1 weighted rows, the chunk of zeros skipped.
+    unlabelled = write(tmp_path, "u.vw", "1 |f a\n|f b\n")
+    with pytest.raises(ValueError, match="no label"):
+        partial_fit_stream(MissionClassifier(5, sketch_width=256),
+                           VowpalWabbitReader(unlabelled), classes=[-1, 1])

@@ -13,7 +13,9 @@ from ._readers import (
     ReadChunk,
     SvmlightReader,
     VowpalWabbitReader,
+    scan_labels,
 )
+from ._shuffle import ShuffledReader
 from ._training import partial_fit_stream
 
 __all__ = [
@@ -23,7 +25,9 @@ __all__ = [
     "FastqReader",
     "ParseError",
     "ReadChunk",
+    "ShuffledReader",
     "SvmlightReader",
     "VowpalWabbitReader",
     "partial_fit_stream",
+    "scan_labels",
 ]

@@ -1,12 +1,21 @@
 """Training an estimator on a stream of chunks, one ``partial_fit`` per chunk."""
+import queue
 import sys
+import threading
 import time
 
+import numpy as np
 
-def partial_fit_stream(estimator, chunks, *, classes=None, epochs=1, verbose=0):
+
+def partial_fit_stream(estimator, chunks, *, classes=None, epochs=1, verbose=0,
+                       prefetch=True):
     """Train ``estimator`` on every chunk of ``chunks``, ``epochs`` times.
 
-    Memory stays at the model plus the chunk being read. A model trained this
+    Memory stays at the model plus the chunk being read. Importance weights
+    (``chunk.sample_weight``, from Vowpal Wabbit files) reach ``partial_fit``
+    as ``sample_weight``; a chunk whose weights are all 0 teaches nothing and
+    is skipped. Names of features (``chunk.feature_names``) are handed to the
+    estimator's ``remember_feature_names``. A model trained this
     way equals the model ``fit`` on the same rows in memory with
     ``shuffle=False`` when every chunk holds a multiple of ``batch_size`` rows
     (the mini-batches are then the same).
@@ -25,8 +34,15 @@ def partial_fit_stream(estimator, chunks, *, classes=None, epochs=1, verbose=0):
     epochs : int, default=1
         Passes over the stream.
     verbose : int, default=0
-        Show progress: a ``tqdm`` bar per epoch when tqdm is installed, else a
-        line per epoch on stderr.
+        Show progress on stderr (rows, rows/s, elapsed time): a ``tqdm`` bar
+        per epoch when tqdm is installed (shown after a second), else a line
+        every 5 s and one at the end of each epoch.
+    prefetch : bool, default=True
+        Read the next chunk in a background thread while the estimator trains
+        on the current one. Parsing, k-mer counting and training release the
+        GIL, so on two cores reading costs little wall time; the chunks and
+        their order are the same, and memory grows by two chunks. Pass False
+        for an iterable that must not be read from another thread.
 
     Returns
     -------
@@ -51,25 +67,115 @@ def partial_fit_stream(estimator, chunks, *, classes=None, epochs=1, verbose=0):
         raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
     fit_kwargs = {} if classes is None else {"classes": classes}
     for epoch in range(epochs):
-        start, rows = time.perf_counter(), 0
-        for chunk in _progress(chunks, verbose, f"epoch {epoch + 1}/{epochs}"):
+        progress = _Progress(verbose, f"epoch {epoch + 1}/{epochs}")
+        for chunk in (_prefetched(chunks) if prefetch else chunks):
             weight = getattr(chunk, "sample_weight", None)
+            if weight is not None and not np.any(weight):
+                progress.update(chunk.X.shape[0])
+                continue  # Legal (VW importance 0) but nothing to learn.
+            _check_labelled(chunk)
             estimator.partial_fit(chunk.X, chunk.y, sample_weight=weight, **fit_kwargs)
-            rows += chunk.X.shape[0]
-        if verbose and _tqdm() is None:
-            print(f"epoch {epoch + 1}/{epochs}: {rows:,} rows in "
-                  f"{time.perf_counter() - start:.2f} s", file=sys.stderr)
+            names = getattr(chunk, "feature_names", None)
+            if names is not None and hasattr(estimator, "remember_feature_names"):
+                estimator.remember_feature_names(names)
+            progress.update(chunk.X.shape[0])
+        progress.close()
     return estimator
 
 
-def _tqdm():
+def _prefetched(chunks, depth=2):
+    """Iterate ``chunks`` in a background thread, up to ``depth`` chunks ahead.
+
+    An exception of the iteration is raised here, in the consumer; when the
+    consumer stops early the thread stops at its next chunk.
+    """
+    ready = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    end = object()
+
+    def put(item):
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce():
+        try:
+            for chunk in chunks:
+                if not put((chunk, None)):
+                    return
+            put((end, None))
+        except BaseException as exc:  # Handed to the consumer, raised there.
+            put((end, exc))
+
+    thread = threading.Thread(target=produce, name="sklearn-sketch-reader", daemon=True)
+    thread.start()
     try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm
+        while True:
+            chunk, error = ready.get()
+            if error is not None:
+                raise error
+            if chunk is end:
+                return
+            yield chunk
+    finally:
+        stop.set()
+        thread.join()
 
 
-def _progress(chunks, verbose, description):
-    tqdm = _tqdm() if verbose else None
-    return chunks if tqdm is None else tqdm(chunks, desc=description, unit="chunk")
+def _check_labelled(chunk):
+    y = np.asarray(chunk.y)
+    if y.dtype.kind == "f" and np.isnan(y).any():
+        line = getattr(chunk, "first_line", 0)
+        where = f" (in the chunk starting at line {line})" if line else ""
+        raise ValueError(f"an example has no label{where}: training needs a label on "
+                         "every example")
+
+
+class _Progress:
+    """Rows, rows/s and elapsed time: a tqdm bar when installed, else lines on stderr.
+
+    Only the line at the end shows during the first second of a pass.
+    """
+
+    def __init__(self, verbose, description, every=5.0):
+        self.description = description
+        self.start = self.last = time.perf_counter()
+        self.rows = 0
+        self.every = every
+        self.enabled = bool(verbose)
+        self.bar = None
+        if self.enabled:
+            try:
+                from tqdm import tqdm
+            except ImportError:
+                tqdm = None
+            if tqdm is not None:
+                self.bar = tqdm(desc=description, unit=" rows", unit_scale=True, delay=1.0,
+                                file=sys.stderr)
+
+    def update(self, rows):
+        self.rows += rows
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.update(rows)
+            return
+        now = time.perf_counter()
+        if now - self.last >= self.every and now - self.start >= 1.0:
+            self.last = now
+            self._print(now)
+
+    def _print(self, now):
+        elapsed = now - self.start
+        print(f"{self.description}: {self.rows:,} rows, {self.rows / max(elapsed, 1e-9):,.0f} "
+              f"rows/s, {elapsed:.1f} s", file=sys.stderr)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+        elif self.enabled:
+            self._print(time.perf_counter())

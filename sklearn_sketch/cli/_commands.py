@@ -1,0 +1,285 @@
+"""The subcommands: demo, fit, select, predict, evaluate."""
+import ast
+import json
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from ._errors import CommandError
+from ._inputs import (
+    InputStream,
+    check_read_options,
+    decide_zero_based,
+    input_kind,
+    labelled_files,
+    shuffle_rows,
+)
+from ._model_file import load_model, save_model
+
+ESTIMATORS = {
+    "mission": ("mission", "MissionClassifier"),
+    "bear": ("bear", "BearClassifier"),
+    "awm": ("weight_median", "AWMSketchClassifier"),
+    "wm": ("weight_median", "WMSketchClassifier"),
+    "hashing": ("mission", "FeatureHashingClassifier"),
+    "iht": ("mission", "IHTClassifier"),
+}
+
+
+def _new_estimator(name):
+    import importlib
+    module, cls = ESTIMATORS[name]
+    return getattr(importlib.import_module(f"sklearn_sketch.{module}"), cls)()
+
+
+def _parse_params(pairs):
+    """``key=value`` pairs as a dict; a value that is no Python literal stays a string."""
+    params = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise CommandError(f"--param expects key=value, got {pair!r}")
+        try:
+            params[key] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            params[key] = value
+    return params
+
+
+def _format_label(label):
+    if isinstance(label, (float, np.floating)) and float(label).is_integer():
+        return str(int(label))
+    return str(label)
+
+
+def _write(text, path):
+    if path is None:
+        sys.stdout.write(text)
+    else:
+        with open(path, "w") as f:
+            f.write(text)
+
+
+def _vectorizer(args):
+    if input_kind(args) in ("svmlight", "vw"):
+        return None
+    from ..feature_extraction import KmerVectorizer
+    return KmerVectorizer(k=args.k)
+
+
+# ------------------------------------------------------------------ demo
+def cmd_demo(args):
+    from ._demo import run_dna_demo, run_heavy_hitters_demo
+    if args.heavy_hitters:
+        run_heavy_hitters_demo(n_items=args.items, top=args.top, width=args.width,
+                               depth=args.depth, random_state=args.random_state)
+    else:
+        start = time.perf_counter()
+        run_dna_demo(n_reads_per_class=args.n_reads, k=args.k, random_state=args.random_state)
+        print(f"\nDemo ran in {time.perf_counter() - start:.1f} s.")
+
+
+# ------------------------------------------------------------------- fit
+class _Counted:
+    """Count the rows (and rows without weight) a stream hands out, per pass."""
+
+    def __init__(self, chunks):
+        self.chunks = chunks
+        self.rows = self.weighted_rows = 0
+
+    def __iter__(self):
+        self.rows = self.weighted_rows = 0
+        for chunk in self.chunks:
+            self.rows += chunk.X.shape[0]
+            weight = chunk.sample_weight
+            self.weighted_rows += (chunk.X.shape[0] if weight is None
+                                   else int(np.count_nonzero(weight)))
+            yield chunk
+
+
+def cmd_fit(args):
+    check_read_options(args)
+    estimator = _new_estimator(args.estimator)
+    try:
+        estimator.set_params(**_parse_params(args.param or []))
+    except ValueError as exc:
+        raise CommandError(f"bad --param for {args.estimator}: {exc}") from exc
+    vectorizer = _vectorizer(args)
+    kind = input_kind(args)
+    zero_based = decide_zero_based(args)
+    stream = InputStream(args, vectorizer, "train", zero_based=zero_based,
+                         shuffle_buffer=shuffle_rows(args), keep_names=kind == "vw")
+    classes = stream.classes()
+    counted = _Counted(stream)
+    from ..io import partial_fit_stream
+    start = time.perf_counter()
+    partial_fit_stream(estimator, counted, classes=classes, epochs=args.epochs,
+                       verbose=0 if args.quiet else 1)
+    if counted.weighted_rows == 0:
+        raise CommandError("the input holds no example with a non-zero weight: nothing to "
+                           "train on, no model written")
+    model_input = {"format": "reads" if kind == "sample" else kind, "zero_based": zero_based}
+    save_model(args.output, estimator, vectorizer, model_input)
+    if not args.quiet:
+        print(f"{type(estimator).__name__} trained on {counted.rows:,} examples x "
+              f"{args.epochs} epoch(s), {len(classes)} classes, in "
+              f"{time.perf_counter() - start:.1f} s; {estimator.memory_bytes_:,} bytes, "
+              f"saved to {args.output}")
+
+
+# ---------------------------------------------------------------- select
+def _feature_names(model, keys):
+    """Names of heap keys: kept names (VW, raw tokens), k-mers, else the key."""
+    estimator, vectorizer = model["estimator"], model["vectorizer"]
+    names = estimator.selected_features_.names
+    if vectorizer is not None:
+        return vectorizer.decode(keys).tolist()
+    if names is not None:
+        return [str(key) if name is None else str(name)
+                for key, name in zip(keys.tolist(), names[:keys.size].tolist())]
+    return keys.astype(str).tolist()
+
+
+def cmd_select(args):
+    model = load_model(args.model)
+    estimator = model["estimator"]
+    if not hasattr(estimator, "selected_features_"):
+        raise CommandError(f"{type(estimator).__name__} keeps no feature identities: "
+                           "nothing to select")
+    selected = estimator.selected_features_
+    keys, weights = selected.keys[:args.top], selected.weights[:args.top]
+    names = _feature_names(model, keys)
+    classes = estimator.classes_
+    # A binary model has one weight vector, that of the positive class.
+    columns = [_format_label(c) for c in (classes[1:] if len(classes) == 2 else classes)]
+    if args.format == "json":
+        text = json.dumps([{"key": int(key), "name": name,
+                            "weights": dict(zip(columns, row.tolist()))}
+                           for key, name, row in zip(keys, names, weights)], indent=1) + "\n"
+    else:
+        lines = ["\t".join(["key", "name"] + [f"weight_{c}" for c in columns])]
+        lines += ["\t".join([str(key), name] + [f"{w:.6g}" for w in row])
+                  for key, name, row in zip(keys.tolist(), names, weights)]
+        text = "\n".join(lines) + "\n"
+    _write(text, args.output)
+
+
+# ------------------------------------------------------ predict, evaluate
+def _model_stream(model, args):
+    """The input as the model's training read it, checked against its kind."""
+    check_read_options(args)
+    trained_on = model["input"].get("format")
+    kind = input_kind(args)
+    given = "reads" if kind == "sample" else kind
+    if trained_on is not None and given != trained_on:
+        hint = {"reads": "--fasta, --fastq or --sample", "svmlight": "--svmlight",
+                "vw": "--vw"}[trained_on]
+        raise CommandError(f"this model was trained on {trained_on} input, not {given}: "
+                           f"give {hint}")
+    if kind == "reads":
+        _check_file_labels(args, model["estimator"].classes_)
+    vectorizer = model["vectorizer"]
+    return InputStream(args, vectorizer, "test",
+                       zero_based=decide_zero_based(args, model["input"]))
+
+
+def _check_file_labels(args, classes):
+    """A label given on the command line that the model does not know is a typo."""
+    known = {str(c) for c in classes}
+    for path, label in labelled_files(args):
+        if label is not None and label not in known:
+            raise CommandError(f"the label {label!r} of {path} is not one of the model's "
+                               f"classes: {', '.join(sorted(known))}")
+
+
+def cmd_predict(args):
+    model = load_model(args.model)
+    estimator = model["estimator"]
+    stream = _model_stream(model, args)
+    with _open_output(args.output) as out:
+        for chunk in stream:
+            out.write("".join(f"{_format_label(label)}\n"
+                              for label in estimator.predict(chunk.X).tolist()))
+
+
+class _open_output:
+    def __init__(self, path):
+        self.path = path
+
+    def __enter__(self):
+        self.file = sys.stdout if self.path is None else open(self.path, "w")
+        return self.file
+
+    def __exit__(self, *exc):
+        if self.path is not None:
+            self.file.close()
+
+
+def cmd_evaluate(args):
+    model = load_model(args.model)
+    estimator = model["estimator"]
+    stream = _model_stream(model, args)
+    with_proba = hasattr(estimator, "predict_proba") and len(estimator.classes_) > 2
+    y_true, scores, probas, weights, seconds = [], [], [], [], 0.0
+    for chunk in stream:
+        start = time.perf_counter()
+        scores.append(estimator.decision_function(chunk.X))
+        seconds += time.perf_counter() - start
+        if with_proba:
+            probas.append(estimator.predict_proba(chunk.X))
+        y_true.append(np.asarray(chunk.y))
+        weights.append(chunk.sample_weight)
+    if not y_true:
+        raise CommandError("the input holds no example")
+    y_true, scores = np.concatenate(y_true), np.concatenate(scores)
+    classes = estimator.classes_
+    _warn_unknown_labels(y_true, classes)
+    predicted = (classes[(scores > 0).astype(int)] if scores.ndim == 1
+                 else classes[scores.argmax(axis=1)])
+    metrics = {
+        "examples": int(y_true.size),
+        "accuracy": float(np.mean(predicted == y_true)),
+        "roc_auc": _roc_auc(classes, y_true, scores, probas),
+        "memory_bytes": int(estimator.memory_bytes_),
+        "predict_seconds": round(seconds, 4),
+    }
+    if args.format == "json":
+        print(json.dumps(metrics))
+    else:
+        for name, value in metrics.items():
+            if value is None:
+                value = "n/a"
+            elif isinstance(value, float) and name != "predict_seconds":
+                value = f"{value:.4f}"
+            print(f"{name}\t{value}")
+
+
+def _warn_unknown_labels(y_true, classes):
+    try:
+        unknown = np.setdiff1d(np.unique(y_true), classes)
+    except TypeError:  # Labels and classes of different kinds (str and float).
+        unknown = np.unique(y_true.astype(str))
+    if unknown.size:
+        count = int(np.isin(y_true, unknown).sum())
+        print(f"sklearn-sketch: warning: {count:,} of {y_true.size:,} examples have labels "
+              f"the model does not know ({', '.join(map(_format_label, unknown[:5]))}"
+              f"{', ...' if unknown.size > 5 else ''}); its classes are "
+              f"{', '.join(map(_format_label, classes))}: they count as errors",
+              file=sys.stderr)
+
+
+def _roc_auc(classes, y_true, scores, probas):
+    """Binary AUC of the scores, macro one-vs-rest AUC of the probabilities, or None."""
+    from sklearn.metrics import roc_auc_score
+    if not np.isin(classes, y_true).all() or not np.isin(y_true, classes).all():
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if scores.ndim == 1:
+            return float(roc_auc_score(y_true == classes[1], scores))
+        if not probas:
+            return None
+        return float(roc_auc_score(y_true, np.concatenate(probas), multi_class="ovr",
+                                   labels=classes))

@@ -1,0 +1,346 @@
+"""Inputs of ``fit``, ``predict`` and ``evaluate``: files to a re-iterable stream of chunks.
+
+svmlight and Vowpal Wabbit files give CSR rows; FASTA/FASTQ files give reads,
+optionally sampled from long records, mixed across files at the read level
+(cheap) and then counted into k-mers. Several training files are mixed by a
+shuffle buffer, so a model never learns one file after another.
+"""
+import argparse
+import re
+
+import numpy as np
+
+from ._errors import CommandError
+
+#: Rows held by the shuffle buffer that mixes several training inputs.
+DEFAULT_SHUFFLE_BUFFER = 100_000
+
+
+def positive_int(text):
+    """An argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def non_negative_int(text):
+    """An argparse type: an integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def positive_float(text):
+    """An argparse type: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
+
+
+def add_input_arguments(parser, *, training):
+    """Add the options that name and shape the input of a command."""
+    source = parser.add_argument_group("input (one kind, files repeatable)")
+    kinds = source.add_mutually_exclusive_group(required=True)
+    kinds.add_argument("--svmlight", metavar="PATH", action="append",
+                       help="svmlight / libsvm file (plain or gzip)")
+    kinds.add_argument("--vw", metavar="PATH", action="append",
+                       help="Vowpal Wabbit text file; importance weights are used")
+    kinds.add_argument("--fasta", metavar="PATH[:LABEL]", action="append",
+                       help="FASTA file whose reads all have LABEL (else --label-pattern)")
+    kinds.add_argument("--fastq", metavar="PATH[:LABEL]", action="append",
+                       help="FASTQ file whose reads all have LABEL (else --label-pattern)")
+    kinds.add_argument("--sample", action="store_true",
+                       help="the embedded DNA sample (train strains for fit, held-out "
+                            "strains otherwise)")
+    source.add_argument("--zero-based", choices=["auto", "0", "1"], default="auto",
+                        help="svmlight index base: 0, 1, or auto (fit: decided once on the "
+                             "first block of each training file, index 0 seen means 0; "
+                             "predict/evaluate: the model's)")
+    reads = parser.add_argument_group("reads (FASTA, FASTQ, --sample)")
+    reads.add_argument("--read-length", type=positive_int, metavar="L",
+                       help="cut reads of L bases (both strands) from records longer than "
+                            "L, e.g. genomes; shorter records are reads as they are")
+    amount = reads.add_mutually_exclusive_group()
+    amount.add_argument("--n-reads", type=positive_int, metavar="N",
+                        help="with --read-length: reads per file; with --sample: reads per "
+                             "species (default 1000)")
+    amount.add_argument("--coverage", type=positive_float, metavar="C",
+                        help="with --read-length: reads per record = C * length / L")
+    reads.add_argument("--label-pattern", metavar="REGEX",
+                       help="label of a read of a file given without :LABEL: the first "
+                            "group (or the match) of REGEX searched in the record header")
+    parser.add_argument("--chunk-rows", type=positive_int, default=10_000,
+                        help="rows or reads per chunk")
+    parser.add_argument("--random-state", type=int, default=0,
+                        help="seed of read sampling and of the shuffle buffer")
+    if training:
+        parser.add_argument("--shuffle-buffer", type=non_negative_int, metavar="ROWS",
+                            help=f"rows mixed at a time; default {DEFAULT_SHUFFLE_BUFFER:,} "
+                                 "when training on several files or on labels from record "
+                                 "names, else no shuffle (0: never)")
+        parser.add_argument("--classes", metavar="A,B,...",
+                            help="every class, comma-separated; default: read from the "
+                                 "input (svmlight/VW: a fast pass over the labels)")
+
+
+def input_kind(args):
+    """``"svmlight"``, ``"vw"``, ``"reads"`` or ``"sample"``."""
+    if args.svmlight:
+        return "svmlight"
+    if args.vw:
+        return "vw"
+    return "sample" if args.sample else "reads"
+
+
+def labelled_files(args):
+    """``[(path, label or None)]`` of the FASTA/FASTQ options, checked."""
+    specs = args.fasta or args.fastq
+    files, labels_of = [], {}
+    for spec in specs:
+        path, sep, label = spec.rpartition(":")
+        if not sep:
+            path, label = spec, None
+        elif not path:
+            raise CommandError(f"expected PATH:LABEL, got {spec!r}")
+        elif not label:
+            raise CommandError(f"empty label in {spec!r}: expected PATH:LABEL")
+        if label is None and args.label_pattern is None:
+            raise CommandError(f"no label for {spec!r}: give PATH:LABEL, or --label-pattern "
+                               "to take labels from the record headers")
+        if path in labels_of and labels_of[path] != label:
+            raise CommandError(f"{path} is given twice with different labels "
+                               f"({labels_of[path]!r} and {label!r})")
+        labels_of[path] = label
+        files.append((path, label))
+    return files
+
+
+def _label_function(pattern):
+    try:
+        regex = re.compile(pattern)
+    except re.error as exc:
+        raise CommandError(f"bad --label-pattern {pattern!r}: {exc}") from None
+
+    def label(header):
+        match = regex.search(header)
+        if match is None:
+            raise CommandError(f"--label-pattern {pattern!r} does not match the record "
+                               f"header {header[:80]!r}")
+        return match.group(1) if regex.groups else match.group(0)
+
+    return label
+
+
+def check_read_options(args):
+    """Refuse read options that do not apply to the input."""
+    kind = input_kind(args)
+    if kind in ("svmlight", "vw"):
+        for option, value in (("--read-length", args.read_length), ("--n-reads", args.n_reads),
+                              ("--coverage", args.coverage),
+                              ("--label-pattern", args.label_pattern)):
+            if value is not None:
+                raise CommandError(f"{option} applies to reads (--fasta, --fastq), not to "
+                                   f"--{kind} input")
+    elif kind == "reads":
+        if args.read_length is None and (args.n_reads or args.coverage):
+            raise CommandError("--n-reads and --coverage need --read-length (the reads are "
+                               "cut from the records)")
+        labelled_files(args)
+    elif args.read_length or args.coverage or args.label_pattern:
+        raise CommandError("--sample has its own reads: --read-length, --coverage and "
+                           "--label-pattern do not apply")
+    if kind != "svmlight" and args.zero_based != "auto":
+        raise CommandError("--zero-based applies to --svmlight input only")
+
+
+class InputStream:
+    """The chunks of the command's input, one pass per iteration.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed options.
+    vectorizer : KmerVectorizer or None
+        Counts reads into k-mers (reads inputs).
+    split : {"train", "test"}
+        Strains of ``--sample``.
+    zero_based : bool or None
+        svmlight index base (decided before).
+    shuffle_buffer : int
+        Rows of the shuffle buffer; 0 for none.
+    keep_names : bool
+        Keep Vowpal Wabbit feature names.
+    """
+
+    def __init__(self, args, vectorizer, split, *, zero_based=None, shuffle_buffer=0,
+                 keep_names=False):
+        self.args = args
+        self.kind = input_kind(args)
+        self.vectorizer = vectorizer
+        self.split = split
+        self.zero_based = zero_based
+        self.shuffle_buffer = shuffle_buffer
+        self.keep_names = keep_names
+        self._shuffled = None
+
+    # ----------------------------------------------------------- readers
+    def _file_readers(self):
+        """One reader per file (rows or reads), in the order given."""
+        from ..io import FastaReader, FastqReader, SvmlightReader, VowpalWabbitReader
+        args = self.args
+        rows = args.chunk_rows
+        if self.kind == "svmlight":
+            return [SvmlightReader(path, rows, zero_based=self.zero_based)
+                    for path in args.svmlight]
+        if self.kind == "vw":
+            return [VowpalWabbitReader(path, rows, keep_names=self.keep_names)
+                    for path in args.vw]
+        reader_type = FastaReader if args.fasta else FastqReader
+        readers = []
+        for index, (path, label) in enumerate(labelled_files(args)):
+            if label is None:
+                reader = reader_type(path, rows, label=_label_function(args.label_pattern))
+            else:
+                reader = reader_type({path: label}, rows)
+            if args.read_length is not None:
+                from ..io import ReadSampler
+                amount = ({"coverage": args.coverage} if args.coverage is not None
+                          else {"n_reads": args.n_reads or 1000})
+                reader = ReadSampler(reader, args.read_length, chunk_reads=rows,
+                                     random_state=[args.random_state, index], **amount)
+            readers.append(reader)
+        return readers
+
+    def _stream(self):
+        """Readers mixed by the shuffle buffer when asked, else one after another."""
+        readers = self._file_readers()
+        if self.shuffle_buffer:
+            if self._shuffled is None:
+                from ..io import ShuffledReader
+                self._shuffled = ShuffledReader(readers, self.shuffle_buffer,
+                                                chunk_rows=self.args.chunk_rows,
+                                                random_state=self.args.random_state)
+            return self._shuffled
+        return (chunk for reader in readers for chunk in reader)
+
+    # ------------------------------------------------------------ chunks
+    def __iter__(self):
+        """Yield ``Chunk``\\ s of CSR rows, labels and importance weights."""
+        from ..io import Chunk
+        if self.kind == "sample":
+            yield from self._sample_chunks()
+            return
+        if self.kind in ("svmlight", "vw"):
+            yield from self._stream()
+            return
+        for reads in self._stream():
+            yield Chunk(self.vectorizer.transform(reads.sequences), np.asarray(reads.labels),
+                        None, reads.first_line)
+
+    def _sample_chunks(self):
+        from ..datasets import load_dna_sample
+        from ..io import Chunk
+        args = self.args
+        data = load_dna_sample(args.n_reads or 1000, split=self.split,
+                               random_state=args.random_state)
+        labels = np.asarray(data.target_names)[data.target]
+        for start in range(0, len(data.reads), args.chunk_rows):
+            stop = start + args.chunk_rows
+            yield Chunk(self.vectorizer.transform(data.reads[start:stop]), labels[start:stop],
+                        None, start + 1)
+
+    # ----------------------------------------------------------- classes
+    def classes(self):
+        """Every class of the input, for the first ``partial_fit``."""
+        args = self.args
+        if getattr(args, "classes", None):
+            return self._given_classes(args.classes)
+        if self.kind == "sample":
+            from ..datasets import load_dna_sample
+            return np.array(load_dna_sample(1).target_names)
+        if self.kind == "reads":
+            files = labelled_files(args)
+            labels = {label for _, label in files if label is not None}
+            if any(label is None for _, label in files):
+                labels |= self._header_labels([path for path, label in files if label is None])
+            return self._check_classes(np.array(sorted(labels)))
+        from ..io import scan_labels
+        labels = np.unique(np.concatenate(
+            [scan_labels(path, self.kind) for path in (args.svmlight or args.vw)]))
+        if labels.size and np.isnan(labels[-1]):
+            raise CommandError("the training file has examples without a label")
+        return self._check_classes(labels)
+
+    def _header_labels(self, paths):
+        from ..io import FastaReader, FastqReader
+        reader_type = FastaReader if self.args.fasta else FastqReader
+        label = _label_function(self.args.label_pattern)
+        return {value for chunk in reader_type(paths, label=label)
+                for value in np.unique(chunk.labels).tolist()}
+
+    def _given_classes(self, text):
+        classes = [c.strip() for c in text.split(",") if c.strip()]
+        if self.kind in ("svmlight", "vw"):
+            try:
+                classes = [float(c) for c in classes]
+            except ValueError:
+                raise CommandError(f"--classes of {self.kind} input must be numbers, "
+                                   f"got {text!r}") from None
+        return self._check_classes(np.unique(classes))
+
+    @staticmethod
+    def _check_classes(classes):
+        if classes.size < 2:
+            raise CommandError(f"need at least 2 classes to train, found {classes.tolist()}")
+        return classes
+
+
+def decide_zero_based(args, model_input=None):
+    """The svmlight index base of a run: the option, the model's, or auto.
+
+    ``auto`` while training reads the first block of each file: zero-based if
+    one of them holds an index 0, else one-based. Later commands read files
+    as the model's training did.
+    """
+    if input_kind(args) != "svmlight":
+        return None
+    if args.zero_based != "auto":
+        return args.zero_based == "0"
+    if model_input is not None:
+        return model_input.get("zero_based", True)
+    from ..io import SvmlightReader
+    for path in args.svmlight:
+        reader = SvmlightReader(path, 1)
+        for _ in reader:
+            if reader.zero_based_ is not None:
+                break
+        if reader.zero_based_:
+            return True
+    return False
+
+
+def shuffle_rows(args):
+    """Rows of the training shuffle buffer (0: train in the files' order)."""
+    if args.shuffle_buffer is not None:
+        return args.shuffle_buffer
+    kind = input_kind(args)
+    if kind == "sample":
+        return 0  # The sample's reads are shuffled already.
+    if kind == "reads":
+        files = labelled_files(args)
+        several = len(files) > 1 or any(label is None for _, label in files)
+    else:
+        several = len(args.svmlight or args.vw) > 1
+    return DEFAULT_SHUFFLE_BUFFER if several else 0

@@ -1,0 +1,108 @@
+"""Argument parsing and the entry point of the ``sklearn-sketch`` command."""
+import argparse
+import sys
+
+from .. import __version__
+from ._errors import CommandError
+from ._inputs import add_input_arguments, positive_int
+
+DESCRIPTION = """Feature selection and linear learning in sketched feature spaces.
+Train on svmlight, Vowpal Wabbit, FASTA or FASTQ files (several files are mixed
+by a shuffle buffer), list the selected features by name, predict and evaluate."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise CommandError(message)
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Show defaults, but not the ``(default: None)`` of options without one."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
+
+
+def _command(commands, name, help):
+    return commands.add_parser(name, help=help, description=help,
+                               formatter_class=_HelpFormatter)
+
+
+def build_parser():
+    """The argument parser of ``sklearn-sketch`` (no heavy import)."""
+    from ._commands import ESTIMATORS
+    parser = _Parser(prog="sklearn-sketch", description=DESCRIPTION,
+                     formatter_class=_HelpFormatter)
+    parser.add_argument("--version", action="version", version=f"sklearn-sketch {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    demo = _command(commands, "demo", "classify DNA reads of 4 species with 4 sketched "
+                                      "estimators at equal memory")
+    demo.add_argument("--n-reads", type=positive_int, default=4000,
+                      help="training reads per species")
+    demo.add_argument("--k", type=positive_int, default=12, help="k-mer length")
+    demo.add_argument("--heavy-hitters", action="store_true",
+                      help="instead, recover the heavy hitters of a stream with a sketch")
+    demo.add_argument("--items", type=positive_int, default=2_000_000,
+                      help="--heavy-hitters: stream length")
+    demo.add_argument("--top", type=positive_int, default=20, help="--heavy-hitters: heap size")
+    demo.add_argument("--width", type=positive_int, default=2**12,
+                      help="--heavy-hitters: sketch width")
+    demo.add_argument("--depth", type=positive_int, default=5,
+                      help="--heavy-hitters: sketch depth")
+    demo.add_argument("--random-state", type=int, default=0)
+
+    fit = _command(commands, "fit", "train an estimator by streaming partial_fit")
+    fit.add_argument("--estimator", choices=sorted(ESTIMATORS), default="mission")
+    fit.add_argument("--param", metavar="KEY=VALUE", action="append",
+                     help="estimator parameter, value parsed as a Python literal (repeat)")
+    add_input_arguments(fit, training=True)
+    fit.add_argument("--k", type=positive_int, default=12, help="k-mer length for reads")
+    fit.add_argument("--epochs", type=positive_int, default=1, help="passes over the input")
+    fit.add_argument("--quiet", action="store_true", help="no progress and no summary")
+    fit.add_argument("--output", required=True, help="model file to write")
+
+    select = _command(commands, "select", "list the selected features of a model by name")
+    select.add_argument("--model", required=True, help="model file written by fit")
+    select.add_argument("--top", type=positive_int, default=20, help="features listed")
+    select.add_argument("--format", choices=["text", "tsv", "json"], default="text",
+                        help="text: tab-separated columns (tsv is the same)")
+    select.add_argument("--output", help="file to write (default stdout)")
+
+    predict = _command(commands, "predict", "predict a label per example")
+    predict.add_argument("--model", required=True, help="model file written by fit")
+    add_input_arguments(predict, training=False)
+    predict.add_argument("--output", help="file to write, one label a line (default stdout)")
+
+    evaluate = _command(commands, "evaluate", "accuracy, ROC AUC, memory, time")
+    evaluate.add_argument("--model", required=True, help="model file written by fit")
+    add_input_arguments(evaluate, training=False)
+    evaluate.add_argument("--format", choices=["text", "json"], default="text")
+    return parser
+
+
+def main(argv=None):
+    """Entry point of the ``sklearn-sketch`` command.
+
+    Parameters
+    ----------
+    argv : list of str, default=None
+        Arguments; default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    status : int
+        0 on success, 2 on a user error (bad arguments, unreadable or malformed
+        input), which is reported on one line of stderr.
+    """
+    try:
+        args = build_parser().parse_args(argv)
+        from . import _commands
+        getattr(_commands, f"cmd_{args.command}")(args)
+    except (CommandError, OSError, ValueError, TypeError) as exc:
+        message = " ".join(str(exc).split())
+        print(f"sklearn-sketch: error: {message}", file=sys.stderr)
+        return 2
+    return 0

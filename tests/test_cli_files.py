@@ -1,0 +1,250 @@
+"""The command line on files as users have them: several files, genomes, VW weights, index bases.
+
+Each case reproduces a way the command line once returned a model that looked
+trained and was not (see the command-line issue), and checks the fix against
+the Python API's answer.
+"""
+import gzip
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_svmlight_file
+
+from sklearn_sketch import MissionClassifier
+from sklearn_sketch.cli import main
+
+GENOMES = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "genomes"
+# One strain per species to train on, another to test on.
+STRAINS = {
+    "E.Coli": ("MG1655-K12", "DH1"),
+    "S.Aureus": ("COL", "JKD6008"),
+    "H.Pylori": ("G27", "ELS37"),
+    "V.Cholerae": ("O395", "O1_biovar"),
+}
+
+
+def metrics_of(capsys, argv):
+    assert main(argv + ["--format", "json"]) == 0, capsys.readouterr().err
+    return json.loads(capsys.readouterr().out)
+
+
+def write_genome(path, rng, n_records=2, length=15_000):
+    """A random genome of several records (chromosome, plasmid), 60 bases a line."""
+    with gzip.open(path, "wt") as f:
+        for r in range(n_records):
+            sequence = "".join(rng.choice(list("ACGT"), length))
+            lines = "\n".join(sequence[i:i + 60] for i in range(0, length, 60))
+            f.write(f">record{r} synthetic species\n{lines}\n")
+    return path
+
+
+@pytest.fixture
+def two_genomes(tmp_path):
+    rng = np.random.default_rng(0)
+    return [f"{write_genome(tmp_path / f'{name}.fa.gz', rng)}:{name}" for name in ("alpha", "beta")]
+
+
+@pytest.mark.parametrize("order", [1, -1], ids=["alpha-first", "beta-first"])
+def test_reads_from_several_genomes_are_mixed_whatever_the_order(two_genomes, tmp_path,
+                                                                 capsys, order):
+    model = str(tmp_path / "model.pkl")
+    inputs = [arg for spec in two_genomes[::order] for arg in ("--fasta", spec)]
+    assert main(["fit", "--estimator", "hashing", "--k", "8", "--read-length", "100",
+                 "--n-reads", "2000", *inputs, "--output", model]) == 0
+    assert "4,000 examples" in capsys.readouterr().out
+    # Held-out reads of the same genomes (another seed): both classes are predicted.
+    metrics = metrics_of(capsys, ["evaluate", "--model", model, "--read-length", "100",
+                                  "--n-reads", "500", "--random-state", "7", *inputs])
+    assert metrics["examples"] == 1000
+    assert metrics["accuracy"] >= 0.95
+
+
+def test_labels_from_record_headers(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    path = tmp_path / "both.fa"
+    with open(path, "w") as f:
+        for species in ("alpha", "beta"):
+            for r in range(2):
+                f.write(f">{species}_{r} chromosome\n{''.join(rng.choice(list('ACGT'), 8000))}\n")
+    model = str(tmp_path / "model.pkl")
+    assert main(["fit", "--estimator", "hashing", "--k", "8", "--fasta", str(path),
+                 "--label-pattern", "^([a-z]+)_", "--read-length", "100", "--coverage", "10",
+                 "--output", model]) == 0
+    metrics = metrics_of(capsys, ["evaluate", "--model", model, "--fasta", str(path),
+                                  "--label-pattern", "^([a-z]+)_", "--read-length", "100",
+                                  "--coverage", "2", "--random-state", "3"])
+    assert metrics["examples"] == 4 * round(2 * 8000 / 100)
+    assert metrics["accuracy"] >= 0.95
+
+
+def test_a_label_typo_at_evaluate_is_an_error(two_genomes, tmp_path, capsys):
+    model = str(tmp_path / "model.pkl")
+    assert main(["fit", "--estimator", "hashing", "--k", "6", "--read-length", "50",
+                 "--n-reads", "200", "--fasta", two_genomes[0], "--fasta", two_genomes[1],
+                 "--quiet", "--output", model]) == 0
+    typo = two_genomes[0].replace(":alpha", ":alpah")
+    assert main(["evaluate", "--model", model, "--read-length", "50", "--fasta", typo]) == 2
+    err = capsys.readouterr().err
+    assert "'alpah'" in err and "alpha, beta" in err and len(err.strip().splitlines()) == 1
+
+
+def importance_files(tmp_path):
+    """VW training rows where the weights decide: zero-weight rows say the opposite."""
+    rng = np.random.default_rng(2)
+    lines = []
+    for _ in range(500):
+        word, label = ("a", 1) if rng.random() < 0.5 else ("b", -1)
+        lines.append(f"{label} 1 |f {word} noise{rng.integers(50)}")
+        lines += [f"{-label} 0 |f {word} noise{rng.integers(50)}"] * 3
+    train = tmp_path / "imp.vw"
+    train.write_text("\n".join(lines) + "\n")
+    test = tmp_path / "imp_test.vw"
+    test.write_text("1 |f a\n-1 |f b\n" * 50)
+    return train, test
+
+
+def test_vw_importance_weights_reach_training(tmp_path, capsys):
+    train, test = importance_files(tmp_path)
+    model = str(tmp_path / "v.pkl")
+    assert main(["fit", "--vw", str(train), "--param", "random_state=0", "--chunk-rows", "7",
+                 "--output", model]) == 0
+    capsys.readouterr()
+    assert metrics_of(capsys, ["evaluate", "--model", model, "--vw", str(test)])[
+        "accuracy"] == 1.0
+
+
+def test_a_chunk_of_zero_importance_is_skipped(tmp_path, capsys):
+    path = tmp_path / "z.vw"
+    path.write_text("1 1 |f a\n-1 1 |f b\n" * 5 + "1 0 |f a\n" * 10 + "-1 1 |f b\n")
+    model = str(tmp_path / "z.pkl")
+    assert main(["fit", "--vw", str(path), "--chunk-rows", "10", "--quiet",
+                 "--output", model]) == 0
+    only_zero = tmp_path / "zero.vw"
+    only_zero.write_text("1 0 |f a\n-1 0 |f b\n")
+    assert main(["fit", "--vw", str(only_zero), "--output", str(tmp_path / "none.pkl")]) == 2
+    assert "no example with a non-zero weight" in capsys.readouterr().err
+    assert not (tmp_path / "none.pkl").exists()
+
+
+def test_select_prints_the_words_of_a_vw_model(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    lines = []
+    for _ in range(3000):
+        label = int(rng.integers(2))
+        words = [f"w{i}" for i in rng.choice(300, 6, replace=False)]
+        words.append("good" if label else "bad")
+        lines.append(f"{2 * label - 1} |text {' '.join(words)} |meta len:{len(words)}")
+    path = tmp_path / "words.vw"
+    path.write_text("\n".join(lines) + "\n")
+    model = str(tmp_path / "words.pkl")
+    assert main(["fit", "--vw", str(path), "--param", "n_features_to_select=50",
+                 "--param", "random_state=0", "--chunk-rows", "500", "--quiet",
+                 "--output", model]) == 0
+    assert main(["select", "--model", model, "--top", "2", "--format", "json"]) == 0
+    top = json.loads(capsys.readouterr().out)
+    assert {f["name"] for f in top} == {"text^good", "text^bad"}
+    signs = {f["name"]: f["weights"]["1"] for f in top}
+    assert signs["text^good"] > 0 > signs["text^bad"]
+
+
+def zero_based_files(tmp_path):
+    """Zero-based files; column 0 is a bias present in training only."""
+    rng = np.random.default_rng(4)
+
+    def rows(n, with_bias):
+        X = rng.uniform(-1, 1, size=(n, 10))
+        y = np.where(X[:, 1] - X[:, 2] > 0, 1, -1)
+        lines = []
+        for label, row in zip(y, X):
+            start = 0 if with_bias else 1
+            lines.append(f"{label} " + " ".join(f"{j}:{row[j] if j else 1:.3f}"
+                                                 for j in range(start, 10)))
+        return "\n".join(lines) + "\n"
+
+    train, test = tmp_path / "zb_train.svm", tmp_path / "zb_test.svm"
+    train.write_text(rows(3000, True))
+    test.write_text(rows(1000, False))
+    return train, test
+
+
+def test_svmlight_index_base_is_the_models(tmp_path, capsys):
+    train, test = zero_based_files(tmp_path)
+    model = str(tmp_path / "zb.pkl")
+    params = ["--param", "n_features_to_select=3", "--param", "sketch_width=256",
+              "--param", "random_state=0"]
+    assert main(["fit", "--svmlight", str(train), *params, "--quiet", "--output", model]) == 0
+    cli = metrics_of(capsys, ["evaluate", "--model", model, "--svmlight", str(test)])
+    X, y = load_svmlight_file(str(train), zero_based=True)
+    api = MissionClassifier(3, sketch_width=256, random_state=0, max_iter=1, shuffle=False)
+    api.fit(X, y)
+    X_test, y_test = load_svmlight_file(str(test), zero_based=True, n_features=X.shape[1])
+    assert cli["accuracy"] == pytest.approx(api.score(X_test, y_test), abs=0.01)
+    assert cli["accuracy"] > 0.9
+    # Read one-based on purpose, every column shifts and the answer is poor.
+    shifted = metrics_of(capsys, ["evaluate", "--model", model, "--svmlight", str(test),
+                                  "--zero-based", "1"])
+    assert shifted["accuracy"] < 0.75
+
+
+def test_a_model_of_stream_chunks_takes_load_svmlight_file_output(tmp_path):
+    from sklearn_sketch.cli._model_file import load_model
+    train, test = zero_based_files(tmp_path)
+    model = str(tmp_path / "zb.pkl")
+    assert main(["fit", "--svmlight", str(train), "--quiet", "--output", model]) == 0
+    estimator = load_model(model)["estimator"]
+    assert estimator.n_features_in_ == 2**63 - 1
+    X_test, y_test = load_svmlight_file(str(test), zero_based=True)
+    assert X_test.shape[1] == 10
+    assert estimator.score(X_test, y_test) > 0.9
+
+
+def test_version_and_help_show_defaults(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert re.fullmatch(r"sklearn-sketch \S+\n", capsys.readouterr().out)
+    with pytest.raises(SystemExit):
+        main(["fit", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default: 10000)" in text and "--shuffle-buffer" in text and "--read-length" in text
+
+
+# ------------------------------------------------------------ real genomes
+def genome(species, strain):
+    return f"{GENOMES / species / strain}.fasta.gz:{species}"
+
+
+needs_genomes = pytest.mark.skipif(not GENOMES.is_dir(), reason="shared/data/genomes absent")
+
+
+@needs_genomes
+@pytest.mark.parametrize("order", [1, -1], ids=["ecoli-first", "saureus-first"])
+def test_two_species_from_genome_files(tmp_path, capsys, order):
+    species = ["E.Coli", "S.Aureus"][::order]
+    train = [a for s in species for a in ("--fasta", genome(s, STRAINS[s][0]))]
+    test = [a for s in species for a in ("--fasta", genome(s, STRAINS[s][1]))]
+    reads = ["--read-length", "200", "--n-reads", "20000"]
+    for estimator, params, bar in (("hashing", [], 0.95),
+                                   ("mission", ["--param", "predict_with=sketch"], 0.90)):
+        model = str(tmp_path / f"{estimator}.pkl")
+        assert main(["fit", "--estimator", estimator, *params, *reads, *train, "--quiet",
+                     "--output", model]) == 0
+        metrics = metrics_of(capsys, ["evaluate", "--model", model, *reads, *test])
+        assert metrics["examples"] == 40_000
+        assert metrics["accuracy"] >= bar, (estimator, metrics)
+
+
+@needs_genomes
+def test_four_species_from_genome_files(tmp_path, capsys):
+    train = [a for s, (strain, _) in STRAINS.items() for a in ("--fasta", genome(s, strain))]
+    test = [a for s, (_, strain) in STRAINS.items() for a in ("--fasta", genome(s, strain))]
+    reads = ["--read-length", "200", "--n-reads", "20000"]
+    model = str(tmp_path / "hashing.pkl")
+    assert main(["fit", "--estimator", "hashing", *reads, *train, "--quiet",
+                 "--output", model]) == 0
+    metrics = metrics_of(capsys, ["evaluate", "--model", model, *reads, *test])
+    assert metrics["examples"] == 80_000
+    assert metrics["accuracy"] >= 0.90, metrics

@@ -1,0 +1,159 @@
+"""ShuffledReader: every row once per pass, mixed across readers, in bounded memory."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_sketch.io import Chunk, ReadChunk, ShuffledReader, SvmlightReader, scan_labels
+from sklearn_sketch.io._shuffle import _RowBuffer
+
+
+def chunks_of(reader_id, n_rows, chunk_rows, n_features=1000):
+    """Chunks whose rows carry their identity: column = row id, y = reader, weight = row."""
+    ids = np.arange(n_rows) + 1000 * reader_id
+    out = []
+    for start in range(0, n_rows, chunk_rows):
+        rows = ids[start:start + chunk_rows]
+        X = sp.csr_matrix((np.ones(rows.size), (np.arange(rows.size), rows % n_features)),
+                          shape=(rows.size, n_features))
+        out.append(Chunk(X, np.full(rows.size, float(reader_id)), rows.astype(float),
+                         start + 1))
+    return out
+
+
+def test_every_row_once_with_its_own_fields():
+    readers = [chunks_of(0, 230, 20), chunks_of(1, 95, 7), chunks_of(2, 10, 10)]
+    mixed = list(ShuffledReader(readers, buffer_rows=64, chunk_rows=16, random_state=0))
+    weights = np.concatenate([c.sample_weight for c in mixed])
+    assert sorted(weights.tolist()) == sorted(
+        float(r) for reader in readers for c in reader for r in c.sample_weight)
+    for chunk in mixed:
+        # Each row keeps its own X and y: the fields are permuted together.
+        np.testing.assert_array_equal(chunk.X.indices, chunk.sample_weight % 1000)
+        np.testing.assert_array_equal(chunk.y, chunk.sample_weight // 1000)
+        assert chunk.first_line == 0 and chunk.X.shape[1] == 1000
+    assert all(c.X.shape[0] == 16 for c in mixed[:-1]) and 0 < mixed[-1].X.shape[0] <= 16
+
+
+def test_files_are_mixed_from_the_first_chunk():
+    readers = [chunks_of(0, 500, 50), chunks_of(1, 500, 50)]
+    mixed = list(ShuffledReader(readers, buffer_rows=200, chunk_rows=50, random_state=1))
+    for chunk in mixed:
+        share = chunk.y.mean()
+        assert 0.2 < share < 0.8, share
+    # One reader after the other, as without the shuffle, would fail that test.
+    sequential = [c for reader in readers for c in reader]
+    assert sequential[0].y.mean() == 0.0
+
+
+def test_memory_is_bounded_by_the_buffer(monkeypatch):
+    held = []
+    take = _RowBuffer.take_shuffled
+
+    def spy(self, rng, n_take, chunk_rows):
+        self._merge_pending()
+        held.append(self.source.size)
+        return take(self, rng, n_take, chunk_rows)
+
+    monkeypatch.setattr(_RowBuffer, "take_shuffled", spy)
+    readers = [chunks_of(r, 2000, 25) for r in range(3)]
+    assert sum(c.X.shape[0] for c in ShuffledReader(readers, buffer_rows=300,
+                                                    random_state=0)) == 6000
+    # Buffer plus one chunk of each reader, never the data.
+    assert max(held) <= 300 + 3 * 25
+
+
+def test_reproducible_and_new_each_pass():
+    readers = [chunks_of(0, 100, 10), chunks_of(1, 100, 10)]
+
+    def order(reader):
+        return np.concatenate([c.sample_weight for c in reader])
+
+    first, second = ShuffledReader(readers, 50, random_state=3), ShuffledReader(readers, 50,
+                                                                                random_state=3)
+    epoch1, epoch2 = order(first), order(first)
+    np.testing.assert_array_equal(epoch1, order(second))
+    assert not np.array_equal(epoch1, epoch2)
+    np.testing.assert_array_equal(np.sort(epoch1), np.sort(epoch2))
+    assert not np.array_equal(epoch1, order(ShuffledReader(readers, 50, random_state=4)))
+
+
+def test_read_chunks_keep_sequences_with_their_labels():
+    def reads(label, n):
+        names = [f"{label}{i}" for i in range(n)]
+        return [ReadChunk(names, [name.encode() for name in names], None,
+                          np.array([label] * n), f"{label}.fa", 1)]
+
+    mixed = list(ShuffledReader([reads("a", 30), reads("b", 20)], buffer_rows=10,
+                                chunk_rows=8, random_state=0))
+    names = [name for c in mixed for name in c.names]
+    assert sorted(names) == sorted([f"a{i}" for i in range(30)] + [f"b{i}" for i in range(20)])
+    for chunk in mixed:
+        assert isinstance(chunk.sequences, list) and chunk.path is None
+        assert [s.decode() for s in chunk.sequences] == chunk.names
+        assert [name[0] for name in chunk.names] == chunk.labels.tolist()
+
+
+def test_feature_name_tables_follow_their_rows():
+    class Table:
+        def __init__(self, names):
+            self.names = names
+
+        def lookup(self, keys):
+            return {k: self.names[k] for k in keys if k in self.names}
+
+    X = sp.csr_matrix(np.eye(2))
+    readers = [[Chunk(X, np.zeros(2), None, 1, None, Table({0: "zero"}))],
+               [Chunk(X, np.ones(2), None, 1, None, Table({1: "one"}))]]
+    mixed = list(ShuffledReader(readers, buffer_rows=100, chunk_rows=4, random_state=0))
+    assert len(mixed) == 1
+    assert mixed[0].feature_names.lookup([0, 1, 2]) == {0: "zero", 1: "one"}
+
+
+def test_bad_arguments_and_mixtures():
+    with pytest.raises(ValueError, match="at least one reader"):
+        ShuffledReader([])
+    with pytest.raises(ValueError, match="buffer_rows"):
+        ShuffledReader([[]], buffer_rows=0)
+    X = sp.csr_matrix(np.eye(2))
+    wide = sp.csr_matrix(np.eye(2, 3))
+    with pytest.raises(ValueError, match="different numbers of columns"):
+        list(ShuffledReader([[Chunk(X, np.zeros(2), None, 1)],
+                             [Chunk(wide, np.zeros(2), None, 1)]], random_state=0))
+    with pytest.raises(ValueError, match="sample_weight"):
+        list(ShuffledReader([[Chunk(X, np.zeros(2), None, 1)],
+                             [Chunk(X, np.zeros(2), np.ones(2), 1)]], random_state=0))
+
+
+def test_shuffled_svmlight_files_hold_the_files_rows(tmp_path):
+    paths = []
+    for i in range(2):
+        path = tmp_path / f"{i}.svm"
+        path.write_text("".join(f"{i} {j + 1}:{j}\n" for j in range(1, 40)))
+        paths.append(path)
+    readers = [SvmlightReader(p, 7, zero_based=False) for p in paths]
+    mixed = list(ShuffledReader(readers, buffer_rows=20, random_state=0))
+    rows = sorted((float(c.y[r]), float(c.X[r].data[0])) for c in mixed for r in range(c.X.shape[0]))
+    assert rows == sorted((float(i), float(j)) for i in range(2) for j in range(1, 40))
+
+
+# ----------------------------------------------------------- scan_labels
+def test_scan_labels_equals_the_parsed_labels(tmp_path):
+    vw = tmp_path / "f.vw"
+    vw.write_text("2 |f a\n\n1 0.5 'id|f b\n  3 tag|f c\n| d\n-1.5e0 1 1 x|ns z\n'q|f e\n")
+    assert np.array_equal(scan_labels(vw, "vw"), [-1.5, 1, 2, 3, np.nan], equal_nan=True)
+    svm = tmp_path / "f.svm"
+    svm.write_text("# comment\n1 1:2\n\n-1 qid:3 2:1 # tail\n 7\n1 4:1\n")
+    np.testing.assert_array_equal(scan_labels(svm, "svmlight"), [-1, 1, 7])
+    np.testing.assert_array_equal(
+        scan_labels(svm, "svmlight", block_size=3),
+        np.unique(np.concatenate([c.y for c in SvmlightReader(svm, zero_based=False)])))
+
+
+def test_scan_labels_errors_name_the_line(tmp_path):
+    from sklearn_sketch.io import ParseError
+    bad = tmp_path / "bad.vw"
+    bad.write_text("1 |f a\nx |f b\n")
+    with pytest.raises(ParseError, match="bad.vw, line 2: bad label 'x'"):
+        scan_labels(bad, "vw")
+    with pytest.raises(ValueError, match="format"):
+        scan_labels(bad, "csv")
