@@ -3,6 +3,8 @@
 Each reader is re-iterable (one pass over the file per iteration, e.g. one
 epoch of ``partial_fit``) and holds one block of the file and one chunk at a
 time. Malformed input raises :class:`ParseError`, which names the file and line.
+:class:`ReadSampler` and :func:`sample_reads` cut reads of a fixed length from
+long records such as genomes.
 """
 from ._readers import (
     MAX_FEATURES,
@@ -14,6 +16,7 @@ from ._readers import (
     SvmlightReader,
     VowpalWabbitReader,
 )
+from ._sampling import ReadSampler, sample_reads
 from ._training import partial_fit_stream
 
 __all__ = [
@@ -23,7 +26,9 @@ __all__ = [
     "FastqReader",
     "ParseError",
     "ReadChunk",
+    "ReadSampler",
     "SvmlightReader",
     "VowpalWabbitReader",
     "partial_fit_stream",
+    "sample_reads",
 ]
