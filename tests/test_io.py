@@ -673,7 +673,7 @@ def test_io_docstrings_are_valid_numpydoc(path):
     assert not errors, errors
 
 
-@pytest.mark.parametrize("module", ["_readers", "_training"])
+@pytest.mark.parametrize("module", ["_readers", "_sampling", "_training"])
 def test_io_docstring_examples(module):
     module = importlib.import_module(f"sklearn_sketch.io.{module}")
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)

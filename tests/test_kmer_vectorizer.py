@@ -11,11 +11,13 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
+from sklearn.linear_model import SGDClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import check_param_validation
 
 from sklearn_sketch import KmerVectorizer, MissionClassifier
+from sklearn_sketch.feature_extraction import _kmer
 
 CODE = {base: code for code, bases in enumerate(["Aa", "Cc", "Gg", "TtUu"]) for base in bases}
 COMPLEMENT = str.maketrans("ACGT", "TGCA")
@@ -46,10 +48,15 @@ def reference_counts(read, k, canonical=False, binary=False):
     return counts
 
 
+def index_dtype(k):
+    """int32 while the keys fit (the small test inputs always fit in nnz)."""
+    return np.int32 if 4**k <= 2**31 - 1 else np.int64
+
+
 def assert_matches_reference(X, reads, k, canonical=False, binary=False):
     assert sp.issparse(X) and X.format == "csr"
     assert X.shape == (len(reads), 4**k)
-    assert X.indptr.dtype == X.indices.dtype == np.int64 and X.dtype == np.float64
+    assert X.indptr.dtype == X.indices.dtype == index_dtype(k) and X.dtype == np.float64
     indptr, indices, data = [0], [], []
     for read in reads:
         counts = sorted(reference_counts(read, k, canonical, binary).items())
@@ -198,7 +205,8 @@ def test_decode_extremes_and_errors():
 def test_empty_iterable(k):
     X = KmerVectorizer(k).transform([])
     assert X.shape == (0, 4**k) and X.nnz == 0
-    assert X.indptr.tolist() == [0] and X.indices.dtype == np.int64
+    assert X.indptr.tolist() == [0]
+    assert X.indices.dtype == X.indptr.dtype == index_dtype(k)
 
 
 def test_reads_without_kmers_give_empty_rows():
@@ -216,6 +224,56 @@ def test_k31_keys_near_2_to_62():
     assert X.data.tolist() == [2.0, 1.0, 1.0, 1.0]
     canonical = KmerVectorizer(31, canonical=True).transform(["T" * 31, "A" * 30 + "C"])
     assert canonical.indices.tolist() == [0, 1]
+
+
+# ------------------------------------------------------------- index dtype
+@pytest.mark.parametrize("k, dtype", [(1, np.int32), (12, np.int32), (15, np.int32),
+                                      (16, np.int64), (31, np.int64)])
+def test_index_dtype_is_int32_while_the_keys_fit(k, dtype):
+    reads = random_reads(np.random.default_rng(k), max_length=60)
+    X = KmerVectorizer(k).transform(reads)
+    assert X.indices.dtype == X.indptr.dtype == dtype
+    # scipy keeps the arrays as they are: its own rule gives the same dtype.
+    rebuilt = sp.csr_matrix((X.data, X.indices, X.indptr), shape=X.shape)
+    assert rebuilt.indices.dtype == dtype
+    assert_matches_reference(X, reads, k)
+
+
+def test_keys_at_the_int32_limit():
+    # k=15: the largest key 4**15 - 1 = 2**30 - 1 fits in int32.
+    X = KmerVectorizer(15).transform(["T" * 15, "A" * 14 + "C"])
+    assert X.indices.dtype == np.int32 and X.indices.tolist() == [4**15 - 1, 1]
+
+
+def test_large_nnz_bound_is_counted_in_int64_then_narrowed(monkeypatch):
+    # Lower the limit to 10: the bound on nnz (every window) exceeds it but the
+    # actual nnz does not, so the kernel counts in int64 and the result is narrowed.
+    reads = ["ACGTNNNNNNNNNNNNNNNN", "NNNNNNNNNNNNNNNNNNTT"]
+    expected = KmerVectorizer(1).transform(reads)
+    monkeypatch.setattr(_kmer, "_INT32_MAX", 10)
+    X = KmerVectorizer(1).transform(reads)
+    assert X.nnz == 5 and X.indices.dtype == X.indptr.dtype == np.int32
+    np.testing.assert_array_equal(X.indices, expected.indices)
+    np.testing.assert_array_equal(X.indptr, expected.indptr)
+    np.testing.assert_array_equal(X.data, expected.data)
+    # An actual nnz beyond the limit stays int64, and so do keys beyond it.
+    X = KmerVectorizer(1).transform(["ACGT"] * 3)
+    assert X.nnz == 12 and X.indices.dtype == X.indptr.dtype == np.int64
+    X = KmerVectorizer(2).transform(["AC"])
+    assert X.nnz == 1 and X.indices.dtype == X.indptr.dtype == np.int64
+
+
+def test_sgd_classifier_fits_the_output_directly():
+    rng = np.random.default_rng(0)
+    genomes = ["".join(rng.choice(list("ACGT"), size=5000)) for _ in range(2)]
+    reads, y = two_class_reads(genomes, 50, 100, rng)
+    X = KmerVectorizer(k=12).transform(reads)
+    classifier = SGDClassifier(random_state=0).fit(X, y)
+    assert classifier.score(X, y) > 0.9
+    X16 = KmerVectorizer(k=16).transform(reads)
+    assert X16.indices.dtype == X16.indptr.dtype == np.int64
+    assert MissionClassifier(n_features_to_select=100, sketch_width=2**12,
+                             random_state=0).fit(X16, y).score(X16, y) > 0.5
 
 
 # ------------------------------------------------------------- errors

@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import Interval
 from ._kmer_fast import count_kmers
 
 _BASES = np.frombuffer(b"ACGT", dtype=np.uint8)
+_INT32_MAX = np.iinfo(np.int32).max
 
 
 def _check_not_single_read(X):
@@ -147,15 +148,27 @@ class KmerVectorizer(TransformerMixin, BaseEstimator):
         -------
         X_kmers : scipy.sparse.csr_matrix of shape (n_reads, 4**k)
             Counts (float64) in canonical format (sorted indices, no
-            duplicates), with int64 ``indices`` and ``indptr``. A read shorter
-            than ``k`` gives an empty row.
+            duplicates). A read shorter than ``k`` gives an empty row.
+            ``indices`` and ``indptr`` are int32 when every key and the
+            number of stored counts fit (``k <= 15`` and ``nnz < 2**31``), as
+            in scipy's own matrices and as scikit-learn's SGD estimators
+            require, else int64.
         """
         self._validate_params()
+        k = int(self.k)
         sequence, offsets = _concatenate_reads(X)
+        # The kernel writes int32 directly when the upper bound on nnz (every
+        # k-mer window of every read) fits; a larger bound is counted in int64 and
+        # narrowed afterwards if the actual nnz fits.
+        bound = np.maximum(np.diff(offsets) - k + 1, 0).sum()
+        small_keys = 4**k - 1 <= _INT32_MAX
+        index_dtype = np.int32 if small_keys and bound <= _INT32_MAX else np.int64
         indptr, indices, data = count_kmers(
-            sequence, offsets, int(self.k), bool(self.canonical), bool(self.binary))
-        # Set the arrays directly: the constructor would downcast them to int32.
-        X_kmers = sp.csr_matrix((len(offsets) - 1, 4 ** int(self.k)), dtype=np.float64)
+            sequence, offsets, k, bool(self.canonical), bool(self.binary), index_dtype)
+        if small_keys and indices.dtype == np.int64 and indices.size <= _INT32_MAX:
+            indptr, indices = indptr.astype(np.int32), indices.astype(np.int32)
+        # Set the arrays directly: the constructor would check and may copy them.
+        X_kmers = sp.csr_matrix((len(offsets) - 1, 4**k), dtype=np.float64)
         X_kmers.indptr, X_kmers.indices, X_kmers.data = indptr, indices, data
         X_kmers.has_canonical_format = True
         return X_kmers

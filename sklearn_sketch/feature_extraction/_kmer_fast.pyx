@@ -13,7 +13,7 @@ to ``std::sort``, so the worst case stays ``O(n log n)``.
 """
 import numpy as np
 
-from libc.stdint cimport int8_t, int64_t, uint8_t, uint64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t
 from libc.string cimport memset
 from libcpp.algorithm cimport sort
 
@@ -23,6 +23,11 @@ cdef enum:
     # Rows whose buckets hold at most this many keys are insertion-sorted whole; other
     # rows sort each bucket with std::sort.
     INSERTION_SORT_MAX = 16
+
+# Output index type: int32 when the keys and nnz fit, as scipy's own CSR matrices.
+ctypedef fused index_t:
+    int32_t
+    int64_t
 
 # Code of each byte: 0 to 3 for ``ACGTU``/``acgtu``, -1 for a byte that splits a read.
 cdef int8_t BASE_CODE[256]
@@ -92,9 +97,9 @@ cdef Py_ssize_t _read_keys(const uint8_t* read, int64_t length, int k, bint cano
     return n
 
 
-cdef inline void _insertion_sort(int64_t* keys, Py_ssize_t n) noexcept nogil:
+cdef inline void _insertion_sort(index_t* keys, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t i, j
-    cdef int64_t key
+    cdef index_t key
     for i in range(1, n):
         key = keys[i]
         j = i
@@ -104,7 +109,7 @@ cdef inline void _insertion_sort(int64_t* keys, Py_ssize_t n) noexcept nogil:
         keys[j] = key
 
 
-cdef void _sort_keys(const int64_t* unsorted, Py_ssize_t n, int key_bits, int64_t* keys,
+cdef void _sort_keys(const int64_t* unsorted, Py_ssize_t n, int key_bits, index_t* keys,
                      Py_ssize_t* bucket_end) noexcept nogil:
     """Write the ``n`` keys of ``unsorted`` (below ``2**key_bits``) sorted into ``keys``.
 
@@ -129,7 +134,7 @@ cdef void _sort_keys(const int64_t* unsorted, Py_ssize_t n, int key_bits, int64_
     # bucket_end[b] goes from the start of bucket b to its end.
     for i in range(n):
         b = unsorted[i] >> shift
-        keys[bucket_end[b]] = unsorted[i]
+        keys[bucket_end[b]] = <index_t>unsorted[i]
         bucket_end[b] += 1
     if shift == 0 or largest <= 1:
         return
@@ -146,8 +151,41 @@ cdef void _sort_keys(const int64_t* unsorted, Py_ssize_t n, int key_bits, int64_
         start = end
 
 
+cdef Py_ssize_t _count_rows(const uint8_t[::1] sequence, const int64_t[::1] offsets, int k,
+                            bint canonical, bint binary, index_t[::1] indptr,
+                            index_t[::1] indices, double[::1] data, int64_t[::1] unsorted,
+                            Py_ssize_t[::1] bucket_end) noexcept nogil:
+    """Fill the CSR arrays (``indices`` and ``data`` sized by the upper bound); return nnz."""
+    cdef Py_ssize_t n_reads = offsets.shape[0] - 1
+    cdef Py_ssize_t i, j, n_keys, start
+    cdef Py_ssize_t nnz = 0
+    cdef int64_t key, previous
+    for i in range(n_reads):
+        if offsets[i + 1] - offsets[i] < k:
+            indptr[i + 1] = <index_t>nnz
+            continue
+        # The row's keys are sorted from the end of the output so far, which is never
+        # ahead of this read's share of the upper bound, then merged in place.
+        start = nnz
+        n_keys = _read_keys(&sequence[offsets[i]], offsets[i + 1] - offsets[i], k,
+                            canonical, &unsorted[0])
+        _sort_keys(&unsorted[0], n_keys, 2 * k, &indices[start], &bucket_end[0])
+        previous = -1  # keys are non-negative
+        for j in range(start, start + n_keys):
+            key = indices[j]
+            if key != previous:
+                indices[nnz] = <index_t>key
+                data[nnz] = 1.0
+                nnz += 1
+                previous = key
+            elif not binary:
+                data[nnz - 1] += 1.0
+        indptr[i + 1] = <index_t>nnz
+    return nnz
+
+
 def count_kmers(const uint8_t[::1] sequence, const int64_t[::1] offsets, int k,
-                bint canonical, bint binary):
+                bint canonical, bint binary, index_dtype=np.int64):
     """CSR arrays of the k-mer counts of reads stored back to back.
 
     Parameters
@@ -162,48 +200,40 @@ def count_kmers(const uint8_t[::1] sequence, const int64_t[::1] offsets, int k,
         Key each k-mer by the smaller of its code and its reverse complement's.
     binary : bool
         Store 1.0 for every k-mer present instead of its count.
+    index_dtype : {numpy.int32, numpy.int64}, default=numpy.int64
+        Type of ``indptr`` and ``indices``; int32 needs ``k <= 15`` and fewer
+        than ``2**31`` k-mers in all (the caller checks).
 
     Returns
     -------
-    indptr : ndarray of int64, shape (n_reads + 1,)
-    indices : ndarray of int64
+    indptr : ndarray of index_dtype, shape (n_reads + 1,)
+    indices : ndarray of index_dtype
         Keys of row ``i`` in ``indices[indptr[i]:indptr[i + 1]]``, sorted and distinct.
     data : ndarray of float64
         Count of each key in its row.
     """
-    cdef Py_ssize_t n_reads = offsets.shape[0] - 1
-    cdef Py_ssize_t i, j, n_keys, start
-    cdef Py_ssize_t nnz = 0
-    cdef int64_t longest, key, previous
+    cdef int64_t longest
+    cdef Py_ssize_t nnz
+    index_dtype = np.dtype(index_dtype)
+    if index_dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise ValueError(f"index_dtype must be int32 or int64, got {index_dtype}")
     # Pages past the final nnz are never written, so the upper bound costs no memory.
-    indices_array = np.empty(_max_kmers(offsets, k, &longest), dtype=np.int64)
+    indices_array = np.empty(_max_kmers(offsets, k, &longest), dtype=index_dtype)
     data_array = np.empty(indices_array.shape[0], dtype=np.float64)
-    indptr_array = np.zeros(n_reads + 1, dtype=np.int64)
-    cdef int64_t[::1] indices = indices_array
+    indptr_array = np.zeros(offsets.shape[0], dtype=index_dtype)
     cdef double[::1] data = data_array
-    cdef int64_t[::1] indptr = indptr_array
     cdef int64_t[::1] unsorted = np.empty(longest, dtype=np.int64)
     cdef Py_ssize_t[::1] bucket_end = np.empty(1 << MAX_BUCKET_BITS, dtype=np.intp)
-    with nogil:
-        for i in range(n_reads):
-            if offsets[i + 1] - offsets[i] < k:
-                indptr[i + 1] = nnz
-                continue
-            # The row's keys are sorted from the end of the output so far, which is never
-            # ahead of this read's share of the upper bound, then merged in place.
-            start = nnz
-            n_keys = _read_keys(&sequence[offsets[i]], offsets[i + 1] - offsets[i], k,
-                                canonical, &unsorted[0])
-            _sort_keys(&unsorted[0], n_keys, 2 * k, &indices[start], &bucket_end[0])
-            previous = -1  # keys are non-negative
-            for j in range(start, start + n_keys):
-                key = indices[j]
-                if key != previous:
-                    indices[nnz] = key
-                    data[nnz] = 1.0
-                    nnz += 1
-                    previous = key
-                elif not binary:
-                    data[nnz - 1] += 1.0
-            indptr[i + 1] = nnz
+    cdef int32_t[::1] indptr32, indices32
+    cdef int64_t[::1] indptr64, indices64
+    if index_dtype == np.int32:
+        indptr32, indices32 = indptr_array, indices_array
+        with nogil:
+            nnz = _count_rows(sequence, offsets, k, canonical, binary, indptr32, indices32,
+                              data, unsorted, bucket_end)
+    else:
+        indptr64, indices64 = indptr_array, indices_array
+        with nogil:
+            nnz = _count_rows(sequence, offsets, k, canonical, binary, indptr64, indices64,
+                              data, unsorted, bucket_end)
     return indptr_array, indices_array[:nnz], data_array[:nnz]

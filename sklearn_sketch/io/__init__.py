@@ -3,6 +3,8 @@
 Each reader is re-iterable (one pass over the file per iteration, e.g. one
 epoch of ``partial_fit``) and holds one block of the file and one chunk at a
 time. Malformed input raises :class:`ParseError`, which names the file and line.
+:class:`ReadSampler` and :func:`sample_reads` cut reads of a fixed length from
+long records such as genomes; :class:`ShuffledReader` mixes several readers.
 """
 from ._readers import (
     MAX_FEATURES,
@@ -15,6 +17,7 @@ from ._readers import (
     VowpalWabbitReader,
     scan_labels,
 )
+from ._sampling import ReadSampler, sample_reads
 from ._shuffle import ShuffledReader
 from ._training import partial_fit_stream
 
@@ -25,9 +28,11 @@ __all__ = [
     "FastqReader",
     "ParseError",
     "ReadChunk",
+    "ReadSampler",
     "ShuffledReader",
     "SvmlightReader",
     "VowpalWabbitReader",
     "partial_fit_stream",
+    "sample_reads",
     "scan_labels",
 ]
