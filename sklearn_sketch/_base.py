@@ -25,6 +25,7 @@ from ._sgd_fast import Loss, PassStatus, Schedule, SGDParams, WeightStore, sgd_p
 from ._sgd_fast import decision_function_kernel
 
 CONSTANT, OPTIMAL, INVSCALING = Schedule.CONSTANT, Schedule.OPTIMAL, Schedule.INVSCALING
+NORMALIZED = Schedule.NORMALIZED
 HEAP_ONLY, SKETCH_ONLY = WeightStore.HEAP_ONLY, WeightStore.SKETCH_ONLY
 PASS_DIVERGED = PassStatus.PASS_DIVERGED
 _HEAP_ONLY_STORES = {HEAP_ONLY, WeightStore.PROB_TRUNCATION, WeightStore.SPACE_SAVING,
@@ -34,7 +35,8 @@ _HEAP_ONLY_STORES = {HEAP_ONLY, WeightStore.PROB_TRUNCATION, WeightStore.SPACE_S
 KEY_SPACE = 2**63 - 1
 
 _CLASSIFIER_LOSSES = {"log_loss", "hinge", "modified_huber"}
-_SCHEDULES = {"constant": CONSTANT, "optimal": OPTIMAL, "invscaling": INVSCALING}
+_SCHEDULES = {"constant": CONSTANT, "optimal": OPTIMAL, "invscaling": INVSCALING,
+              "normalized": NORMALIZED}
 _BINARY_LOSSES = {"log_loss": Loss.LOG_LOSS, "hinge": Loss.HINGE,
                   "modified_huber": Loss.MODIFIED_HUBER}
 

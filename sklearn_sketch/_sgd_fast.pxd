@@ -17,6 +17,8 @@ cpdef enum Schedule:
     CONSTANT = 0
     OPTIMAL = 1
     INVSCALING = 2
+    # eta0 / ||x||^2 for the weights, eta0 for the intercept (see sgd_pass).
+    NORMALIZED = 3
 
 
 cpdef enum WeightStore:
@@ -72,7 +74,7 @@ cdef inline double dloss(int loss, double p, double y, double margin) noexcept n
 
 
 cdef inline double learning_rate(SGDParams params, double t) noexcept nogil:
-    if params.schedule == CONSTANT:
+    if params.schedule == CONSTANT or params.schedule == NORMALIZED:
         return params.eta0
     if params.schedule == OPTIMAL:
         return 1.0 / (params.alpha * (params.optimal_init + t - 1.0))

@@ -310,16 +310,17 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     cdef Py_ssize_t* cells = <Py_ssize_t*>malloc(max(1, max_batch_nnz * depth) * sizeof(Py_ssize_t))
     cdef double* signs = <double*>malloc(max(1, max_batch_nnz * depth) * sizeof(double))
     cdef double* dl = <double*>malloc(bs * K * sizeof(double))
+    cdef double* row_norm2 = <double*>malloc(bs * sizeof(double))
     cdef double* scores = <double*>malloc(K * sizeof(double))
     cdef KeyDelta* pairs = <KeyDelta*>malloc(max(1, max_batch_nnz) * sizeof(KeyDelta))
     # Whether each (non-zero, model) key was in the heap when the batch was scored.
     cdef bint* in_heap = <bint*>malloc(max(1, max_batch_nnz * K) * sizeof(bint))
     cdef double* row_delta = <double*>malloc(max(1, max_batch_nnz) * sizeof(double))
     cdef bint* row_flags = <bint*>malloc(max(1, max_batch_nnz) * sizeof(bint))
-    if not (sk and hp and cells and signs and dl and scores and pairs and in_heap and row_delta
-            and row_flags):
-        free(sk); free(hp); free(cells); free(signs); free(dl); free(scores); free(pairs)
-        free(in_heap); free(row_delta); free(row_flags)
+    if not (sk and hp and cells and signs and dl and row_norm2 and scores and pairs and in_heap
+            and row_delta and row_flags):
+        free(sk); free(hp); free(cells); free(signs); free(dl); free(row_norm2); free(scores)
+        free(pairs); free(in_heap); free(row_delta); free(row_flags)
         raise MemoryError()
     cdef Py_ssize_t c
     for c in range(K):
@@ -370,6 +371,18 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                     break
                 mistakes += sample_dloss(loss, K, scores, y[row], sample_weight[row],
                                          params.margin, &dl[b * K])
+                row_norm2[b] = 1.0
+                if params.schedule == NORMALIZED:
+                    # Each sample moves its own margin by the same amount whatever the
+                    # scale of its features: the weights step by eta0 / ||x||^2, and the
+                    # intercept by eta0 / (nnz + 1), as one more feature of the row.
+                    s = 0.0
+                    for p in range(indptr[row], indptr[row + 1]):
+                        s += data[p] * data[p]
+                    if s > 0.0 and isfinite(s):
+                        row_norm2[b] = s / (indptr[row + 1] - indptr[row] + 1.0)
+                        for c in range(K):
+                            dl[b * K + c] /= s
                 off += indptr[row + 1] - indptr[row]
             if status != PASS_OK:
                 break
@@ -390,7 +403,7 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                 if params.fit_intercept:
                     dsum = 0.0
                     for b in range(stop - start):
-                        dsum += dl[b * K + c]
+                        dsum += dl[b * K + c] * row_norm2[b]
                     intercept[c] += step * dsum
                     if not isfinite(intercept[c]):
                         status = PASS_DIVERGED
@@ -476,8 +489,8 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                         off += indptr[row + 1] - indptr[row]
             t += stop - start
             start = stop
-    free(sk); free(hp); free(cells); free(signs); free(dl); free(scores); free(pairs)
-    free(in_heap); free(row_delta); free(row_flags)
+    free(sk); free(hp); free(cells); free(signs); free(dl); free(row_norm2); free(scores)
+    free(pairs); free(in_heap); free(row_delta); free(row_flags)
     return t, status, mistakes
 
 

@@ -29,12 +29,7 @@ _SELECTION_CONSTRAINTS = {
     "n_features_to_select": [Interval(Integral, 1, None, closed="left")],
 }
 
-_COMMON_PARAMS_DOC = """
-    learning_rate : {'invscaling', 'constant', 'optimal'}, default='invscaling'
-        Step size schedule, with scikit-learn's meanings: ``eta0 / t**power_t``,
-        ``eta0``, or ``1 / (alpha * (t0 + t))``; ``t`` counts samples.
-    eta0 : float, default=0.5
-        Initial step size.
+_OTHER_SGD_PARAMS_DOC = """
     power_t : float, default=0.5
         Exponent of the 'invscaling' schedule.
     alpha : float, default=0.0
@@ -53,6 +48,32 @@ _COMMON_PARAMS_DOC = """
         Continue from the previous model in :meth:`fit`.
     verbose : int, default=0
         Print a line per pass."""
+
+_CLASSIFIER_PARAMS_DOC = """
+    learning_rate : {'normalized', 'invscaling', 'constant', 'optimal'}, \
+default='normalized'
+        Step size schedule. 'normalized' (normalized least mean squares; Vowpal
+        Wabbit normalizes its updates too) steps each sample's weights by
+        ``eta0 / ||x||**2`` and the intercept by ``eta0 / (nnz(x) + 1)``, so an
+        update moves the sample's margin by the same amount whatever the scale
+        of the features (counts, binary, L2-normalized, TF-IDF): the default
+        needs no tuning. The others have scikit-learn's meanings:
+        ``eta0 / t**power_t``, ``eta0``, or ``1 / (alpha * (t0 + t))``; ``t``
+        counts samples.
+    eta0 : float, default=1.0
+        Step size (the first one for 'invscaling'). With 'normalized', values
+        from 1 to 3 were within about a point of the best on DNA 12-mer counts
+        and on 20 Newsgroups (raw counts and L2-normalized).""" + _OTHER_SGD_PARAMS_DOC
+
+_REGRESSOR_PARAMS_DOC = """
+    learning_rate : {'invscaling', 'constant', 'optimal', 'normalized'}, \
+default='invscaling'
+        Step size schedule: ``eta0 / t**power_t``, ``eta0``,
+        ``1 / (alpha * (t0 + t))`` (``t`` counts samples) or ``eta0 / ||x||**2``
+        (see the classifiers).
+    eta0 : float, default=0.01
+        Initial step size.""" + _OTHER_SGD_PARAMS_DOC
+
 
 _COMMON_ATTRIBUTES_DOC = """
     intercept_ : ndarray of shape (n_models,)
@@ -91,7 +112,7 @@ class MissionClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
     sketch_width : int, default=2**18
         Buckets per sketch row.
     sketch_depth : int, default=3
-        Sketch rows (independent hashes).{_COMMON_PARAMS_DOC}
+        Sketch rows (independent hashes).{_CLASSIFIER_PARAMS_DOC}
     predict_with : {{'heap', 'sketch'}}, default='heap'
         Predict from the heap weights only (the paper's model), or also read the
         sketch for features outside the heap.
@@ -129,7 +150,7 @@ class MissionClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
     }
 
     def __init__(self, n_features_to_select=1000, *, loss="log_loss", sketch_width=2**18,
-                 sketch_depth=3, learning_rate="invscaling", eta0=0.5, power_t=0.5,
+                 sketch_depth=3, learning_rate="normalized", eta0=1.0, power_t=0.5,
                  alpha=0.0, fit_intercept=True, batch_size=1, max_iter=5, shuffle=True,
                  random_state=None, warm_start=False, verbose=0, predict_with="heap"):
         self.n_features_to_select = n_features_to_select
@@ -155,7 +176,7 @@ class MissionRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMix
     sketch_width : int, default=2**18
         Buckets per sketch row.
     sketch_depth : int, default=3
-        Sketch rows (independent hashes).{_COMMON_PARAMS_DOC}
+        Sketch rows (independent hashes).{_REGRESSOR_PARAMS_DOC}
     predict_with : {{'heap', 'sketch'}}, default='heap'
         Predict from the heap weights only, or also read the sketch.
 
@@ -212,7 +233,7 @@ class IHTClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifierMixi
     n_features_to_select : int, default=1000
         Number of weights kept (``k``).
     loss : {{'log_loss', 'hinge', 'modified_huber'}}, default='log_loss'
-        Loss minimized.{_COMMON_PARAMS_DOC}
+        Loss minimized.{_CLASSIFIER_PARAMS_DOC}
 
     Attributes
     ----------
@@ -242,7 +263,7 @@ class IHTClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifierMixi
     }
 
     def __init__(self, n_features_to_select=1000, *, loss="log_loss",
-                 learning_rate="invscaling", eta0=0.5, power_t=0.5, alpha=0.0,
+                 learning_rate="normalized", eta0=1.0, power_t=0.5, alpha=0.0,
                  fit_intercept=True, batch_size=1, max_iter=5, shuffle=True, random_state=None,
                  warm_start=False, verbose=0):
         self.n_features_to_select = n_features_to_select
@@ -261,7 +282,7 @@ class IHTRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMixin, 
     n_features_to_select : int, default=1000
         Number of weights kept (``k``).
     loss : {{'squared_error'}}, default='squared_error'
-        Loss minimized.{_COMMON_PARAMS_DOC}
+        Loss minimized.{_REGRESSOR_PARAMS_DOC}
 
     Attributes
     ----------
@@ -311,10 +332,11 @@ class FeatureHashingClassifier(ClassifierMixin, _SketchClassifierMixin, _BaseSke
     ----------
     loss : {{'log_loss', 'hinge', 'modified_huber'}}, default='log_loss'
         Loss minimized.
-    sketch_width : int, default=2**18
-        Number of hashed weights per model.
+    sketch_width : int, default=2**20
+        Number of hashed weights per model (4 MiB of float32, about the memory
+        of MISSION's default sketch and heap).
     sketch_depth : int, default=1
-        Sketch rows; 1 is plain feature hashing (with random signs).{_COMMON_PARAMS_DOC}
+        Sketch rows; 1 is plain feature hashing (with random signs).{_CLASSIFIER_PARAMS_DOC}
 
     Attributes
     ----------
@@ -338,8 +360,8 @@ class FeatureHashingClassifier(ClassifierMixin, _SketchClassifierMixin, _BaseSke
         "loss": [StrOptions(_CLASSIFIER_LOSSES)],
     }
 
-    def __init__(self, *, loss="log_loss", sketch_width=2**18, sketch_depth=1,
-                 learning_rate="invscaling", eta0=0.5, power_t=0.5, alpha=0.0,
+    def __init__(self, *, loss="log_loss", sketch_width=2**20, sketch_depth=1,
+                 learning_rate="normalized", eta0=1.0, power_t=0.5, alpha=0.0,
                  fit_intercept=True, batch_size=1, max_iter=5, shuffle=True, random_state=None,
                  warm_start=False, verbose=0):
         self.loss = loss

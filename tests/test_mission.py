@@ -303,13 +303,14 @@ def reference_sgd(X, y_enc, *, loss, n_models, learning_rate, eta0, power_t, alp
         for start in range(0, n, batch_size):
             rows = np.arange(start, min(start + batch_size, n))
             m = len(rows)
-            if learning_rate == "constant":
+            if learning_rate in ("constant", "normalized"):
                 eta = eta0
             elif learning_rate == "optimal":
                 eta = 1.0 / (alpha * (optimal_init + t - 1.0))
             else:
                 eta = eta0 / t**power_t
             D = np.zeros((m, n_models))
+            intercept_scale = np.ones(m)
             for i, r in enumerate(rows):
                 s = W @ X[r] + b
                 if loss == "softmax":
@@ -319,11 +320,16 @@ def reference_sgd(X, y_enc, *, loss, n_models, learning_rate, eta0, power_t, alp
                     for c in range(n_models):
                         target = y_enc[r] if n_models == 1 else (1.0 if y_enc[r] == c else -1.0)
                         D[i, c] = sw[r] * _dloss(loss, s[c], target, stats)
+                if learning_rate == "normalized" and X[r] @ X[r] > 0:
+                    # Weights step by eta0 / ||x||^2, the intercept by eta0 / (nnz + 1).
+                    norm2 = X[r] @ X[r]
+                    D[i] /= norm2
+                    intercept_scale[i] = norm2 / (np.count_nonzero(X[r]) + 1)
             if alpha > 0:
                 W *= max(0.0, 1.0 - eta * alpha)
             step = -eta / m
             if fit_intercept:
-                b += step * D.sum(axis=0)
+                b += step * (D * intercept_scale[:, None]).sum(axis=0)
             delta = step * (D.T @ X[rows])
             W += delta
             if k is not None:
@@ -359,6 +365,8 @@ _REF_SETTINGS = [  # (alpha, batch_size, weighted, schedule override)
     (0.0, 5, True, None),
     (0.02, 1, True, "optimal"),
     (0.02, 5, False, None),
+    (0.0, 1, True, "normalized"),
+    (0.02, 5, True, "normalized"),
 ]
 
 
@@ -917,3 +925,19 @@ def test_no_predict_proba_without_log_loss(cls, loss):
         est.predict_proba(X)
     assert "log_loss" in str(exc.value) + str(exc.value.__cause__)
     assert hasattr(est.set_params(loss="log_loss"), "predict_proba")
+
+
+@pytest.mark.parametrize("cls", [MissionClassifier, FeatureHashingClassifier])
+def test_default_steps_are_invariant_to_the_scale_of_the_features(cls):
+    X = sp.random(3000, 2000, density=0.01, format="csr", random_state=1) * 5.0
+    y = np.asarray(X[:, :20].sum(axis=1)).ravel() > np.asarray(X[:, 20:40].sum(axis=1)).ravel()
+    X_test = sp.random(1000, 2000, density=0.01, format="csr", random_state=2) * 5.0
+    y_test = (np.asarray(X_test[:, :20].sum(axis=1)).ravel()
+              > np.asarray(X_test[:, 20:40].sum(axis=1)).ravel())
+    params = {"random_state": 0}
+    if cls is MissionClassifier:
+        params["predict_with"] = "sketch"
+    scores = [cls(**params).fit(X * scale, y).score(X_test * scale, y_test)
+              for scale in (1e-3, 1.0, 1e3)]
+    assert scores[1] > 0.85, scores
+    assert max(scores) - min(scores) <= 0.03, scores

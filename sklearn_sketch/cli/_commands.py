@@ -66,7 +66,7 @@ def _vectorizer(args):
     if input_kind(args) in ("svmlight", "vw"):
         return None
     from ..feature_extraction import KmerVectorizer
-    return KmerVectorizer(k=args.k)
+    return KmerVectorizer(k=args.k, canonical=not args.forward_strand)
 
 
 # ------------------------------------------------------------------ demo
@@ -110,7 +110,7 @@ def cmd_fit(args):
     kind = input_kind(args)
     zero_based = decide_zero_based(args)
     stream = InputStream(args, vectorizer, "train", zero_based=zero_based,
-                         shuffle_buffer=shuffle_rows(args), keep_names=kind == "vw")
+                         shuffle_buffer=shuffle_rows(args))
     classes = stream.classes()
     counted = _Counted(stream)
     from ..io import partial_fit_stream

@@ -143,6 +143,11 @@ def _label_function(pattern):
     return label
 
 
+def _file_seed(random_state, index):
+    """A seed of its own for the reads of each file."""
+    return int(np.random.SeedSequence([random_state, index]).generate_state(1)[0])
+
+
 def check_read_options(args):
     """Refuse read options that do not apply to the input."""
     kind = input_kind(args)
@@ -180,19 +185,15 @@ class InputStream:
         svmlight index base (decided before).
     shuffle_buffer : int
         Rows of the shuffle buffer; 0 for none.
-    keep_names : bool
-        Keep Vowpal Wabbit feature names.
     """
 
-    def __init__(self, args, vectorizer, split, *, zero_based=None, shuffle_buffer=0,
-                 keep_names=False):
+    def __init__(self, args, vectorizer, split, *, zero_based=None, shuffle_buffer=0):
         self.args = args
         self.kind = input_kind(args)
         self.vectorizer = vectorizer
         self.split = split
         self.zero_based = zero_based
         self.shuffle_buffer = shuffle_buffer
-        self.keep_names = keep_names
         self._shuffled = None
 
     # ----------------------------------------------------------- readers
@@ -205,8 +206,7 @@ class InputStream:
             return [SvmlightReader(path, rows, zero_based=self.zero_based)
                     for path in args.svmlight]
         if self.kind == "vw":
-            return [VowpalWabbitReader(path, rows, keep_names=self.keep_names)
-                    for path in args.vw]
+            return [VowpalWabbitReader(path, rows) for path in args.vw]
         reader_type = FastaReader if args.fasta else FastqReader
         readers = []
         for index, (path, label) in enumerate(labelled_files(args)):
@@ -219,7 +219,8 @@ class InputStream:
                 amount = ({"coverage": args.coverage} if args.coverage is not None
                           else {"n_reads": args.n_reads or 1000})
                 reader = ReadSampler(reader, args.read_length, chunk_reads=rows,
-                                     random_state=[args.random_state, index], **amount)
+                                     random_state=_file_seed(args.random_state, index),
+                                     **amount)
             readers.append(reader)
         return readers
 

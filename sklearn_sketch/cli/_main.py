@@ -60,6 +60,10 @@ def build_parser():
                      help="estimator parameter, value parsed as a Python literal (repeat)")
     add_input_arguments(fit, training=True)
     fit.add_argument("--k", type=positive_int, default=12, help="k-mer length for reads")
+    fit.add_argument("--forward-strand", action="store_true",
+                     help="count k-mers as read, not canonical (a k-mer and its reverse "
+                          "complement are one feature by default, since reads come from "
+                          "either strand)")
     fit.add_argument("--epochs", type=positive_int, default=1, help="passes over the input")
     fit.add_argument("--quiet", action="store_true", help="no progress and no summary")
     fit.add_argument("--output", required=True, help="model file to write")

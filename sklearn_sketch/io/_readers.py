@@ -79,6 +79,9 @@ class Chunk(NamedTuple):
         1-based line number of the first row in the file.
     qid : ndarray of int64, shape (n_rows,) or None
         Query ids (-1 where a row has none) when asked for, else None.
+    feature_names : object or None
+        Names of the chunk's keys: anything with ``lookup(keys) -> {key: name}``
+        (:class:`ShuffledReader` merges them), or None.
     """
 
     X: sp.csr_matrix
@@ -86,6 +89,7 @@ class Chunk(NamedTuple):
     sample_weight: np.ndarray | None
     first_line: int
     qid: np.ndarray | None = None
+    feature_names: object = None
 
 
 class ReadChunk(NamedTuple):
