@@ -3,7 +3,9 @@
 Each reader is re-iterable (one pass over the file per iteration, e.g. one
 epoch of ``partial_fit``) and holds one block of the file and one chunk at a
 time. Malformed input raises :class:`ParseError`, which names the file and line.
+:class:`KeyNames` holds the names of hashed keys (a Vowpal Wabbit chunk's).
 """
+from ._key_names import KeyNames
 from ._readers import (
     MAX_FEATURES,
     Chunk,
@@ -21,6 +23,7 @@ __all__ = [
     "Chunk",
     "FastaReader",
     "FastqReader",
+    "KeyNames",
     "ParseError",
     "ReadChunk",
     "SvmlightReader",
