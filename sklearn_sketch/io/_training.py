@@ -9,7 +9,10 @@ def partial_fit_stream(estimator, chunks, *, classes=None, epochs=1, verbose=0):
     Memory stays at the model plus the chunk being read. A model trained this
     way equals the model ``fit`` on the same rows in memory with
     ``shuffle=False`` when every chunk holds a multiple of ``batch_size`` rows
-    (the mini-batches are then the same).
+    (the mini-batches are then the same). After each chunk that carries
+    ``feature_names`` (:class:`VowpalWabbitReader` with ``keep_names=True``),
+    the estimator's ``remember_feature_names``, when it has one, records the
+    names of the keys in its heaps.
 
     Parameters
     ----------
@@ -18,7 +21,8 @@ def partial_fit_stream(estimator, chunks, *, classes=None, epochs=1, verbose=0):
     chunks : iterable of Chunk
         A reader such as :class:`SvmlightReader` (re-iterable: one pass over the
         file per epoch) or any iterable of objects with ``X``, ``y`` and
-        ``sample_weight`` attributes (only one epoch for a one-shot iterator).
+        ``sample_weight`` attributes, and optionally ``feature_names`` (only
+        one epoch for a one-shot iterator).
     classes : array-like, default=None
         Every class of the problem, for classifiers; required unless the
         estimator was already trained.
@@ -55,6 +59,9 @@ def partial_fit_stream(estimator, chunks, *, classes=None, epochs=1, verbose=0):
         for chunk in _progress(chunks, verbose, f"epoch {epoch + 1}/{epochs}"):
             weight = getattr(chunk, "sample_weight", None)
             estimator.partial_fit(chunk.X, chunk.y, sample_weight=weight, **fit_kwargs)
+            names = getattr(chunk, "feature_names", None)
+            if names is not None and hasattr(estimator, "remember_feature_names"):
+                estimator.remember_feature_names(names)
             rows += chunk.X.shape[0]
         if verbose and _tqdm() is None:
             print(f"epoch {epoch + 1}/{epochs}: {rows:,} rows in "
