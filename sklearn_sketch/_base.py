@@ -272,16 +272,60 @@ class _BaseSketchSGD(BaseEstimator):
         self._set_fitted_attributes()
         return self
 
-    def _remember_names(self, raw_names, reset):
-        """Keep the names of the heap keys (bounded by the heaps, not by the data)."""
-        known = {} if reset else dict(getattr(self, "_feature_names", {}))
-        if raw_names:
-            known.update(raw_names)
-        if not known or not self._uses_heap:
+    def _remember_names(self, names, reset):
+        """Keep the names of the heap keys (bounded by the heaps, not by the data).
+
+        ``names`` (None, a ``{key: name}`` mapping or an object with
+        ``lookup(keys) -> {key: name}``) names the heap keys not named yet: a
+        key keeps its first name while it stays in the heaps.
+        """
+        known = {} if reset else getattr(self, "_feature_names", {})
+        if names is None and not known or not self._uses_heap:
             self._feature_names = {}
             return
         in_heaps = np.unique(np.concatenate([h.keys() for h in self._state.heaps])).tolist()
-        self._feature_names = {k: known[k] for k in in_heaps if k in known}
+        kept = {k: known[k] for k in in_heaps if k in known}
+        unnamed = [k for k in in_heaps if k not in kept]
+        if names is not None and unnamed:
+            if hasattr(names, "lookup"):
+                kept.update(names.lookup(np.asarray(unnamed, dtype=np.int64)))
+            else:
+                kept.update((k, names[k]) for k in unnamed if k in names)
+        self._feature_names = kept
+
+    def remember_feature_names(self, names):
+        """Name the features in the heaps; ``selected_features_.names`` shows them.
+
+        A model trained on hashed keys (from a Vowpal Wabbit file, say) does
+        not know the names behind them. This records the names that ``names``
+        gives for the heap keys not named yet, keeps the names of the keys
+        still in the heaps and forgets the others (so at most the heaps'
+        capacity is kept), then refreshes ``selected_features_``;
+        :meth:`get_feature_names_out` shows the names too. A key keeps its
+        first name. The names are pickled with the model and kept by
+        ``partial_fit`` while their keys stay in the heaps;
+        :func:`~sklearn_sketch.io.partial_fit_stream` calls this after each
+        chunk that carries names. An estimator without a heap
+        (``FeatureHashingClassifier``) keeps no names: the call does nothing.
+
+        Parameters
+        ----------
+        names : mapping or KeyNames
+            ``{key: name}``, or an object such as
+            :class:`~sklearn_sketch.io.KeyNames` whose ``lookup(keys)`` returns
+            ``{key: name}`` for the requested keys it knows.
+
+        Returns
+        -------
+        self : object
+            The estimator.
+        """
+        if not self._uses_heap:
+            return self
+        check_is_fitted(self, "selected_features_")
+        self._remember_names(names, reset=False)
+        self.selected_features_ = self._select()
+        return self
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -502,11 +546,17 @@ class _SketchSelectorMixin(SelectorMixin):
         Returns
         -------
         names : ndarray of str
-            Names of the selected columns, in column order.
+            Names of the selected columns, in column order. Without
+            ``input_features`` or ``feature_names_in_``, a column is named by
+            raw input or :meth:`remember_feature_names` where it was, else
+            ``x<column>``.
         """
-        if self.n_features_in_ <= _MAX_MASK_FEATURES:
-            return super().get_feature_names_out(input_features)
+        check_is_fitted(self, "selected_features_")
         names = getattr(self, "_feature_names", {})
+        known_names = bool(names) and input_features is None and not hasattr(
+            self, "feature_names_in_")
+        if self.n_features_in_ <= _MAX_MASK_FEATURES and not known_names:
+            return super().get_feature_names_out(input_features)
         return np.asarray([names.get(i, f"x{i}") for i in self._selected_columns().tolist()],
                           dtype=object)
 

@@ -129,6 +129,27 @@ def test_a_chunk_of_zero_importance_is_skipped(tmp_path, capsys):
     assert not (tmp_path / "none.pkl").exists()
 
 
+def test_select_prints_the_words_of_a_vw_model(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    lines = []
+    for _ in range(3000):
+        label = int(rng.integers(2))
+        words = [f"w{i}" for i in rng.choice(300, 6, replace=False)]
+        words.append("good" if label else "bad")
+        lines.append(f"{2 * label - 1} |text {' '.join(words)} |meta len:{len(words)}")
+    path = tmp_path / "words.vw"
+    path.write_text("\n".join(lines) + "\n")
+    model = str(tmp_path / "words.pkl")
+    assert main(["fit", "--vw", str(path), "--param", "n_features_to_select=50",
+                 "--param", "random_state=0", "--chunk-rows", "500", "--quiet",
+                 "--output", model]) == 0
+    assert main(["select", "--model", model, "--top", "2", "--format", "json"]) == 0
+    top = json.loads(capsys.readouterr().out)
+    assert {f["name"] for f in top} == {"text^good", "text^bad"}
+    signs = {f["name"]: f["weights"]["1"] for f in top}
+    assert signs["text^good"] > 0 > signs["text^bad"]
+
+
 def zero_based_files(tmp_path):
     """Zero-based files; column 0 is a bias present in training only."""
     rng = np.random.default_rng(4)

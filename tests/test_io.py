@@ -25,13 +25,15 @@ from sklearn_sketch import (
 from sklearn_sketch.io import (
     partial_fit_stream,
     MAX_FEATURES,
+    Chunk,
     FastaReader,
     FastqReader,
+    KeyNames,
     ParseError,
     SvmlightReader,
     VowpalWabbitReader,
 )
-from sklearn_sketch.io._parsers import SvmlightParser
+from sklearn_sketch.io._parsers import SvmlightParser, VowpalWabbitParser
 
 
 def write(tmp_path, name, content):
@@ -404,6 +406,169 @@ def test_vowpal_wabbit_twin_gives_the_same_model(tmp_path):
     assert set(keys[:3]) <= set(from_vw.selected_features_.keys.tolist())
 
 
+# ------------------------------------------------------ Vowpal Wabbit names
+NAME_WORDS = [b"good", b"bad", b"caf\xc3\xa9", b"na\xefve", b"\xff\xfe", b"7", b"x"] + [
+    b"w%d" % i for i in range(40)]
+NAMESPACES = [b"", b"a", b"b", b"ns", b"\xc3\xa9t\xc3\xa9"]
+
+
+def vw_names_text(rng, n_lines):
+    """VW text of several namespaces, the default one, repeats, scales and blank lines.
+
+    Also returns each example's features as ``(hashed bytes, value)`` in file order.
+    """
+    lines, rows = [], []
+    for i in range(n_lines):
+        if rng.random() < 0.1:
+            lines.append(b"")
+            continue
+        parts, row = [b"1" if i % 2 else b"-1"], []
+        for _ in range(int(rng.integers(1, 4))):
+            namespace = NAMESPACES[rng.integers(len(NAMESPACES))]
+            scale = 2.0 if namespace and rng.random() < 0.3 else 1.0
+            tokens = []
+            for j in rng.integers(0, len(NAME_WORDS), int(rng.integers(1, 6))):
+                value = 0.5 if rng.random() < 0.3 else 1.0
+                tokens.append(NAME_WORDS[j] + (b":0.5" if value == 0.5 else b""))
+                row.append((namespace + b"^" + NAME_WORDS[j] if namespace else NAME_WORDS[j],
+                            value * scale))
+            parts.append(b"|" + namespace + (b":2" if scale == 2.0 else b"") + b" "
+                         + b" ".join(tokens))
+        lines.append(b" ".join(parts))
+        rows.append(row)
+    return b"\n".join(lines) + b"\n", rows
+
+
+def name_key(hashed, n_bits=None):
+    """Key of the hashed bytes of a feature, as the reader computes it."""
+    h = mmh3.hash64(hashed, 0, signed=False)[0]
+    return h % MAX_FEATURES if n_bits is None else h & (2**n_bits - 1)
+
+
+def first_names(rows, n_bits=None):
+    """``{key: hashed bytes}`` of the first feature of each key, in order of appearance."""
+    names = {}
+    for row in rows:
+        for hashed, _ in row:
+            names.setdefault(name_key(hashed, n_bits), hashed)
+    return names
+
+
+@pytest.mark.parametrize("n_bits", [0, 4])
+def test_vowpal_wabbit_parser_names_are_the_hashed_bytes(n_bits):
+    # n_bits=4 folds about 200 names onto 16 keys: each keeps its first name.
+    text, rows = vw_names_text(np.random.default_rng(n_bits), 300)
+    parser = VowpalWabbitParser(n_bits, False, True)
+    parser.parse(bytearray(text), 0, True, 10**6)
+    indptr, indices, data, y, weight, first_line, keys, offsets, names = parser.take()
+    expected = first_names(rows, n_bits or None)
+    assert keys.dtype == offsets.dtype == np.int64 and names.dtype == np.uint8
+    np.testing.assert_array_equal(keys, list(expected))
+    assert offsets[0] == 0 and offsets[-1] == names.size
+    assert [names[a:b].tobytes() for a, b in zip(offsets[:-1], offsets[1:])] == list(
+        expected.values())
+    assert set(indices.tolist()) == set(expected)
+    # The names are off by default, and the rows do not depend on them.
+    plain = VowpalWabbitParser(n_bits, False)
+    plain.parse(bytearray(text), 0, True, 10**6)
+    for a, b in zip(plain.take(), (indptr, indices, data, y, weight, first_line)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_vowpal_wabbit_parser_names_grow_and_start_again_per_chunk():
+    lines = [b"1 |w " + b" ".join(b"t%d" % (100 * i + j) for j in range(100))
+             for i in range(50)]
+    buf = bytearray(b"\n".join(lines + lines[:1]) + b"\n")
+    parser = VowpalWabbitParser(0, False, True)
+    end = parser.parse(buf, 0, False, 50)
+    keys, offsets, names = parser.take()[6:]
+    expected = [b"w^t%d" % i for i in range(5000)]
+    assert [names[a:b].tobytes() for a, b in zip(offsets[:-1], offsets[1:])] == expected
+    np.testing.assert_array_equal(keys, [name_key(n) for n in expected])
+    # The next chunk names its keys again, though the first one had them.
+    parser.parse(buf, end, True, 50)
+    keys, offsets, names = parser.take()[6:]
+    np.testing.assert_array_equal(keys, [name_key(n) for n in expected[:100]])
+    assert names.tobytes() == b"".join(expected[:100])
+
+
+@pytest.mark.parametrize("compress", [False, True])
+@pytest.mark.parametrize("chunk_rows, block_size", [(1, 7), (13, 64), (10**6, 2**20)])
+@pytest.mark.parametrize("n_bits", [None, 5])
+def test_vowpal_wabbit_reader_keep_names(tmp_path, compress, chunk_rows, block_size, n_bits):
+    text, rows = vw_names_text(np.random.default_rng(chunk_rows), 200)
+    path = write(tmp_path, "names.vw", gzip.compress(text) if compress else text)
+    kwargs = dict(n_bits=n_bits, block_size=block_size)
+    named = list(VowpalWabbitReader(path, chunk_rows, keep_names=True, **kwargs))
+    plain = list(VowpalWabbitReader(path, chunk_rows, keep_names=False, **kwargs))
+    assert len(named) == len(plain) == -(-len(rows) // chunk_rows)
+    union = {}
+    for i, (chunk, bare) in enumerate(zip(named, plain)):
+        chunk_rows_ = rows[i * chunk_rows:(i + 1) * chunk_rows]
+        # The same rows with and without names, and the rows of the file.
+        assert bare.feature_names is None
+        for a, b in [(chunk.X.indptr, bare.X.indptr), (chunk.X.indices, bare.X.indices),
+                     (chunk.X.data, bare.X.data), (chunk.y, bare.y),
+                     (chunk.sample_weight, bare.sample_weight)]:
+            np.testing.assert_array_equal(a, b)
+        expected_rows = []
+        for row in chunk_rows_:
+            expected_rows.append({})
+            for hashed, value in row:
+                key = name_key(hashed, n_bits)
+                expected_rows[-1][key] = expected_rows[-1].get(key, 0.0) + value
+        assert rows_as_dicts(chunk.X) == expected_rows
+        # Every column of the chunk named by its first bytes in the chunk.
+        expected = first_names(chunk_rows_, n_bits)
+        columns = np.unique(chunk.X.indices)
+        np.testing.assert_array_equal(chunk.feature_names.keys, columns)
+        assert chunk.feature_names.lookup(columns) == {
+            key: name.decode("utf-8", "replace") for key, name in expected.items()}
+        for key, name in chunk.feature_names.lookup(columns).items():
+            union.setdefault(key, name)
+    # Wherever the chunks and blocks end, the file's first name of every key.
+    assert union == {key: name.decode("utf-8", "replace")
+                     for key, name in first_names(rows, n_bits).items()}
+
+
+def test_vowpal_wabbit_skipped_line_names_nothing(tmp_path):
+    path = write(tmp_path, "skip.vw",
+                 "1 |f kept\n1 |f only_in_bad bad:abc\n-1 |g other |f only_in_bad:x\n| last\n")
+    reader = VowpalWabbitReader(path, on_error="skip", keep_names=True)
+    (chunk,) = reader
+    assert reader.n_skipped_ == 2
+    names = chunk.feature_names
+    assert sorted(names.lookup(names.keys).values()) == ["f^kept", "last"]
+    assert names.lookup([vw_key(b"only_in_bad", b"f")]) == {}
+
+
+def test_chunk_without_names_keeps_its_five_fields():
+    chunk = Chunk(sp.csr_matrix((1, 3)), np.ones(1), None, 1, None)
+    assert chunk.feature_names is None and chunk.qid is None
+    assert Chunk._fields[-1] == "feature_names"
+
+
+def test_key_names_lookup():
+    names = [b"w^good", b"caf\xc3\xa9", b"\xff", b"", b"second"]
+    keys = [7, -2, 2**62, 0, 7]
+    offsets = np.cumsum([0] + [len(n) for n in names])
+    for names_bytes in [b"".join(names), np.frombuffer(b"".join(names), dtype=np.uint8)]:
+        table = KeyNames(np.array(keys), offsets, names_bytes)
+        assert len(table) == 4 and repr(table) == "KeyNames(<4 names>)"
+        np.testing.assert_array_equal(table.keys, [-2, 0, 7, 2**62])
+        # Missing keys left out, a repeated key keeps its first name, bad bytes replaced.
+        assert table.lookup([7, 5, 2**62, -2, 0, 7, 2**63 - 1]) == {
+            7: "w^good", 2**62: "\ufffd", -2: "café", 0: ""}
+        assert table.lookup([]) == {} and table.lookup(np.array([[0, 7]])) == {
+            0: "", 7: "w^good"}
+        assert pickle.loads(pickle.dumps(table)).lookup([-2]) == {-2: "café"}
+    assert KeyNames([], [0], b"").lookup([1, 2]) == {}
+    for bad in [([1, 2], [0, 1], b"ab"), ([1], [0, 3], b"ab"), ([1, 2], [0, 2, 1], b"ab"),
+                ([[1]], [0, 1], b"a")]:
+        with pytest.raises(ValueError):
+            KeyNames(*bad)
+
+
 # -------------------------------------------------------------- FASTA/FASTQ
 def random_records(rng, n, max_len=150):
     letters = np.frombuffer(b"ACGTNacgt", dtype=np.uint8)
@@ -664,6 +829,7 @@ def public_io_objects():
             yield f"sklearn_sketch.io.{name}"
             if name.endswith("Reader"):
                 yield f"sklearn_sketch.io.{name}.__iter__"
+    yield "sklearn_sketch.io.KeyNames.lookup"
 
 
 @pytest.mark.parametrize("path", sorted(set(public_io_objects())))
@@ -673,7 +839,7 @@ def test_io_docstrings_are_valid_numpydoc(path):
     assert not errors, errors
 
 
-@pytest.mark.parametrize("module", ["_readers", "_sampling", "_training"])
+@pytest.mark.parametrize("module", ["_readers", "_sampling", "_training", "_key_names"])
 def test_io_docstring_examples(module):
     module = importlib.import_module(f"sklearn_sketch.io.{module}")
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)

@@ -12,7 +12,7 @@ validate = pytest.importorskip("numpydoc.validate").validate
 IGNORED = {"GL08", "SA01", "EX01", "ES01", "RT02", "PR02", "GL02", "SS05"}
 METHODS = ["fit", "partial_fit", "predict", "predict_proba", "decision_function",
            "transform", "get_support", "get_feature_names_out", "update", "query",
-           "merge", "scale", "push_or_update", "push_many", "decode"]
+           "merge", "scale", "push_or_update", "push_many", "decode", "remember_feature_names"]
 
 
 def public_objects():

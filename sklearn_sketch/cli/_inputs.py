@@ -206,7 +206,7 @@ class InputStream:
             return [SvmlightReader(path, rows, zero_based=self.zero_based)
                     for path in args.svmlight]
         if self.kind == "vw":
-            return [VowpalWabbitReader(path, rows) for path in args.vw]
+            return [VowpalWabbitReader(path, rows, keep_names=True) for path in args.vw]
         reader_type = FastaReader if args.fasta else FastqReader
         readers = []
         for index, (path, label) in enumerate(labelled_files(args)):

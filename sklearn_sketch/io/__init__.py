@@ -5,7 +5,9 @@ epoch of ``partial_fit``) and holds one block of the file and one chunk at a
 time. Malformed input raises :class:`ParseError`, which names the file and line.
 :class:`ReadSampler` and :func:`sample_reads` cut reads of a fixed length from
 long records such as genomes; :class:`ShuffledReader` mixes several readers.
+:class:`KeyNames` holds the names of hashed keys (a Vowpal Wabbit chunk's).
 """
+from ._key_names import KeyNames
 from ._readers import (
     MAX_FEATURES,
     Chunk,
@@ -26,6 +28,7 @@ __all__ = [
     "Chunk",
     "FastaReader",
     "FastqReader",
+    "KeyNames",
     "ParseError",
     "ReadChunk",
     "ReadSampler",

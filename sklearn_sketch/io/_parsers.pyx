@@ -20,7 +20,7 @@ from cpython.ref cimport PyObject
 from libc.math cimport INFINITY, NAN, copysign
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc, strtod
-from libc.string cimport memchr, memcmp, memcpy
+from libc.string cimport memchr, memcmp, memcpy, memset
 
 from .._core._murmurhash cimport murmurhash3_64_bytes
 
@@ -158,7 +158,7 @@ cdef inline int _push_f64(Buffer* b, double x) noexcept nogil:
 
 cdef object _take_array(Buffer* b, dtype):
     """The buffer's items as a new array; empties the buffer."""
-    out = np.empty(b.size // 8, dtype=dtype)
+    out = np.empty(b.size // np.dtype(dtype).itemsize, dtype=dtype)
     if b.size:
         memcpy(cnp.PyArray_DATA(out), b.ptr, b.size)
     b.size = 0
@@ -624,6 +624,168 @@ cdef class SvmlightParser(_LineParser):
         return self._fail(code, self.line, start, end)
 
 
+# ------------------------------------------------------ names of the keys
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define SKETCH_PREFETCH(address) __builtin_prefetch(address)
+    #else
+    #define SKETCH_PREFETCH(address) ((void)0)
+    #endif
+
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    #endif
+
+    /* Memory for a table read at random: on Linux, past 2 MiB, aligned on
+       and advised to transparent huge pages (one TLB entry per 2 MiB). */
+    static void* sketch_table_alloc(size_t size) {
+    #if defined(__linux__) && defined(MADV_HUGEPAGE)
+        const size_t huge = (size_t)2 << 20;
+        void* ptr = NULL;
+        if (size >= huge) {
+            if (posix_memalign(&ptr, huge, size)) return NULL;
+            madvise(ptr, size, MADV_HUGEPAGE);
+            return ptr;
+        }
+    #endif
+        return malloc(size);
+    }
+    """
+    void SKETCH_PREFETCH(const void* address) noexcept nogil
+    void* sketch_table_alloc(size_t size) noexcept nogil
+
+
+cdef struct PendingName:
+    int64_t key
+    Py_ssize_t ns_start, ns_end, name_start, name_end
+
+
+cdef struct NameSet:
+    # The distinct keys of a chunk and the bytes hashed into each: an open
+    # addressing set (linear probing, -1 in an empty slot, at most half full)
+    # over the keys; a new key's name is appended to ``names``. A line's
+    # features wait in ``pending`` until the line is complete: a skipped line
+    # adds nothing, and the slots are fetched while the line is parsed.
+    int64_t* slots
+    Py_ssize_t n_slots
+    int shift
+    Buffer keys
+    Buffer offsets
+    Buffer names
+    Buffer pending
+
+
+cdef int _init_names(NameSet* s) noexcept nogil:
+    """Empty the set (its first offset is 0); -1 when out of memory."""
+    if s.n_slots:
+        memset(s.slots, 0xFF, s.n_slots * sizeof(int64_t))
+    s.keys.size = s.offsets.size = s.names.size = s.pending.size = 0
+    return _push_i64(&s.offsets, 0)
+
+
+cdef void _free_names(NameSet* s) noexcept nogil:
+    free(s.slots)
+    free(s.keys.ptr)
+    free(s.offsets.ptr)
+    free(s.names.ptr)
+    free(s.pending.ptr)
+
+
+cdef inline Py_ssize_t _home_slot(NameSet* s, int64_t key) noexcept nogil:
+    # Fibonacci hashing: the top bits of the product, whatever bits vary in the keys.
+    return <Py_ssize_t>((<uint64_t>key * 0x9E3779B97F4A7C15ULL) >> s.shift)
+
+
+cdef inline Py_ssize_t _find_slot(NameSet* s, int64_t key) noexcept nogil:
+    """Slot holding ``key``, or the empty slot where it would go."""
+    cdef Py_ssize_t i = _home_slot(s, key)
+    while s.slots[i] != -1 and s.slots[i] != key:
+        i = (i + 1) & (s.n_slots - 1)
+    return i
+
+
+cdef int _grow_names(NameSet* s) noexcept nogil:
+    """Twice the slots (1024 at first), the keys put back."""
+    cdef Py_ssize_t n_slots = 2 * s.n_slots if s.n_slots else 1024, i
+    cdef int64_t* slots = <int64_t*>sketch_table_alloc(n_slots * sizeof(int64_t))
+    cdef const int64_t* keys = <const int64_t*>s.keys.ptr
+    if slots == NULL:
+        return -1
+    free(s.slots)
+    memset(slots, 0xFF, n_slots * sizeof(int64_t))
+    s.slots = slots
+    s.shift = s.shift - 1 if s.n_slots else 54
+    s.n_slots = n_slots
+    for i in range(s.keys.size // 8):
+        slots[_find_slot(s, keys[i])] = keys[i]
+    return 0
+
+
+cdef inline int _note_name(NameSet* s, int64_t key, Py_ssize_t ns_start, Py_ssize_t ns_end,
+                           Py_ssize_t name_start, Py_ssize_t name_end) noexcept nogil:
+    """Put a feature of the line being parsed in ``pending``; -1 when out of memory."""
+    cdef PendingName* entry
+    if _reserve(&s.pending, sizeof(PendingName)):
+        return -1
+    entry = <PendingName*>(s.pending.ptr + s.pending.size)
+    entry.key, entry.ns_start, entry.ns_end = key, ns_start, ns_end
+    entry.name_start, entry.name_end = name_start, name_end
+    s.pending.size += sizeof(PendingName)
+    # The slot is a cache miss once the set outgrows the cache: fetch it while
+    # the rest of the line is parsed.
+    if s.n_slots:
+        SKETCH_PREFETCH(s.slots + _home_slot(s, key))
+    return 0
+
+
+cdef int _add_pending_names(NameSet* s, const unsigned char* p) noexcept nogil:
+    """Add the keys of the complete line not yet in the set with their names.
+
+    A name is ``namespace^name``, or ``name`` in the default namespace; a key
+    already in the set keeps its first name. -1 when out of memory.
+    """
+    cdef const PendingName* entries = <const PendingName*>s.pending.ptr
+    cdef Py_ssize_t n = s.pending.size // sizeof(PendingName), j, i, ns_len, name_len
+    cdef Py_ssize_t n_keys = s.keys.size // 8, size = 0
+    cdef int64_t* keys
+    cdef int64_t* offsets
+    cdef char* names
+    s.pending.size = 0
+    for j in range(n):
+        size += (entries[j].ns_end - entries[j].ns_start + 1
+                 + entries[j].name_end - entries[j].name_start)
+    while 2 * (n_keys + n) > s.n_slots:
+        if _grow_names(s):
+            return -1
+    if _reserve(&s.names, size) or _reserve(&s.keys, 8 * n) or _reserve(&s.offsets, 8 * n):
+        return -1
+    keys = <int64_t*>s.keys.ptr
+    offsets = <int64_t*>s.offsets.ptr
+    names = s.names.ptr
+    size = s.names.size
+    for j in range(n):
+        i = _find_slot(s, entries[j].key)
+        if s.slots[i] == entries[j].key:
+            continue
+        s.slots[i] = entries[j].key
+        ns_len = entries[j].ns_end - entries[j].ns_start
+        name_len = entries[j].name_end - entries[j].name_start
+        if ns_len:
+            memcpy(names + size, p + entries[j].ns_start, ns_len)
+            names[size + ns_len] = c'^'
+            size += ns_len + 1
+        memcpy(names + size, p + entries[j].name_start, name_len)
+        size += name_len
+        keys[n_keys] = entries[j].key
+        n_keys += 1
+        offsets[n_keys] = size
+    s.names.size = size
+    s.keys.size = 8 * n_keys
+    s.offsets.size = 8 * (n_keys + 1)
+    return 0
+
+
 # ------------------------------------------------------------ Vowpal Wabbit
 cdef class VowpalWabbitParser(_LineParser):
     """``label [importance [base]] [tag]|namespace feature[:value] ...`` lines.
@@ -639,15 +801,21 @@ cdef class VowpalWabbitParser(_LineParser):
         Mask keys to this many bits; 0 for the full range.
     skip : bool
         Skip malformed lines instead of stopping at them.
+    keep_names : bool, default=False
+        Also collect the distinct keys of the parsed lines with the bytes
+        hashed into each (the first seen when two names give one key).
     """
 
     cdef uint64_t mask
     cdef Buffer indptr, indices, data, labels, weights, scratch
+    cdef readonly bint keep_names
+    cdef NameSet names
 
-    def __init__(self, int n_bits, bint skip):
+    def __init__(self, int n_bits, bint skip, bint keep_names=False):
         super().__init__(skip)
         self.mask = ((<uint64_t>1) << n_bits) - 1 if n_bits else 0
-        if _push_i64(&self.indptr, 0):
+        self.keep_names = keep_names
+        if _push_i64(&self.indptr, 0) or keep_names and _init_names(&self.names):
             raise MemoryError()
 
     def __dealloc__(self):
@@ -657,17 +825,26 @@ cdef class VowpalWabbitParser(_LineParser):
         free(self.labels.ptr)
         free(self.weights.ptr)
         free(self.scratch.ptr)
+        _free_names(&self.names)
 
     def take(self):
         """``(indptr, indices, data, y, sample_weight, first_line)``; empties the parser.
 
-        A row's keys are in file order and may repeat.
+        A row's keys are in file order and may repeat. With ``keep_names``
+        three more arrays follow: the distinct keys (int64, in order of first
+        appearance), the offsets of their names (int64, one more than the
+        keys) and the names' bytes (uint8): key ``keys[i]`` is the hash of
+        ``names[offsets[i]:offsets[i + 1]]``.
         """
         out = (_take_array(&self.indptr, np.int64), _take_array(&self.indices, np.int64),
                _take_array(&self.data, np.float64), _take_array(&self.labels, np.float64),
                _take_array(&self.weights, np.float64), self.first_line)
+        if self.keep_names:
+            out += (_take_array(&self.names.keys, np.int64),
+                    _take_array(&self.names.offsets, np.int64),
+                    _take_array(&self.names.names, np.uint8))
         self.n_units = 0
-        if _push_i64(&self.indptr, 0):
+        if _push_i64(&self.indptr, 0) or self.keep_names and _init_names(&self.names):
             raise MemoryError()
         return out
 
@@ -677,6 +854,7 @@ cdef class VowpalWabbitParser(_LineParser):
         cdef Py_ssize_t ends[5]
         cdef Py_ssize_t n_fields = 0, q, t, i, ns_start, ns_end, colon, row_start
         cdef double label = NAN, weight = 1.0, scale, value, base
+        cdef int64_t key
         s = _skip_space(p, s, e)
         if s == e:
             return UNIT_BLANK
@@ -736,13 +914,17 @@ cdef class VowpalWabbitParser(_LineParser):
                 value = 1.0
                 if colon < t and _parse_double(p + colon + 1, p + t, self.c_numeric, &value):
                     return self._row_fail(E_BAD_VALUE, colon + 1, t, row_start)
-                if (_reserve(&self.scratch, ns_end - ns_start + 1 + colon - q)
-                        or _push_i64(&self.indices, self._key(p, ns_start, ns_end, q, colon))
-                        or _push_f64(&self.data, value * scale)):
+                if _reserve(&self.scratch, ns_end - ns_start + 1 + colon - q):
+                    return self._fail(E_NOMEM, self.line, q, q)
+                key = self._key(p, ns_start, ns_end, q, colon)
+                if _push_i64(&self.indices, key) or _push_f64(&self.data, value * scale):
+                    return self._fail(E_NOMEM, self.line, q, q)
+                if self.keep_names and _note_name(&self.names, key, ns_start, ns_end, q, colon):
                     return self._fail(E_NOMEM, self.line, q, q)
                 q = t
         if (_push_i64(&self.indptr, self.data.size // 8) or _push_f64(&self.labels, label)
-                or _push_f64(&self.weights, weight)):
+                or _push_f64(&self.weights, weight)
+                or self.keep_names and _add_pending_names(&self.names, p)):
             return self._fail(E_NOMEM, self.line, s, s)
         return UNIT_OK
 
@@ -767,6 +949,7 @@ cdef class VowpalWabbitParser(_LineParser):
                        Py_ssize_t row_start) noexcept nogil:
         self.data.size = row_start
         self.indices.size = row_start
+        self.names.pending.size = 0
         return self._fail(code, self.line, start, end)
 
 

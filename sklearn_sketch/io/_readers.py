@@ -18,6 +18,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from ._key_names import KeyNames
 from ._parsers import (
     FastaParser,
     FastqParser,
@@ -79,9 +80,9 @@ class Chunk(NamedTuple):
         1-based line number of the first row in the file.
     qid : ndarray of int64, shape (n_rows,) or None
         Query ids (-1 where a row has none) when asked for, else None.
-    feature_names : object or None
-        Names of the chunk's keys: anything with ``lookup(keys) -> {key: name}``
-        (:class:`ShuffledReader` merges them), or None.
+    feature_names : KeyNames or None
+        The names of the chunk's columns (Vowpal Wabbit with ``keep_names=True``;
+        any object with ``lookup(keys) -> {key: name}``), else None.
     """
 
     X: sp.csr_matrix
@@ -89,7 +90,7 @@ class Chunk(NamedTuple):
     sample_weight: np.ndarray | None
     first_line: int
     qid: np.ndarray | None = None
-    feature_names: object = None
+    feature_names: KeyNames | None = None
 
 
 class ReadChunk(NamedTuple):
@@ -312,7 +313,11 @@ class VowpalWabbitReader:
     ``namespace + b"^" + name``, or of ``name`` alone in the default
     namespace; names are bytes, never decoded. The hash is reduced modulo
     ``2**63 - 1`` (``n_bits=None``) or masked to its low ``n_bits`` bits.
-    Keys that collide within a row are summed.
+    Keys that collide within a row are summed. With ``keep_names=True`` each
+    chunk also carries those bytes for each of its columns, in a
+    :class:`KeyNames` table (``Chunk.feature_names``) that
+    :func:`partial_fit_stream` hands to the estimator, so that a model trained
+    on the file names its selected features.
 
     Parameters
     ----------
@@ -329,6 +334,10 @@ class VowpalWabbitReader:
         ``n_skipped_``.
     block_size : int, default=2**20
         Bytes read at a time.
+    keep_names : bool, default=False
+        Give each chunk the names of its columns in ``feature_names`` (the
+        first name seen in the chunk when names collide on a key); parsing
+        collects them in the same pass, at some cost in speed.
 
     Attributes
     ----------
@@ -338,6 +347,7 @@ class VowpalWabbitReader:
     See Also
     --------
     SvmlightReader : Files in svmlight / libsvm format.
+    KeyNames : The names of a chunk's columns.
 
     Examples
     --------
@@ -353,15 +363,19 @@ class VowpalWabbitReader:
     >>> key = mmh3.hash64(b"words^hello", 0, signed=False)[0] % 2**20
     >>> float(chunk.X[0, key])
     3.0
+    >>> chunk = next(iter(VowpalWabbitReader(path, n_bits=20, keep_names=True)))
+    >>> chunk.feature_names.lookup([key])[key]
+    'words^hello'
     """
 
     def __init__(self, path, chunk_rows=10000, *, n_bits=None, on_error="raise",
-                 block_size=2**20):
+                 block_size=2**20, keep_names=False):
         self.path = fspath(path)
         self.chunk_rows = _check_int("chunk_rows", chunk_rows, 1)
         self.n_bits = None if n_bits is None else _check_int("n_bits", n_bits, 1, 62)
         self.block_size = _check_options(on_error, block_size)
         self.on_error = on_error
+        self.keep_names = bool(keep_names)
 
     def __iter__(self):
         """Yield the chunks of the file, from its start.
@@ -369,16 +383,18 @@ class VowpalWabbitReader:
         Yields
         ------
         chunk : Chunk
-            ``Chunk(X, y, sample_weight, first_line)``.
+            ``Chunk(X, y, sample_weight, first_line, None, feature_names)``,
+            ``feature_names`` None unless ``keep_names``.
         """
         n_features = MAX_FEATURES if self.n_bits is None else 2**self.n_bits
-        parser = VowpalWabbitParser(self.n_bits or 0, self.on_error == "skip")
+        parser = VowpalWabbitParser(self.n_bits or 0, self.on_error == "skip", self.keep_names)
         self.n_skipped_ = 0
-        for indptr, indices, data, y, weight, first_line in _parse_file(
-                self.path, parser, self.chunk_rows, self.block_size):
+        for parsed in _parse_file(self.path, parser, self.chunk_rows, self.block_size):
+            indptr, indices, data, y, weight, first_line = parsed[:6]
             self.n_skipped_ = parser.n_skipped
             X = _canonical_csr(data, indices, indptr, n_features, sorted_unique=False)
-            yield Chunk(X, y, weight, first_line)
+            names = KeyNames(*parsed[6:]) if self.keep_names else None
+            yield Chunk(X, y, weight, first_line, None, names)
         self.n_skipped_ = parser.n_skipped
 
 

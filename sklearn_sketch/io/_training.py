@@ -14,11 +14,13 @@ def partial_fit_stream(estimator, chunks, *, classes=None, epochs=1, verbose=0,
     Memory stays at the model plus the chunk being read. Importance weights
     (``chunk.sample_weight``, from Vowpal Wabbit files) reach ``partial_fit``
     as ``sample_weight``; a chunk whose weights are all 0 teaches nothing and
-    is skipped. Names of features (``chunk.feature_names``) are handed to the
-    estimator's ``remember_feature_names``. A model trained this
+    is skipped. A model trained this
     way equals the model ``fit`` on the same rows in memory with
     ``shuffle=False`` when every chunk holds a multiple of ``batch_size`` rows
-    (the mini-batches are then the same).
+    (the mini-batches are then the same). After each chunk that carries
+    ``feature_names`` (:class:`VowpalWabbitReader` with ``keep_names=True``),
+    the estimator's ``remember_feature_names``, when it has one, records the
+    names of the keys in its heaps.
 
     Parameters
     ----------
@@ -27,7 +29,8 @@ def partial_fit_stream(estimator, chunks, *, classes=None, epochs=1, verbose=0,
     chunks : iterable of Chunk
         A reader such as :class:`SvmlightReader` (re-iterable: one pass over the
         file per epoch) or any iterable of objects with ``X``, ``y`` and
-        ``sample_weight`` attributes (only one epoch for a one-shot iterator).
+        ``sample_weight`` attributes, and optionally ``feature_names`` (only
+        one epoch for a one-shot iterator).
     classes : array-like, default=None
         Every class of the problem, for classifiers; required unless the
         estimator was already trained.
