@@ -16,37 +16,22 @@ from ._errors import CommandError
 DEFAULT_SHUFFLE_BUFFER = 100_000
 
 
-def positive_int(text):
-    """An argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+def _argument_type(convert, accept, expected):
+    """An argparse type: ``convert(text)`` that ``accept`` s, else an error naming ``expected``."""
+    def check(text):
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not accept(value):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        return value
+    return check
 
 
-def non_negative_int(text):
-    """An argparse type: an integer >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return value
-
-
-def positive_float(text):
-    """An argparse type: a finite number > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
-    return value
+positive_int = _argument_type(int, lambda v: v >= 1, "a positive integer")
+non_negative_int = _argument_type(int, lambda v: v >= 0, "an integer >= 0")
+positive_float = _argument_type(float, lambda v: 0 < v < float("inf"), "a number > 0")
 
 
 def add_input_arguments(parser, *, training):

@@ -76,10 +76,7 @@ class ShuffledReader:
         self._n_iterations = 0
 
     def _rng(self):
-        if isinstance(self.random_state, np.random.RandomState):
-            seed = int(self.random_state.randint(2**31 - 1))
-        else:
-            seed = int(check_random_state(self.random_state).randint(2**31 - 1))
+        seed = int(check_random_state(self.random_state).randint(2**31 - 1))
         rng = np.random.default_rng([seed, self._n_iterations])
         self._n_iterations += 1
         return rng
