@@ -92,6 +92,9 @@ class _ModelState:
         # Mistakes before each update in the last pass, and that pass's size.
         self.mistakes = 0
         self.last_pass_samples = 0
+        # Errors of heap-only and sketch-reading predictions before each update
+        # (predict_with='auto'), earlier passes weighing half as much each time.
+        self.read_errors = np.zeros(2)
 
 
 def _as_csr_int64(X):
@@ -167,7 +170,8 @@ class _BaseSketchSGD(BaseEstimator):
             loss=self._loss_code(n_models), schedule=schedule, store=self._store,
             eta0=float(self.eta0), power_t=float(self.power_t), alpha=float(self.alpha),
             optimal_init=optimal_init, batch_size=int(self.batch_size),
-            fit_intercept=bool(self.fit_intercept))
+            fit_intercept=bool(self.fit_intercept),
+            compare_reads=getattr(self, "predict_with", None) == "auto")
 
     def _model_shape(self):
         """``(sketch_width, sketch_depth, heap_capacity)``; unused entries may be None."""
@@ -180,8 +184,15 @@ class _BaseSketchSGD(BaseEstimator):
     def _prediction_reads(self):
         """``(sketches, heaps, weight_median)`` that predictions read (see the kernel)."""
         read_sketch = self._uses_sketch and (
-            not self._uses_heap or self.predict_with == "sketch")
+            not self._uses_heap or self.predict_with_ == "sketch")
         return self.sketches_ if read_sketch else [], self.heaps_, False
+
+    def _resolved_predict_with(self):
+        """'heap' or 'sketch': ``predict_with``, or for 'auto' the read that erred less."""
+        if self.predict_with != "auto":
+            return self.predict_with
+        heap_error, sketch_error = self._state.read_errors
+        return "sketch" if sketch_error < heap_error else "heap"
 
     def _heap_items(self, heap):
         """Keys and model weights of a heap, heaviest entry first."""
@@ -216,7 +227,7 @@ class _BaseSketchSGD(BaseEstimator):
                 order = rng.permutation(n_samples).astype(np.int64)
             else:
                 order = np.arange(n_samples, dtype=np.int64)
-            t, status, mistakes = self._train_pass(
+            t, status, mistakes, read_errors = self._train_pass(
                 state, params, indptr, indices, data, y, sample_weight, order,
                 _max_batch_nnz(indptr, order, params.batch_size))
             if status == PASS_DIVERGED or not self._state_is_finite(state):
@@ -228,13 +239,14 @@ class _BaseSketchSGD(BaseEstimator):
             state.n_passes += 1
             state.mistakes = mistakes
             state.last_pass_samples = n_samples
+            state.read_errors = 0.5 * state.read_errors + read_errors
             if self.verbose:
                 print(f"-- Pass {state.n_passes}, samples seen {int(t - 1)}")
         return state
 
     def _train_pass(self, state, params, indptr, indices, data, y, sample_weight, order,
                     max_batch_nnz):
-        """One compiled pass over the rows ``order``: ``(t, status, mistakes)``."""
+        """One compiled pass over ``order``: ``(t, status, mistakes, read_errors)``."""
         return sgd_pass(params, state.sketches, state.heaps, state.intercept, indptr, indices,
                         data, y, sample_weight, order, state.t, max_batch_nnz)
 
@@ -381,6 +393,8 @@ class _BaseSketchSGD(BaseEstimator):
         if self._uses_heap:
             self.coef_ = self._heap_coef()
             self.selected_features_ = self._select()
+        if hasattr(self, "predict_with"):
+            self.predict_with_ = self._resolved_predict_with()
 
     # ---------------------------------------------------------- validation
     def _check_X(self, X, reset):

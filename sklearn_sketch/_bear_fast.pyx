@@ -54,7 +54,15 @@ from libc.string cimport memcpy, memset
 from ._core._count_sketch cimport CountSketch
 from ._core._murmurhash cimport _fmix64
 from ._core._topk_heap cimport TopKHeap
-from ._sgd_fast cimport PASS_DIVERGED, PASS_OK, SGDParams, learning_rate, sample_dloss
+from ._sgd_fast cimport (
+    NORMALIZED,
+    PASS_DIVERGED,
+    PASS_OK,
+    SGDParams,
+    learning_rate,
+    read_error,
+    sample_dloss,
+)
 
 # A pair is used when r^T s > CURVATURE_EPS * ||r|| * ||s||.
 cdef double CURVATURE_EPS = 1e-10
@@ -269,7 +277,7 @@ cdef class LBFGSHistory:
         for c in range(self.n_models):
             self._arrays["pair_s"][self.head, c, :keys.size] = s[c]
             self._arrays["pair_r"][self.head, c, :keys.size] = r[c]
-        self.push_batch(0.0)
+        self.push_batch(0.0, 0.0)
 
     def direction(self, Py_ssize_t model, keys, g):
         """The two-loop direction ``H g`` of ``model`` for a gradient on ``keys``.
@@ -385,7 +393,7 @@ cdef class LBFGSHistory:
         """Algorithm 1 for model ``c``: ``z = H g`` on the batch's active set.
 
         ``find_shared`` must have run for this batch. Returns the initial
-        scaling ``gamma`` (1 without a usable pair).
+        scaling ``gamma``, or 0 without a usable pair (then ``z = g``).
 
         With ``q = g - sum_j alpha_j r_j`` (the first loop's vector) and ``z =
         gamma q + sum_j coef_j s_j`` (the second loop's), every inner product the
@@ -413,7 +421,7 @@ cdef class LBFGSHistory:
         for j in range(self.n_active):
             z[j] = g[j]
         if n_valid == 0:
-            return 1.0
+            return 0.0
         gamma = self._pair_gamma[pairs[0] * K + c]
         # Newest to oldest: alpha_a = rho_a s_a^T q, q = g - sum over newer b of alpha_b r_b.
         for a in range(n_valid):
@@ -455,10 +463,11 @@ cdef class LBFGSHistory:
                 z[sb[t]] += ca * sv[sp[t]] - ga * rv[sp[t]]
         return gamma
 
-    cdef void push_batch(self, double damping) noexcept nogil:
+    cdef void push_batch(self, double damping, double intercept_damping) noexcept nogil:
         """Store the pair written at ``head`` on the batch's active set.
 
-        ``s`` and ``r`` (``r`` before ``damping * s`` is added) are in the
+        ``s`` and ``r`` (``r`` before ``damping * s`` is added, ``intercept_damping
+        * s`` on the intercept) are in the
         ``head`` rows of the pair arrays; ``find_shared`` has run for this
         batch. Computes the pair's curvature and its inner products with the
         other pairs of the window, then moves ``head``.
@@ -479,7 +488,8 @@ cdef class LBFGSHistory:
             rr = 0.0
             ss = 0.0
             for j in range(n):
-                r[j] += damping * s[j]
+                r[j] += (intercept_damping if self._active_key[j] == INTERCEPT_KEY
+                         else damping) * s[j]
                 rs += r[j] * s[j]
                 rr += r[j] * r[j]
                 ss += s[j] * s[j]
@@ -599,6 +609,30 @@ cdef bint _batch_gradient(SGDParams params, Py_ssize_t K, Py_ssize_t C, Py_ssize
     return True
 
 
+
+cdef void _read_errors(int loss, Py_ssize_t K, Py_ssize_t C, Py_ssize_t first_key,
+                       const int64_t[::1] indptr, const double[::1] data, const double[::1] y,
+                       const int64_t[::1] order, Py_ssize_t start, Py_ssize_t stop,
+                       const int32_t* nnz_pos, const double* w_heap, const double* w_sketch,
+                       double* scores, double* heap_error, double* sketch_error) noexcept nogil:
+    """Add the batch's errors predicting from ``w_heap`` and from ``w_sketch``."""
+    cdef Py_ssize_t b, c, p, row, off = 0, n
+    cdef const double* w
+    cdef double* total
+    for b in range(stop - start):
+        row = order[start + b]
+        for n in range(2):
+            w = w_heap if n == 0 else w_sketch
+            total = heap_error if n == 0 else sketch_error
+            for c in range(K):
+                scores[c] = w[c * C] if first_key else 0.0
+                for p in range(indptr[row], indptr[row + 1]):
+                    scores[c] += data[p] * w[c * C + nnz_pos[off + p - indptr[row]]]
+            total[0] += read_error(loss, K, scores, y[row])
+        off += indptr[row + 1] - indptr[row]
+
+
+
 def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] intercept,
               LBFGSHistory history not None, const int64_t[::1] indptr,
               const int64_t[::1] indices, const double[::1] data, const double[::1] y,
@@ -636,6 +670,11 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
         ``PASS_DIVERGED`` when a score, weight or direction became non-finite.
     mistakes : int
         Samples misclassified by the model before their batch's update.
+    read_errors : tuple of float
+        With ``params.compare_reads``: the summed errors (squared error for
+        regression, else misclassifications) before each batch's update of the
+        heap-masked weights training reads and of the sketch's estimates of
+        every feature; zeros otherwise.
     """
     cdef Py_ssize_t K = intercept.shape[0], n_rows = order.shape[0]
     if len(sketches) != K or len(heaps) != K or history.n_models != K:
@@ -654,14 +693,17 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
     cdef double* signs = <double*>malloc(C * depth * sizeof(double))
     cdef uint8_t* in_heap = <uint8_t*>malloc(C * K * sizeof(uint8_t))
     cdef double* w = <double*>malloc(C * K * sizeof(double))
+    # The sketch's estimates of the active set, heap or not: what predictions
+    # read with predict_with='sketch' (compared with the heap's when asked).
+    cdef double* w_sketch = <double*>malloc(C * K * sizeof(double))
     cdef double* g = <double*>malloc(C * K * sizeof(double))
     cdef double* z = <double*>malloc(C * sizeof(double))
     cdef double* scores = <double*>malloc(K * sizeof(double))
     cdef double* dl = <double*>malloc(K * sizeof(double))
-    if not (sk and hp and nnz_pos and cells and signs and in_heap and w and g and z and scores
-            and dl):
+    if not (sk and hp and nnz_pos and cells and signs and in_heap and w and w_sketch and g and z
+            and scores and dl):
         free(sk); free(hp); free(nnz_pos); free(cells); free(signs); free(in_heap); free(w)
-        free(g); free(z); free(scores); free(dl)
+        free(w_sketch); free(g); free(z); free(scores); free(dl)
         raise MemoryError()
     cdef Py_ssize_t c
     for c in range(K):
@@ -672,11 +714,14 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
     cdef Py_ssize_t start, stop, b, row, p, j, n_active, off, first_key = params.fit_intercept
     cdef Py_ssize_t idx, mistakes = 0
     cdef int64_t evicted_key
-    cdef double eta, delta, hw, evicted_weight
+    cdef double eta, delta, hw, evicted_weight, norm2
+    cdef bint no_pair
     cdef double* s_out
     cdef double* r_out
     cdef const int64_t* keys = history._active_key
     cdef int status = PASS_OK
+    cdef bint compare = params.compare_reads
+    cdef double heap_error = 0.0, sketch_error = 0.0
     with nogil:
         start = 0
         while start < n_rows and status == PASS_OK:
@@ -693,6 +738,20 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                 off += indptr[row + 1] - indptr[row]
             n_active = history.n_active
             history.find_shared()
+            # 'normalized': the batch's mean ||x||^2 is the scale of curvature
+            # that the pairs cannot give (the first step, damping) on the
+            # features; the intercept, a feature of value 1, keeps 1. Steps then
+            # do not depend on the scale of the features.
+            norm2 = 1.0
+            if params.schedule == NORMALIZED:
+                norm2 = 0.0
+                for b in range(stop - start):
+                    row = order[start + b]
+                    for p in range(indptr[row], indptr[row + 1]):
+                        norm2 += data[p] * data[p]
+                norm2 /= stop - start
+                if not (norm2 > 0.0 and isfinite(norm2)):
+                    norm2 = 1.0
 
             # Weights: the sketch's estimate for heap members, 0 for the rest.
             for j in range(first_key, n_active):
@@ -700,10 +759,17 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
             for c in range(K):
                 if first_key:
                     w[c * C] = intercept[c]
+                    w_sketch[c * C] = intercept[c]
                 for j in range(first_key, n_active):
                     in_heap[j * K + c] = (<TopKHeap>hp[c]).lookup(keys[j], &hw)
-                    w[c * C + j] = ((<CountSketch>sk[c]).estimate_located(
-                        &cells[j * depth], &signs[j * depth]) if in_heap[j * K + c] else 0.0)
+                    if in_heap[j * K + c] or compare:
+                        hw = (<CountSketch>sk[c]).estimate_located(&cells[j * depth],
+                                                                   &signs[j * depth])
+                    w[c * C + j] = hw if in_heap[j * K + c] else 0.0
+                    w_sketch[c * C + j] = hw
+            if compare:
+                _read_errors(params.loss, K, C, first_key, indptr, data, y, order, start, stop,
+                             nnz_pos, w, w_sketch, scores, &heap_error, &sketch_error)
             if not _batch_gradient(params, K, C, n_active, first_key, indptr, data, y,
                                    sample_weight, order, start, stop, nnz_pos, w, g, scores,
                                    dl, &mistakes):
@@ -715,10 +781,14 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
             eta = learning_rate(params, t)
             idx = history.head
             for c in range(K):
-                history.direction_on_batch(c, &g[c * C], z)
+                # Without a usable pair the direction is the gradient, scaled by
+                # the metric when normalized.
+                no_pair = history.direction_on_batch(c, &g[c * C], z) == 0.0
                 s_out = &history._pair_s[(idx * K + c) * C]
                 for j in range(n_active):
                     delta = -eta * z[j]
+                    if no_pair and j >= first_key:
+                        delta /= norm2
                     if not isfinite(delta):
                         status = PASS_DIVERGED
                     s_out[j] = delta
@@ -760,9 +830,9 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                 r_out = &history._pair_r[(idx * K + c) * C]
                 for j in range(n_active):
                     r_out[j] += g[c * C + j]
-            history.push_batch(params.damping)
+            history.push_batch(params.damping * norm2, params.damping)
             t += stop - start
             start = stop
     free(sk); free(hp); free(nnz_pos); free(cells); free(signs); free(in_heap); free(w)
-    free(g); free(z); free(scores); free(dl)
-    return t, status, mistakes
+    free(w_sketch); free(g); free(z); free(scores); free(dl)
+    return t, status, mistakes, (heap_error, sketch_error)

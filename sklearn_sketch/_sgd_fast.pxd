@@ -41,7 +41,7 @@ cdef class SGDParams:
     cdef public int loss, schedule, store
     cdef public double eta0, power_t, alpha, optimal_init, margin, threshold, damping
     cdef public Py_ssize_t batch_size
-    cdef public bint fit_intercept
+    cdef public bint fit_intercept, compare_reads
     cdef public uint64_t seed
 
 
@@ -113,3 +113,18 @@ cdef inline bint sample_dloss(int loss, Py_ssize_t K, double* scores, double y, 
             target = 1.0 if <Py_ssize_t>y == c else -1.0
             out[c] = weight * dloss(loss, scores[c], target, margin)
     return wrong
+
+
+cdef inline double read_error(int loss, Py_ssize_t K, const double* scores,
+                              double y) noexcept nogil:
+    """Error of one sample's scores: squared error, or 1 for a misclassification
+    (as ``sample_dloss`` counts it)."""
+    cdef Py_ssize_t c, best = 0
+    if loss == SQUARED_ERROR:
+        return (scores[0] - y) * (scores[0] - y)
+    if K == 1:
+        return 1.0 if (scores[0] > 0.0) != (y > 0.0) else 0.0
+    for c in range(1, K):
+        if scores[c] > scores[best]:
+            best = c
+    return 0.0 if best == <Py_ssize_t>y else 1.0

@@ -45,7 +45,9 @@ cdef class SGDParams:
     """Settings of a pass (a small object instead of many positional arguments)."""
 
     def __init__(self, *, loss, schedule, store, eta0, power_t, alpha, optimal_init,
-                 batch_size, fit_intercept, margin=0.0, threshold=0.0, seed=0, damping=0.0):
+                 batch_size, fit_intercept, margin=0.0, threshold=0.0, seed=0, damping=0.0,
+                 compare_reads=False):
+        self.compare_reads = compare_reads
         self.margin = margin
         self.damping = damping
         self.threshold = threshold
@@ -291,6 +293,11 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     mistakes : int
         Samples misclassified by the model just before their update (the online
         error count; meaningless for regression).
+    read_errors : tuple of float
+        With ``params.compare_reads`` and a sketch-and-heap store: the summed
+        errors (squared error for regression, else misclassifications) of the
+        heap-only and of the sketch-reading predictions of each sample just
+        before its update; zeros otherwise.
     """
     cdef Py_ssize_t K = intercept.shape[0], n_rows = order.shape[0]
     cdef Py_ssize_t bs = params.batch_size, depth = 0
@@ -312,15 +319,16 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     cdef double* dl = <double*>malloc(bs * K * sizeof(double))
     cdef double* row_norm2 = <double*>malloc(bs * sizeof(double))
     cdef double* scores = <double*>malloc(K * sizeof(double))
+    cdef double* sketch_scores = <double*>malloc(K * sizeof(double))
     cdef KeyDelta* pairs = <KeyDelta*>malloc(max(1, max_batch_nnz) * sizeof(KeyDelta))
     # Whether each (non-zero, model) key was in the heap when the batch was scored.
     cdef bint* in_heap = <bint*>malloc(max(1, max_batch_nnz * K) * sizeof(bint))
     cdef double* row_delta = <double*>malloc(max(1, max_batch_nnz) * sizeof(double))
     cdef bint* row_flags = <bint*>malloc(max(1, max_batch_nnz) * sizeof(bint))
-    if not (sk and hp and cells and signs and dl and row_norm2 and scores and pairs and in_heap
-            and row_delta and row_flags):
+    if not (sk and hp and cells and signs and dl and row_norm2 and scores and sketch_scores
+            and pairs and in_heap and row_delta and row_flags):
         free(sk); free(hp); free(cells); free(signs); free(dl); free(row_norm2); free(scores)
-        free(pairs); free(in_heap); free(row_delta); free(row_flags)
+        free(sketch_scores); free(pairs); free(in_heap); free(row_delta); free(row_flags)
         raise MemoryError()
     cdef Py_ssize_t c
     for c in range(K):
@@ -332,11 +340,15 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     cdef Py_ssize_t start, stop, b, row, p, q, off, n_pairs, n_row
     # Weight-Median stores read and write the sketch through R = A / sqrt(depth).
     cdef double root = sqrt(<double>depth) if store == WEIGHT_MEDIAN or store == ACTIVE_SET else 1.0
-    cdef double eta, decay, step, x, w, s, dsum
+    cdef double eta, decay, step, x, w, s, dsum, s_sketch
     cdef int64_t key, evicted_key
     cdef double evicted_weight
     cdef int status = PASS_OK
     cdef Py_ssize_t mistakes = 0
+    # Progressive validation of the two ways a MISSION model can predict: the
+    # heap alone (what training reads) and the sketch for features outside it.
+    cdef bint compare = params.compare_reads and store == SKETCH_AND_HEAP
+    cdef double heap_error = 0.0, sketch_error = 0.0
     cdef CountSketch sketch0 = sketches[0] if has_sketch else None
     with nogil:
         start = 0
@@ -359,16 +371,28 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                             &cells[off * depth], &signs[off * depth], &data[indptr[row]],
                             indptr[row + 1] - indptr[row], store == WEIGHT_MEDIAN) / root
                     else:
+                        s_sketch = s
                         for p in range(indptr[row], indptr[row + 1]):
                             q = off + p - indptr[row]
-                            s += data[p] * model_weight(store, sk[c], hp[c], indices[p],
-                                                        &cells[q * depth], &signs[q * depth],
-                                                        root, &in_heap[q * K + c])
+                            w = model_weight(store, sk[c], hp[c], indices[p],
+                                             &cells[q * depth], &signs[q * depth], root,
+                                             &in_heap[q * K + c])
+                            s += data[p] * w
+                            if compare:
+                                if not in_heap[q * K + c]:
+                                    w = (<CountSketch>sk[c]).estimate_located(
+                                        &cells[q * depth], &signs[q * depth])
+                                s_sketch += data[p] * w
+                        if compare:
+                            sketch_scores[c] = s_sketch
                     scores[c] = s
                     if not isfinite(s):
                         status = PASS_DIVERGED
                 if status != PASS_OK:
                     break
+                if compare:
+                    heap_error += read_error(loss, K, scores, y[row])
+                    sketch_error += read_error(loss, K, sketch_scores, y[row])
                 mistakes += sample_dloss(loss, K, scores, y[row], sample_weight[row],
                                          params.margin, &dl[b * K])
                 row_norm2[b] = 1.0
@@ -490,8 +514,8 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
             t += stop - start
             start = stop
     free(sk); free(hp); free(cells); free(signs); free(dl); free(row_norm2); free(scores)
-    free(pairs); free(in_heap); free(row_delta); free(row_flags)
-    return t, status, mistakes
+    free(sketch_scores); free(pairs); free(in_heap); free(row_delta); free(row_flags)
+    return t, status, mistakes, (heap_error, sketch_error)
 
 
 def decision_function_kernel(list sketches, list heaps, const int64_t[::1] indptr,

@@ -25,10 +25,12 @@ from .weight_median import _BUDGET_CONSTRAINTS, parse_memory_budget
 _SGD_PARAMS_DOC = """
     loss : {'log_loss', 'hinge', 'modified_huber'}, default='log_loss'
         Loss minimized.
-    learning_rate : {'invscaling', 'constant', 'optimal'}, default='invscaling'
-        Step size schedule.
-    eta0 : float, default=0.1
-        Initial step size.
+    learning_rate : {'normalized', 'invscaling', 'constant', 'optimal'}, \
+default='normalized'
+        Step size schedule; 'normalized' steps by ``eta0 / ||x||**2``, whatever
+        the scale of the features (see :class:`WMSketchClassifier`).
+    eta0 : float, default=1.0
+        Step size (the first one for 'invscaling').
     power_t : float, default=0.5
         Exponent of the 'invscaling' schedule.
     alpha : float, default=1e-6
@@ -128,7 +130,7 @@ class TruncationClassifier(_BudgetedBaseline):
                               "truncation": [StrOptions({"simple", "probabilistic"})]}
 
     def __init__(self, memory_budget="8KB", *, truncation="simple", n_features_to_select=None,
-                 loss="log_loss", learning_rate="invscaling", eta0=0.1, power_t=0.5,
+                 loss="log_loss", learning_rate="normalized", eta0=1.0, power_t=0.5,
                  alpha=1e-6, fit_intercept=True, batch_size=1, max_iter=5, shuffle=True,
                  random_state=None, warm_start=False, verbose=0):
         self.memory_budget = memory_budget
@@ -189,7 +191,7 @@ class SpaceSavingClassifier(_BudgetedBaseline):
     _heap_value = 2
 
     def __init__(self, memory_budget="8KB", *, n_features_to_select=None, loss="log_loss",
-                 learning_rate="invscaling", eta0=0.1, power_t=0.5, alpha=1e-6,
+                 learning_rate="normalized", eta0=1.0, power_t=0.5, alpha=1e-6,
                  fit_intercept=True, batch_size=1, max_iter=5, shuffle=True, random_state=None,
                  warm_start=False, verbose=0):
         self.memory_budget = memory_budget

@@ -20,7 +20,12 @@ from ._base import (
 )
 from ._bear_fast import LBFGSHistory, bear_pass
 from ._sgd_fast import WeightStore
-from .mission import _COMMON_ATTRIBUTES_DOC, _SELECTION_CONSTRAINTS, _SKETCH_CONSTRAINTS
+from .mission import (
+    _COMMON_ATTRIBUTES_DOC,
+    _PREDICT_WITH_DOC,
+    _SELECTION_CONSTRAINTS,
+    _SKETCH_CONSTRAINTS,
+)
 
 _BEAR_PARAMS_DOC = """
     sketch_width : int, default=2**18
@@ -33,14 +38,23 @@ _BEAR_PARAMS_DOC = """
         Added to every pair's curvature, as online L-BFGS does
         (``r = g' - g + damping * s``): with one model the direction is then
         at most ``1 / damping`` times the gradient. 0 turns it off (see Notes).
-    learning_rate : {'constant', 'invscaling', 'optimal'}, default='constant'
-        Step size schedule, with scikit-learn's meanings: ``eta0``,
-        ``eta0 / t**power_t``, or ``1 / (alpha * (t0 + t))``; ``t`` counts samples.
-    eta0 : float, default=0.1
+    learning_rate : {'normalized', 'constant', 'invscaling', 'optimal'}, \
+default='normalized'
+        Step size schedule. 'normalized' scales, by the batch's mean
+        ``||x||**2``, the only two places where curvature does not come from the
+        pairs: a model without a usable pair (the first batch) steps by
+        ``eta0 / mean ||x||**2`` on the features, and ``damping`` on them is
+        multiplied by the same mean. Steps then do not depend on the scale of
+        the features (counts, binary, L2-normalized); on L2-normalized rows it
+        is 'constant'. The others have scikit-learn's meanings: ``eta0``,
+        ``eta0 / t**power_t``, or ``1 / (alpha * (t0 + t))``; ``t`` counts
+        samples.
+    eta0 : float, default=0.3
         Step size. The quasi-Newton direction is already scaled by the
         curvature, but curvature measured on one small batch is noisy, and
-        steps of 1 oscillate on small batches; the first batch, with no
-        curvature yet, takes a gradient step of this size.
+        steps of 1 oscillate on small batches. With 'normalized', 0.3 beat 0.1
+        and 1 on 20 Newsgroups (raw counts: 0.64 against 0.27 and 0.28 after
+        one pass; L2-normalized: 0.67) and tied them on DNA reads (0.885).
     power_t : float, default=0.5
         Exponent of the 'invscaling' schedule.
     alpha : float, default=0.0
@@ -59,10 +73,7 @@ _BEAR_PARAMS_DOC = """
     warm_start : bool, default=False
         Continue from the previous model (curvature pairs included) in :meth:`fit`.
     verbose : int, default=0
-        Print a line per pass.
-    predict_with : {'heap', 'sketch'}, default='heap'
-        Predict from the heap weights only (the paper's model), or also read the
-        sketch for features outside the heap."""
+        Print a line per pass."""
 
 _BEAR_NOTES_DOC = """
     Each mini-batch: the weights of its active set ``A`` (the features present)
@@ -104,8 +115,8 @@ class _BearMixin:
         **_SKETCH_CONSTRAINTS, **_SELECTION_CONSTRAINTS,
         "history_size": [Interval(Integral, 1, 256, closed="both")],
         "damping": [Interval(Real, 0, None, closed="left")],
-        "predict_with": [StrOptions({"heap", "sketch"})],
-        "learning_rate": [StrOptions({"constant", "invscaling", "optimal"})],
+        "predict_with": [StrOptions({"auto", "heap", "sketch"})],
+        "learning_rate": [StrOptions({"normalized", "constant", "invscaling", "optimal"})],
         "eta0": [Interval(Real, 0, None, closed="neither")],
     }
 
@@ -145,7 +156,7 @@ class BearClassifier(_SketchSelectorMixin, ClassifierMixin, _BearMixin, _SketchC
     n_features_to_select : int, default=1000
         Size ``k`` of each heap: the number of features kept and selected.
     loss : {{'log_loss'}}, default='log_loss'
-        Loss minimized (softmax for more than two classes).{_BEAR_PARAMS_DOC}
+        Loss minimized (softmax for more than two classes).{_BEAR_PARAMS_DOC}{_PREDICT_WITH_DOC}
 
     Attributes
     ----------
@@ -158,7 +169,9 @@ class BearClassifier(_SketchSelectorMixin, ClassifierMixin, _BearMixin, _SketchC
     history_ : LBFGSHistory
         The last curvature pairs (carried over by ``partial_fit`` and ``warm_start``).
     online_error_rate_ : float
-        Fraction of the last pass's samples misclassified before their batch's update.{_COMMON_ATTRIBUTES_DOC}
+        Fraction of the last pass's samples misclassified before their batch's update.
+    predict_with_ : {{'heap', 'sketch'}}
+        What predictions read (``predict_with``, resolved for 'auto').{_COMMON_ATTRIBUTES_DOC}
 
     See Also
     --------
@@ -188,10 +201,10 @@ class BearClassifier(_SketchSelectorMixin, ClassifierMixin, _BearMixin, _SketchC
     }
 
     def __init__(self, n_features_to_select=1000, *, loss="log_loss", sketch_width=2**18,
-                 sketch_depth=3, history_size=5, damping=1e-2, learning_rate="constant", eta0=0.1,
-                 power_t=0.5, alpha=0.0, fit_intercept=True, batch_size=64, max_iter=5,
+                 sketch_depth=3, history_size=5, damping=1e-2, learning_rate="normalized",
+                 eta0=0.3, power_t=0.5, alpha=0.0, fit_intercept=True, batch_size=64, max_iter=5,
                  shuffle=True, random_state=None, warm_start=False, verbose=0,
-                 predict_with="heap"):
+                 predict_with="auto"):
         self.n_features_to_select = n_features_to_select
         self.loss = loss
         self.sketch_width = sketch_width
@@ -214,7 +227,7 @@ class BearRegressor(_SketchSelectorMixin, RegressorMixin, _BearMixin, _SketchReg
     n_features_to_select : int, default=1000
         Size ``k`` of the heap: the number of features kept and selected.
     loss : {{'squared_error'}}, default='squared_error'
-        Loss minimized.{_BEAR_PARAMS_DOC}
+        Loss minimized.{_BEAR_PARAMS_DOC}{_PREDICT_WITH_DOC}
 
     Attributes
     ----------
@@ -223,7 +236,9 @@ class BearRegressor(_SketchSelectorMixin, RegressorMixin, _BearMixin, _SketchReg
     selected_features_ : SelectedFeatures
         Keys and weights of the selected features, most important first.
     history_ : LBFGSHistory
-        The last curvature pairs.{_COMMON_ATTRIBUTES_DOC}
+        The last curvature pairs.
+    predict_with_ : {{'heap', 'sketch'}}
+        What predictions read (``predict_with``, resolved for 'auto').{_COMMON_ATTRIBUTES_DOC}
 
     See Also
     --------
@@ -251,10 +266,10 @@ class BearRegressor(_SketchSelectorMixin, RegressorMixin, _BearMixin, _SketchReg
     }
 
     def __init__(self, n_features_to_select=1000, *, loss="squared_error", sketch_width=2**18,
-                 sketch_depth=3, history_size=5, damping=1e-2, learning_rate="constant", eta0=0.1,
-                 power_t=0.5, alpha=0.0, fit_intercept=True, batch_size=64, max_iter=5,
+                 sketch_depth=3, history_size=5, damping=1e-2, learning_rate="normalized",
+                 eta0=0.3, power_t=0.5, alpha=0.0, fit_intercept=True, batch_size=64, max_iter=5,
                  shuffle=True, random_state=None, warm_start=False, verbose=0,
-                 predict_with="heap"):
+                 predict_with="auto"):
         self.n_features_to_select = n_features_to_select
         self.loss = loss
         self.sketch_width = sketch_width

@@ -74,6 +74,23 @@ default='invscaling'
     eta0 : float, default=0.01
         Initial step size.""" + _OTHER_SGD_PARAMS_DOC
 
+_PREDICT_WITH_DOC = """
+    predict_with : {'auto', 'sketch', 'heap'}, default='auto'
+        What predictions read. 'heap': the heap's ``k`` weights only (the
+        paper's model, ``coef_``). 'sketch': also the sketch's estimate of
+        every feature outside the heap, so a sample is scored by all its
+        features, as feature hashing scores it. 'auto' picks, at the end of
+        each fit or partial_fit, the one whose predictions of each training
+        sample just before its update erred less (progressive validation,
+        recent passes weighing most; ties go to the heap); ``predict_with_``
+        says which. The sketch wins when the heap's ``k`` features are absent
+        from most samples (DNA reads of held-out strains: 0.90 against 0.55 for
+        the heap alone, with the paper's sizes); the heap wins when a few
+        features decide and the others only add noise. Ask for 'heap' to ship
+        a model shrunk to its selected features, or to explain predictions by
+        them alone. Selection (``get_support``, ``transform``, names) is the
+        heap's top ``k`` either way."""
+
 
 _COMMON_ATTRIBUTES_DOC = """
     intercept_ : ndarray of shape (n_models,)
@@ -97,9 +114,10 @@ class MissionClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
     __doc__ = f"""MISSION: feature selection by SGD with the weights in a Count-Sketch.
 
     Each update adds the stochastic gradient to a Count-Sketch of the full weight
-    vector, then offers the touched features' new estimates to a top-k heap. The
-    heap weights are the model (predictions read them), and its keys are the
-    selected features. Memory is the sketch plus the heap, whatever ``n_features``.
+    vector, then offers the touched features' new estimates to a top-k heap,
+    whose keys are the selected features. The heap's weights are the paper's
+    model; predictions may read the sketch too (``predict_with``). Memory is
+    the sketch plus the heap, whatever ``n_features``.
     Multi-class problems get one sketch and one heap per class, with the softmax
     loss for ``loss='log_loss'`` and one-vs-rest for the others.
 
@@ -112,10 +130,7 @@ class MissionClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
     sketch_width : int, default=2**18
         Buckets per sketch row.
     sketch_depth : int, default=3
-        Sketch rows (independent hashes).{_CLASSIFIER_PARAMS_DOC}
-    predict_with : {{'heap', 'sketch'}}, default='heap'
-        Predict from the heap weights only (the paper's model), or also read the
-        sketch for features outside the heap.
+        Sketch rows (independent hashes).{_CLASSIFIER_PARAMS_DOC}{_PREDICT_WITH_DOC}
 
     Attributes
     ----------
@@ -124,7 +139,9 @@ class MissionClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
     coef_ : scipy.sparse.csr_matrix of shape (n_models, n_features_in_)
         The heap weights: the only non-zero weights of the model.
     selected_features_ : SelectedFeatures
-        Keys and weights of the selected features, most important first.{_COMMON_ATTRIBUTES_DOC}
+        Keys and weights of the selected features, most important first.
+    predict_with_ : {{'heap', 'sketch'}}
+        What predictions read (``predict_with``, resolved for 'auto').{_COMMON_ATTRIBUTES_DOC}
 
     Examples
     --------
@@ -146,13 +163,13 @@ class MissionClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
         **_BaseSketchSGD._parameter_constraints, **_SKETCH_CONSTRAINTS,
         **_SELECTION_CONSTRAINTS,
         "loss": [StrOptions(_CLASSIFIER_LOSSES)],
-        "predict_with": [StrOptions({"heap", "sketch"})],
+        "predict_with": [StrOptions({"auto", "heap", "sketch"})],
     }
 
     def __init__(self, n_features_to_select=1000, *, loss="log_loss", sketch_width=2**18,
                  sketch_depth=3, learning_rate="normalized", eta0=1.0, power_t=0.5,
                  alpha=0.0, fit_intercept=True, batch_size=1, max_iter=5, shuffle=True,
-                 random_state=None, warm_start=False, verbose=0, predict_with="heap"):
+                 random_state=None, warm_start=False, verbose=0, predict_with="auto"):
         self.n_features_to_select = n_features_to_select
         self.loss = loss
         self.sketch_width = sketch_width
@@ -176,16 +193,16 @@ class MissionRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMix
     sketch_width : int, default=2**18
         Buckets per sketch row.
     sketch_depth : int, default=3
-        Sketch rows (independent hashes).{_REGRESSOR_PARAMS_DOC}
-    predict_with : {{'heap', 'sketch'}}, default='heap'
-        Predict from the heap weights only, or also read the sketch.
+        Sketch rows (independent hashes).{_REGRESSOR_PARAMS_DOC}{_PREDICT_WITH_DOC}
 
     Attributes
     ----------
     coef_ : scipy.sparse.csr_matrix of shape (1, n_features_in_)
         The heap weights.
     selected_features_ : SelectedFeatures
-        Keys and weights of the selected features, most important first.{_COMMON_ATTRIBUTES_DOC}
+        Keys and weights of the selected features, most important first.
+    predict_with_ : {{'heap', 'sketch'}}
+        What predictions read (``predict_with``, resolved for 'auto').{_COMMON_ATTRIBUTES_DOC}
 
     Examples
     --------
@@ -205,13 +222,13 @@ class MissionRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMix
         **_BaseSketchSGD._parameter_constraints, **_SKETCH_CONSTRAINTS,
         **_SELECTION_CONSTRAINTS,
         "loss": [StrOptions({"squared_error"})],
-        "predict_with": [StrOptions({"heap", "sketch"})],
+        "predict_with": [StrOptions({"auto", "heap", "sketch"})],
     }
 
     def __init__(self, n_features_to_select=1000, *, loss="squared_error", sketch_width=2**18,
                  sketch_depth=3, learning_rate="invscaling", eta0=0.01, power_t=0.25,
                  alpha=0.0, fit_intercept=True, batch_size=1, max_iter=5, shuffle=True,
-                 random_state=None, warm_start=False, verbose=0, predict_with="heap"):
+                 random_state=None, warm_start=False, verbose=0, predict_with="auto"):
         self.n_features_to_select = n_features_to_select
         self.loss = loss
         self.sketch_width = sketch_width

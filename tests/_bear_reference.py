@@ -36,8 +36,13 @@ def _gradient(loss, X, y, sw, W, b, active, alpha):
 
 def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5, alpha=0.0,
                fit_intercept=True, sample_weight=None, order=None, n_passes=1,
-               damping=0.0, eps=1e-10):
+               damping=0.0, eps=1e-10, normalized=False):
     """Run BEAR with dense weights; returns ``(W (K, p), b (K,), pairs)``.
+
+    ``normalized``: the 'normalized' schedule, where a model without a usable
+    pair steps by ``eta0 / mean ||x||**2`` (over the batch) on the features,
+    and their ``damping`` is multiplied by the same mean; the intercept keeps
+    ``eta0`` and ``damping``.
 
     ``y`` is encoded as the kernel sees it: a real target, +1/-1, or class index.
     ``pairs`` is the final window: a list of (active features, s, r, valid) with
@@ -56,13 +61,19 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
             rows = order[start:start + batch_size]
             Xb, yb, swb = X[rows], y[rows], sw[rows]
             active = np.flatnonzero((Xb != 0).any(axis=0))
+            # The diagonal metric of 'normalized', intercept first.
+            metric = np.ones(active.size + fit_intercept)
+            if normalized:
+                norm2 = (Xb ** 2).sum() / len(rows)
+                metric[fit_intercept:] = norm2 if norm2 > 0 else 1.0
             gW, gb = _gradient(loss, Xb, yb, swb, W, b, active, alpha)
             step_W = np.zeros((K, active.size))
             step_b = np.zeros(K)
             for c in range(K):
                 g = _vector(gW[c], gb[c], active, fit_intercept)
                 z = _two_loop(g, active, c, window, fit_intercept)
-                step = -eta0 * z
+                has_pair = any(v[c] for _, _, _, v in window)
+                step = -eta0 * z / (1.0 if has_pair else metric)
                 if fit_intercept:
                     step_b[c], step_W[c] = step[0], step[1:]
                 else:
@@ -73,7 +84,7 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
             s = np.stack([_vector(step_W[c], step_b[c], active, fit_intercept)
                           for c in range(K)])
             r = np.stack([_vector(gW2[c] - gW[c], gb2[c] - gb[c], active, fit_intercept)
-                          for c in range(K)]) + damping * s
+                          for c in range(K)]) + damping * metric * s
             rs = (r * s).sum(axis=1)
             valid = rs > eps * np.linalg.norm(r, axis=1) * np.linalg.norm(s, axis=1)
             window.append((active, s, r, valid))

@@ -218,8 +218,9 @@ def test_equals_dense_reference_without_collisions(case, setting):
     X_fit = sp.csr_matrix(X) if setting["sparse"] else X
     params = dict(n_features_to_select=p, sketch_width=2**16,
                   sketch_depth=3 if setting["depth3"] else 1, history_size=history_size,
-                  damping=damping, eta0=0.1, alpha=alpha, fit_intercept=fit_intercept,
-                  batch_size=batch_size, max_iter=n_passes, shuffle=False)
+                  damping=damping, learning_rate="constant", eta0=0.1, alpha=alpha,
+                  fit_intercept=fit_intercept, batch_size=batch_size, max_iter=n_passes,
+                  shuffle=False)
     est = fit_without_collisions(
         lambda seed: make_estimator(kind, random_state=seed, **params), np.arange(p),
         lambda e: e.fit(X_fit, y, sample_weight=weights))
@@ -280,7 +281,8 @@ def test_churn_and_growing_capacity_equal_dense_reference():
     coo = sp.coo_matrix(D)
     X = sp.csr_matrix((coo.data, (coo.row, keys[coo.col])), shape=(n, N_HUGE))
     params = dict(n_features_to_select=p, sketch_width=2**18, sketch_depth=1, batch_size=bs,
-                  history_size=tau, eta0=0.2, damping=1e-2, shuffle=False)
+                  history_size=tau, learning_rate="constant", eta0=0.2, damping=1e-2,
+                  shuffle=False)
 
     capacities = []
 
@@ -358,6 +360,33 @@ def test_dense_and_csr_give_the_same_model(kind):
         assert_same_state(dense, sparse)
         np.testing.assert_allclose(dense.predict(X), sparse.predict(Xs), rtol=1e-12,
                                    atol=1e-12, err_msg=name)
+
+
+
+# Softmax without damping is left out, as above: its pairs can bend the wrong way.
+@pytest.mark.parametrize("kind, damping", [(kind, damping) for kind in KINDS
+                                           for damping in (0.0, 1e-2)
+                                           if (kind, damping) != ("multiclass", 0.0)])
+@pytest.mark.parametrize("feature_scale", [1e-2, 7.0])
+def test_normalized_steps_equal_dense_reference(kind, damping, feature_scale):
+    # 'normalized': a model without a usable pair steps by eta0 over the batch's
+    # mean ||x||^2 on the features, whose damping is scaled by the same mean.
+    X, y, _ = make_data(kind)
+    X = X * feature_scale
+    n, p = X.shape
+    params = dict(n_features_to_select=p, sketch_width=2**16, sketch_depth=1, history_size=3,
+                  damping=damping, learning_rate="normalized", eta0=0.5, batch_size=5,
+                  max_iter=2, shuffle=False)
+    est = fit_without_collisions(
+        lambda seed: make_estimator(kind, random_state=seed, **params), np.arange(p),
+        lambda e: e.fit(sp.csr_matrix(X), y))
+    y_enc, K, loss = encode(kind, y)
+    W, b, _ = dense_bear(X, y_enc, loss=loss, n_models=K, eta0=0.5, batch_size=5,
+                         history_size=3, n_passes=2, damping=damping, normalized=True)
+    scale = max(1.0 / feature_scale, np.abs(W).max())
+    assert 0.01 / feature_scale < np.abs(W).max()  # something was learned
+    np.testing.assert_allclose(est.coef_.toarray(), W, rtol=1e-5, atol=1e-5 * scale)
+    np.testing.assert_allclose(est.intercept_, b, rtol=1e-5, atol=1e-5 * scale)
 
 
 # ============================================================ 2. pairs, two-loop and memory
@@ -575,8 +604,8 @@ def _guard_case(fit_intercept, zero_rows, zero_weights, damping, n=40, p=8, bs=5
     if zero_weights:
         sw[rows] = 0.0
     params = dict(n_features_to_select=p, sketch_width=2**16, sketch_depth=1, batch_size=bs,
-                  history_size=256, eta0=0.3, damping=damping, fit_intercept=fit_intercept,
-                  max_iter=2, shuffle=False)
+                  history_size=256, learning_rate="constant", eta0=0.3, damping=damping,
+                  fit_intercept=fit_intercept, max_iter=2, shuffle=False)
     return X, y, sw, rows, params
 
 
@@ -633,7 +662,8 @@ def test_negative_curvature_pair_is_skipped_by_the_two_loop():
     idx = rng.randint(0, 3, n)
     y = LABELS[idx]
     params = dict(n_features_to_select=p, sketch_width=2**16, sketch_depth=1, batch_size=1,
-                  history_size=2, eta0=0.5, damping=0.0, max_iter=1, shuffle=False)
+                  history_size=2, learning_rate="constant", eta0=0.5, damping=0.0,
+                  max_iter=1, shuffle=False)
     ref = dict(loss="log_loss", n_models=3, eta0=0.5, batch_size=1, history_size=2,
                n_passes=1, damping=0.0)
     bad = 8  # the 9th sample's pair has negative curvature for class 2
@@ -676,8 +706,8 @@ def test_damping_keeps_saturated_pairs_valid():
     y = np.array([1, 0])
     for damping, expected in ((0.0, [True, False, False]), (1e-2, [True, True, True])):
         est = BearClassifier(n_features_to_select=1, sketch_width=1024, sketch_depth=1,
-                             batch_size=2, history_size=3, eta0=0.01, damping=damping,
-                             fit_intercept=False, max_iter=3, shuffle=False,
+                             batch_size=2, history_size=3, learning_rate="constant", eta0=0.01,
+                             damping=damping, fit_intercept=False, max_iter=3, shuffle=False,
                              random_state=0).fit(X, y)
         pairs = est.history_.pairs()
         assert [bool(pair["valid"][0]) for pair in pairs] == expected
@@ -889,7 +919,8 @@ def test_divergence_raises_and_keeps_the_model(kind, batch_size):
     X, y, _ = make_data(kind, n_samples=40)
     X_big = X * 1e6
     # A fitted model, after several passes (pairs in the window) ...
-    est = make_estimator(kind, batch_size=batch_size, max_iter=3).fit(X, y)
+    est = make_estimator(kind, batch_size=batch_size, max_iter=3, learning_rate="constant",
+                         eta0=0.1).fit(X, y)
     assert est.history_.n_pairs > 0
     before = snapshot(est)
     # ... continued with a huge step on unscaled data: an error, the model unchanged.

@@ -925,19 +925,3 @@ def test_no_predict_proba_without_log_loss(cls, loss):
         est.predict_proba(X)
     assert "log_loss" in str(exc.value) + str(exc.value.__cause__)
     assert hasattr(est.set_params(loss="log_loss"), "predict_proba")
-
-
-@pytest.mark.parametrize("cls", [MissionClassifier, FeatureHashingClassifier])
-def test_default_steps_are_invariant_to_the_scale_of_the_features(cls):
-    X = sp.random(3000, 2000, density=0.01, format="csr", random_state=1) * 5.0
-    y = np.asarray(X[:, :20].sum(axis=1)).ravel() > np.asarray(X[:, 20:40].sum(axis=1)).ravel()
-    X_test = sp.random(1000, 2000, density=0.01, format="csr", random_state=2) * 5.0
-    y_test = (np.asarray(X_test[:, :20].sum(axis=1)).ravel()
-              > np.asarray(X_test[:, 20:40].sum(axis=1)).ravel())
-    params = {"random_state": 0}
-    if cls is MissionClassifier:
-        params["predict_with"] = "sketch"
-    scores = [cls(**params).fit(X * scale, y).score(X_test * scale, y_test)
-              for scale in (1e-3, 1.0, 1e3)]
-    assert scores[1] > 0.85, scores
-    assert max(scores) - min(scores) <= 0.03, scores

@@ -1,0 +1,98 @@
+"""What a user who changes nothing gets: steps that fit any feature scale, and
+predictions that read the sketch only when it helps."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_sketch import (
+    AWMSketchClassifier,
+    BearClassifier,
+    FeatureHashingClassifier,
+    IHTClassifier,
+    MissionClassifier,
+    SpaceSavingClassifier,
+    TruncationClassifier,
+    WMSketchClassifier,
+)
+
+CLASSIFIERS = [MissionClassifier, BearClassifier, FeatureHashingClassifier, IHTClassifier,
+               WMSketchClassifier, AWMSketchClassifier, TruncationClassifier,
+               SpaceSavingClassifier]
+
+
+def _sparse_task(n, seed):
+    """Counts-like sparse rows; the class compares two groups of 20 features."""
+    X = sp.random(n, 2000, density=0.01, format="csr", random_state=seed) * 5.0
+    y = np.asarray(X[:, :20].sum(axis=1)).ravel() > np.asarray(X[:, 20:40].sum(axis=1)).ravel()
+    return X, y
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS, ids=lambda c: c.__name__)
+def test_default_steps_are_invariant_to_the_scale_of_the_features(cls):
+    X, y = _sparse_task(3000, 1)
+    X_test, y_test = _sparse_task(1000, 2)
+    scores = [cls(random_state=0).fit(X * scale, y).score(X_test * scale, y_test)
+              for scale in (1e-3, 1.0, 1e3)]
+    assert scores[1] > 0.8, scores
+    assert max(scores) - min(scores) <= 0.04, scores
+
+
+@pytest.mark.parametrize("cls", [MissionClassifier, BearClassifier], ids=lambda c: c.__name__)
+def test_auto_prediction_keeps_the_heap_when_few_features_decide(cls):
+    # Two features decide; the other 48 only add noise to a sketch-reading model.
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(400, 50))
+    y = (X[:, 3] - 2 * X[:, 17] > 0).astype(int)
+    params = dict(n_features_to_select=2, sketch_width=256, random_state=0, batch_size=16)
+    auto = cls(**params).fit(X, y)
+    heap = cls(predict_with="heap", **params).fit(X, y)
+    sketch = cls(predict_with="sketch", **params).fit(X, y)
+    assert auto.predict_with_ == "heap"
+    assert heap.score(X, y) > sketch.score(X, y) + 0.05
+    np.testing.assert_array_equal(auto.decision_function(X), heap.decision_function(X))
+    # Selection does not depend on what predictions read.
+    np.testing.assert_array_equal(auto.get_support(), sketch.get_support())
+
+
+def _many_weak_features_task(n, seed, n_features=3000):
+    """Every feature counts +1 or -1 and a row has about 20 of them."""
+    w = np.random.RandomState(0).choice([-1.0, 1.0], size=n_features)
+    X = sp.random(n, n_features, density=20 / n_features, format="csr", random_state=seed)
+    X.data[:] = 1.0
+    return X, X @ w > 0
+
+
+@pytest.mark.parametrize("cls", [MissionClassifier, BearClassifier], ids=lambda c: c.__name__)
+def test_auto_prediction_reads_the_sketch_when_the_heap_misses_most_samples(cls):
+    # A heap of 10 out of 3000 equally weighted features scores most rows by chance.
+    X, y = _many_weak_features_task(4000, 1)
+    X_test, y_test = _many_weak_features_task(1000, 2)
+    params = dict(n_features_to_select=10, random_state=0)
+    auto = cls(**params).fit(X, y)
+    heap = cls(predict_with="heap", **params).fit(X, y)
+    assert auto.predict_with_ == "sketch"
+    assert auto.score(X_test, y_test) > heap.score(X_test, y_test) + 0.1
+    heap_error, sketch_error = auto._state.read_errors
+    assert sketch_error < heap_error
+
+
+def test_explicit_predict_with_is_kept():
+    X, y = _sparse_task(500, 1)
+    for choice in ("heap", "sketch"):
+        est = MissionClassifier(predict_with=choice, random_state=0).fit(X, y)
+        assert est.predict_with_ == choice
+        # No comparison is made when the choice is given.
+        np.testing.assert_array_equal(est._state.read_errors, [0.0, 0.0])
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_heap_read_errors_are_the_online_mistakes(n_classes):
+    # MISSION trains on the heap's weights, so the heap read's progressive
+    # errors of one pass are its online mistakes.
+    X, y = _many_weak_features_task(1000, 3)
+    if n_classes == 3:
+        y = y + (np.asarray(X[:, :100].sum(axis=1)).ravel() > 0)
+    est = MissionClassifier(n_features_to_select=10, max_iter=1, random_state=0).fit(X, y)
+    heap_error, sketch_error = est._state.read_errors
+    assert heap_error == round(est.online_error_rate_ * X.shape[0])
+    assert 0 < sketch_error < X.shape[0]
