@@ -200,7 +200,7 @@ class _BaseSketchSGD(BaseEstimator):
             seeds = rng.randint(0, 2**32, size=depth, dtype=np.uint64)
             sketches = [CountSketch(width, depth, seeds=seeds) for _ in range(n_models)]
         if self._uses_heap:
-            heaps = [TopKHeap(capacity) for _ in range(n_models)]
+            heaps = [TopKHeap(capacity, aux=self._heap_value != 0) for _ in range(n_models)]
         return _ModelState(sketches, heaps, np.zeros(n_models), 1.0, 0,
                            int(rng.randint(0, 2**31 - 1)))
 
@@ -244,7 +244,7 @@ class _BaseSketchSGD(BaseEstimator):
         return (np.isfinite(state.intercept).all()
                 and all(np.isfinite(s.scale_factor) and np.isfinite(s.table).all()
                         for s in state.sketches)
-                and all(np.isfinite(h.weights()).all() and np.isfinite(h.aux_items()).all()
+                and all(np.isfinite(h.weights()).all() and (not h.has_aux or np.isfinite(h.aux_items()).all())
                         for h in state.heaps))
 
     def _fit(self, X, y, sample_weight, *, reset, partial, classes=None, n_passes):
