@@ -12,6 +12,8 @@ import pickle
 from collections import Counter
 
 import numpy as np
+
+from sklearn_sketch._base import heap_bytes, largest_heap
 import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
@@ -631,8 +633,15 @@ def _budgeted(kind, budget, **params):
 @pytest.mark.parametrize("budget", list(_BUDGETS), ids=str)
 def test_memory_budget_resolves_to_the_cost_model_capacity(kind, budget):
     X, y = make_data(n_samples=20, n_features=30)
+    if largest_heap(_BUDGETS[budget] - 16, kind != "simple") == 0:
+        with pytest.raises(ValueError, match="memory_budget"):
+            _budgeted(kind, budget).fit(X, y)
+        return
     est = _budgeted(kind, budget).fit(X, y)
-    assert est.heaps_[0].capacity == _BUDGETS[budget] // _BYTES_PER_ENTRY[kind]
+    # Real bytes: the largest heap that fits beside the intercept and its copy.
+    aux = kind in ("probabilistic", "space_saving")
+    assert est.heaps_[0].capacity == largest_heap(_BUDGETS[budget] - 16, aux)
+    assert est.memory_bytes_ <= _BUDGETS[budget]
     assert len(est.heaps_[0]) <= est.heaps_[0].capacity
 
 
@@ -647,8 +656,8 @@ def test_n_features_to_select_overrides_the_budget(kind):
 @pytest.mark.parametrize("kind", SGD_KINDS)
 def test_too_small_or_missing_budget_raises(kind):
     X, y = make_data(n_samples=20, n_features=30)
-    per_entry = _BYTES_PER_ENTRY[kind]
-    # Exactly one entry fits at per_entry bytes, none below.
+    per_entry = heap_bytes(1, kind in ("probabilistic", "space_saving")) + 16
+    # Exactly one entry (and the intercepts) fits at per_entry bytes, none below.
     assert _budgeted(kind, f"{per_entry}B").fit(X, y).heaps_[0].capacity == 1
     with pytest.raises(ValueError):
         _budgeted(kind, f"{per_entry - 1}B").fit(X, y)
