@@ -5,6 +5,8 @@ passes (one compiled call per pass), the fitted attributes and the selection
 API live here; each algorithm family only says where its weights live.
 """
 import copy
+import re
+import sys
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -59,6 +61,107 @@ class SelectedFeatures:
     keys: np.ndarray
     weights: np.ndarray
     names: np.ndarray = None
+
+
+_UNITS = {"": 1, "B": 1, "KB": 2**10, "KIB": 2**10, "MB": 2**20, "MIB": 2**20,
+          "GB": 2**30, "GIB": 2**30}
+
+
+def parse_memory_budget(budget):
+    """Bytes of a memory budget given as an int or a string such as ``"8KB"``.
+
+    Units are binary, as in the paper's budgets (``"2KB"`` is 2048 bytes).
+
+    Parameters
+    ----------
+    budget : int or str
+        Bytes, or a number followed by B, KB, MB or GB (KiB, MiB, GiB accepted).
+
+    Returns
+    -------
+    n_bytes : int
+
+    Examples
+    --------
+    >>> from sklearn_sketch.weight_median import parse_memory_budget
+    >>> parse_memory_budget("8KB"), parse_memory_budget("1.5 MiB"), parse_memory_budget(4096)
+    (8192, 1572864, 4096)
+    """
+    if isinstance(budget, bool):
+        raise TypeError("memory_budget must be a number of bytes or a string like '8KB'")
+    if isinstance(budget, Integral):
+        if budget < 1:
+            raise ValueError(f"memory_budget must be positive, got {budget}")
+        return int(budget)
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(budget))
+    if not match or match.group(2).upper() not in _UNITS:
+        raise ValueError(
+            f"memory_budget must be a number of bytes or a string like '8KB' or '2MB', "
+            f"got {budget!r}")
+    return int(float(match.group(1)) * _UNITS[match.group(2).upper()])
+
+
+def heap_bytes(capacity, aux=False):
+    """``TopKHeap(capacity, aux=aux).memory_bytes`` without building it."""
+    return 16 * capacity + 4 * ((10 * capacity + 6) // 7) + (8 * capacity if aux else 0)
+
+
+def sketch_bytes(width, depth):
+    """``CountSketch(width, depth).memory_bytes``: float32 cells and a 4-byte seed a row."""
+    return 4 * depth * (width + 1)
+
+
+def largest_heap(n_bytes, aux=False):
+    """Largest capacity whose heap fits in ``n_bytes`` (0 if none does)."""
+    capacity = max(0, int(n_bytes // (heap_bytes(7, aux) / 7)))
+    while capacity > 0 and heap_bytes(capacity, aux) > n_bytes:
+        capacity -= 1
+    return capacity
+
+
+def names_bytes(names):
+    """Bytes of a ``{key: name}`` dict: the dict itself, its int keys and its strings."""
+    if not names:
+        return 0
+    return sys.getsizeof(names) + sum(sys.getsizeof(k) + sys.getsizeof(v)
+                                      for k, v in names.items())
+
+
+def budget_shape(budget, n_models, *, heap_share, depth, aux=False, capacity=None, width=None):
+    """``(width, depth, capacity)`` of the largest model of ``n_models`` in ``budget``.
+
+    The budget (bytes, for the whole estimator) pays first for the
+    ``n_models`` float64 intercepts (kept twice: the model's and
+    ``intercept_``); each model gets an equal part, of which
+    ``heap_share`` goes to its heap (``TopKHeap`` bytes, :func:`heap_bytes`)
+    and the rest to its sketch of ``depth`` rows (:func:`sketch_bytes`).
+    ``heap_share=0`` means no heap, ``1`` no sketch. ``capacity`` or ``width``
+    fix that part; the other takes what is left.
+    """
+    n_bytes = parse_memory_budget(budget)
+    per_model = (n_bytes - 16 * n_models) // n_models
+    if heap_share == 0:
+        capacity = None
+    elif capacity is None and width is not None:
+        capacity = largest_heap(per_model - sketch_bytes(width, depth), aux)
+    elif capacity is None:
+        capacity = largest_heap(per_model * heap_share, aux)
+    if heap_share == 1:
+        width = depth = None
+    elif width is None:
+        rest = per_model - (heap_bytes(capacity, aux) if capacity else 0)
+        width = rest // (4 * depth) - 1
+    total = 16 * n_models + n_models * (
+        (heap_bytes(capacity, aux) if capacity else 0)
+        + (sketch_bytes(width, depth) if width is not None else 0))
+    if (capacity is not None and capacity < 1) or (width is not None and width < 1) \
+            or total > n_bytes:
+        raise ValueError(
+            f"memory_budget={budget!r} ({n_bytes} bytes) cannot hold {n_models} model(s) "
+            f"of this shape (heap of {capacity} entries, sketch {width} x {depth}): "
+            "give a larger budget")
+    return (None if width is None else int(width), None if depth is None else int(depth),
+            None if capacity is None else int(capacity))
 
 
 def _init_sgd_params(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
@@ -173,9 +276,22 @@ class _BaseSketchSGD(BaseEstimator):
             fit_intercept=bool(self.fit_intercept),
             compare_reads=getattr(self, "predict_with", None) == "auto")
 
-    def _model_shape(self):
-        """``(sketch_width, sketch_depth, heap_capacity)``; unused entries may be None."""
-        return (getattr(self, "sketch_width", None), getattr(self, "sketch_depth", None),
+    # Share of each model's bytes that its heap gets under ``memory_budget``.
+    _budget_heap_share = 0.25
+
+    def _model_shape(self, n_models=1):
+        """``(sketch_width, sketch_depth, heap_capacity)``; unused entries may be None.
+
+        With ``memory_budget`` (estimators that have it), :func:`budget_shape`
+        chooses the sketch width and the heap capacity for ``n_models``.
+        """
+        depth = getattr(self, "sketch_depth", None)
+        if getattr(self, "memory_budget", None) is not None:
+            share = (0 if not self._uses_heap else 1 if not self._uses_sketch
+                     else self._budget_heap_share)
+            return budget_shape(self.memory_budget, n_models, heap_share=share, depth=depth,
+                                aux=self._heap_value != 0)
+        return (getattr(self, "sketch_width", None), depth,
                 getattr(self, "n_features_to_select", None))
 
     # How a heap entry holds its model weight: 0 its weight, 1 weight * aux, 2 aux.
@@ -205,13 +321,13 @@ class _BaseSketchSGD(BaseEstimator):
 
     def _new_state(self, n_models):
         rng = check_random_state(self.random_state)
-        width, depth, capacity = self._model_shape()
+        width, depth, capacity = self._model_shape(n_models)
         sketches, heaps = [], []
         if self._uses_sketch:
             seeds = rng.randint(0, 2**32, size=depth, dtype=np.uint64)
             sketches = [CountSketch(width, depth, seeds=seeds) for _ in range(n_models)]
         if self._uses_heap:
-            heaps = [TopKHeap(capacity) for _ in range(n_models)]
+            heaps = [TopKHeap(capacity, aux=self._heap_value != 0) for _ in range(n_models)]
         return _ModelState(sketches, heaps, np.zeros(n_models), 1.0, 0,
                            int(rng.randint(0, 2**31 - 1)))
 
@@ -256,7 +372,7 @@ class _BaseSketchSGD(BaseEstimator):
         return (np.isfinite(state.intercept).all()
                 and all(np.isfinite(s.scale_factor) and np.isfinite(s.table).all()
                         for s in state.sketches)
-                and all(np.isfinite(h.weights()).all() and np.isfinite(h.aux_items()).all()
+                and all(np.isfinite(h.weights()).all() and (not h.has_aux or np.isfinite(h.aux_items()).all())
                         for h in state.heaps))
 
     def _fit(self, X, y, sample_weight, *, reset, partial, classes=None, n_passes):
@@ -303,6 +419,7 @@ class _BaseSketchSGD(BaseEstimator):
                 kept.update(names.lookup(np.asarray(unnamed, dtype=np.int64)))
             else:
                 kept.update((k, names[k]) for k in unnamed if k in names)
+        # Counted in memory_bytes_ but not yet fitted into memory_budget (see issue 13).
         self._feature_names = kept
 
     def remember_feature_names(self, names):
@@ -336,7 +453,7 @@ class _BaseSketchSGD(BaseEstimator):
             return self
         check_is_fitted(self, "selected_features_")
         self._remember_names(names, reset=False)
-        self.selected_features_ = self._select()
+        self.memory_bytes_ = self._memory_bytes()
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -386,15 +503,46 @@ class _BaseSketchSGD(BaseEstimator):
         self.t_ = state.t
         if self._is_classifier():
             self.online_error_rate_ = state.mistakes / max(1.0, state.last_pass_samples)
-        self.memory_bytes_ = int(sum(s.memory_bytes for s in state.sketches)
-                                 + sum(h.memory_bytes for h in state.heaps)
-                                 + state.intercept.nbytes
-                                 + (state.history.memory_bytes if state.history else 0))
-        if self._uses_heap:
-            self.coef_ = self._heap_coef()
-            self.selected_features_ = self._select()
+        if state.sketches:
+            self.sketch_width_ = state.sketches[0].width
+            self.sketch_depth_ = state.sketches[0].depth
+        if state.heaps:
+            self.n_features_to_select_ = state.heaps[0].capacity
+        self.memory_bytes_ = self._memory_bytes()
         if hasattr(self, "predict_with"):
             self.predict_with_ = self._resolved_predict_with()
+
+    def _model_bytes(self):
+        """Bytes of the arrays that training keeps: sketches, heaps, intercepts, history.
+
+        ``intercept_`` is a copy of the intercepts, so they count twice.
+        """
+        state = self._state
+        return int(sum(s.memory_bytes for s in state.sketches)
+                   + sum(h.memory_bytes for h in state.heaps)
+                   + 2 * state.intercept.nbytes
+                   + (state.history.memory_bytes if state.history else 0))
+
+    def _memory_bytes(self):
+        """Everything held that grows with the model: :meth:`_model_bytes` and the names.
+
+        ``coef_`` and ``selected_features_`` are built from the heaps when read,
+        not kept.
+        """
+        return self._model_bytes() + names_bytes(getattr(self, "_feature_names", {}))
+
+    @property
+    def coef_(self):
+        if not self._uses_heap or "_state" not in self.__dict__:
+            raise AttributeError("coef_ is available after fit on estimators with a heap")
+        return self._heap_coef()
+
+    @property
+    def selected_features_(self):
+        if not self._uses_heap or "_state" not in self.__dict__:
+            raise AttributeError(
+                "selected_features_ is available after fit on estimators with a heap")
+        return self._select()
 
     # ---------------------------------------------------------- validation
     def _check_X(self, X, reset):
@@ -469,9 +617,9 @@ class _BaseSketchSGD(BaseEstimator):
             keys, w = self._heap_items(heap)
             weights[np.searchsorted(all_keys, keys), c] = w
         importance = np.abs(weights).max(axis=1) if all_keys.size else np.zeros(0)
-        order = np.lexsort((-all_keys, -importance))[: self._model_shape()[2]]
+        order = np.lexsort((-all_keys, -importance))[: heaps[0].capacity]
         names = None
-        if self._feature_names:
+        if getattr(self, "_feature_names", None):
             names = np.array([self._feature_names.get(k) for k in all_keys[order].tolist()],
                              dtype=object)
         return SelectedFeatures(keys=all_keys[order], weights=weights[order], names=names)

@@ -20,7 +20,8 @@ from ._base import (
     _SketchSelectorMixin,
 )
 from ._sgd_fast import Loss, Schedule, SGDParams, WeightStore
-from .weight_median import _BUDGET_CONSTRAINTS, parse_memory_budget
+from ._base import budget_shape
+from .weight_median import _BUDGET_CONSTRAINTS
 
 _SGD_PARAMS_DOC = """
     loss : {'log_loss', 'hinge', 'modified_huber'}, default='log_loss'
@@ -62,7 +63,10 @@ _ATTRIBUTES_DOC = """
     heaps_ : list of TopKHeap
         The kept entries of each model.
     memory_bytes_ : int
-        Bytes actually held.
+        Bytes held by everything that grows with the model (heaps, intercepts,
+        kept feature names); at most ``memory_budget``.
+    n_features_to_select_ : int
+        Heap capacity of each model.
     online_error_rate_ : float
         Fraction of the last pass's samples misclassified just before their update.
     n_features_in_ : int
@@ -77,19 +81,15 @@ class _BudgetedBaseline(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
                         _BaseSketchSGD):
     """Heap-only baselines sized by ``memory_budget`` under the paper's cost model."""
 
-    # 4-byte values per kept entry in the paper's cost model (key, weight, auxiliary).
-    _values_per_entry = 2
     _parameter_constraints = _BUDGET_CONSTRAINTS
 
-    def _model_shape(self):
+    def _model_shape(self, n_models=1):
         if self.n_features_to_select is not None:
             return None, None, self.n_features_to_select
         if self.memory_budget is None:
             raise ValueError("give memory_budget or n_features_to_select")
-        capacity = parse_memory_budget(self.memory_budget) // (4 * self._values_per_entry)
-        if capacity < 1:
-            raise ValueError(f"memory_budget={self.memory_budget!r} holds no entry")
-        return None, None, capacity
+        return budget_shape(self.memory_budget, n_models, heap_share=1, depth=None,
+                            aux=self._heap_value != 0)
 
 
 class TruncationClassifier(_BudgetedBaseline):
@@ -104,8 +104,10 @@ class TruncationClassifier(_BudgetedBaseline):
     Parameters
     ----------
     memory_budget : int or str, default='8KB'
-        Size under the paper's cost model: 8 bytes per entry (key, weight), 12
-        for probabilistic truncation (plus the reservoir key).
+        Bytes of the whole fitted estimator, all classes together: the
+        intercepts, then equal heaps, about 21.7 bytes an entry (key, weight,
+        key map), 29.7 for probabilistic truncation (plus the reservoir key).
+        The capacity chosen is ``n_features_to_select_``.
     truncation : {{'simple', 'probabilistic'}}, default='simple'
         Which weights survive a truncation.
     n_features_to_select : int, default=None
@@ -122,8 +124,8 @@ class TruncationClassifier(_BudgetedBaseline):
     >>> X = rng.normal(size=(2000, 100))
     >>> y = (X[:, 3] - 2 * X[:, 17] > 0).astype(int)
     >>> clf = TruncationClassifier("1KB", random_state=0).fit(X, y)
-    >>> clf.heaps_[0].capacity, bool(clf.score(X, y) > 0.9)
-    (128, True)
+    >>> clf.n_features_to_select_, clf.memory_bytes_ <= 1024, bool(clf.score(X, y) > 0.9)
+    (46, True, True)
     """
 
     _parameter_constraints = {**_BUDGET_CONSTRAINTS,
@@ -147,10 +149,6 @@ class TruncationClassifier(_BudgetedBaseline):
         return WeightStore.HEAP_ONLY
 
     @property
-    def _values_per_entry(self):
-        return 3 if self.truncation == "probabilistic" else 2
-
-    @property
     def _heap_value(self):
         return 1 if self.truncation == "probabilistic" else 0
 
@@ -166,7 +164,9 @@ class SpaceSavingClassifier(_BudgetedBaseline):
     Parameters
     ----------
     memory_budget : int or str, default='8KB'
-        Size under the paper's cost model: 12 bytes per entry (key, count, weight).
+        Bytes of the whole fitted estimator, all classes together: the
+        intercepts, then equal heaps, about 29.7 bytes an entry (key, count,
+        weight, key map). The capacity chosen is ``n_features_to_select_``.
     n_features_to_select : int, default=None
         K, overriding the budget.{_SGD_PARAMS_DOC}
 
@@ -187,7 +187,6 @@ class SpaceSavingClassifier(_BudgetedBaseline):
     """
 
     _store = WeightStore.SPACE_SAVING
-    _values_per_entry = 3
     _heap_value = 2
 
     def __init__(self, memory_budget="8KB", *, n_features_to_select=None, loss="log_loss",

@@ -28,6 +28,26 @@ _SKETCH_CONSTRAINTS = {
 _SELECTION_CONSTRAINTS = {
     "n_features_to_select": [Interval(Integral, 1, None, closed="left")],
 }
+_MEMORY_CONSTRAINTS = {
+    "memory_budget": [Interval(Integral, 16, None, closed="left"), str, None],
+}
+_MISSION_BUDGET_DOC = """
+    memory_budget : int or str, default=None
+        Bytes of the whole fitted estimator, all classes together
+        (``memory_bytes_ <= memory_budget``), or None to use
+        ``n_features_to_select`` and ``sketch_width`` as given. A budget
+        replaces both: after the intercepts each model (one per class for
+        multi-class) gets an equal part, a quarter to its heap (about 21.7
+        bytes an entry) and three quarters to its ``sketch_depth`` rows of
+        float32 cells, since the heap holds the k selected features while the
+        sketch carries the gradient of every feature. The shape chosen is in
+        ``sketch_width_``, ``sketch_depth_`` and ``n_features_to_select_``."""
+_HASHING_BUDGET_DOC = """
+    memory_budget : int or str, default=None
+        Bytes of the whole fitted estimator, all classes together, or None to
+        use ``sketch_width`` as given. A budget replaces it: after the
+        intercepts each model gets an equal part of float32 cells; the width
+        chosen is ``sketch_width_``."""
 
 _OTHER_SGD_PARAMS_DOC = """
     power_t : float, default=0.5
@@ -100,8 +120,9 @@ _COMMON_ATTRIBUTES_DOC = """
     heaps_ : list of TopKHeap
         The top-k heaps of the models; empty for feature hashing.
     memory_bytes_ : int
-        Bytes of model state (sketches, heaps, intercepts): independent of
-        ``n_features`` and ``n_samples``.
+        Bytes held by everything that grows with the model (sketches, heaps,
+        intercepts, kept feature names): independent of ``n_features`` and
+        ``n_samples``; at most ``memory_budget`` when one is given.
     n_features_in_ : int
         Number of columns seen in fit.
     n_iter_ : int
@@ -130,7 +151,7 @@ class MissionClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
     sketch_width : int, default=2**18
         Buckets per sketch row.
     sketch_depth : int, default=3
-        Sketch rows (independent hashes).{_CLASSIFIER_PARAMS_DOC}{_PREDICT_WITH_DOC}
+        Sketch rows (independent hashes).{_CLASSIFIER_PARAMS_DOC}{_PREDICT_WITH_DOC}{_MISSION_BUDGET_DOC}
 
     Attributes
     ----------
@@ -161,7 +182,7 @@ class MissionClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
     _store = WeightStore.SKETCH_AND_HEAP
     _parameter_constraints = {
         **_BaseSketchSGD._parameter_constraints, **_SKETCH_CONSTRAINTS,
-        **_SELECTION_CONSTRAINTS,
+        **_SELECTION_CONSTRAINTS, **_MEMORY_CONSTRAINTS,
         "loss": [StrOptions(_CLASSIFIER_LOSSES)],
         "predict_with": [StrOptions({"auto", "heap", "sketch"})],
     }
@@ -169,7 +190,9 @@ class MissionClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
     def __init__(self, n_features_to_select=1000, *, loss="log_loss", sketch_width=2**18,
                  sketch_depth=3, learning_rate="normalized", eta0=1.0, power_t=0.5,
                  alpha=0.0, fit_intercept=True, batch_size=1, max_iter=5, shuffle=True,
-                 random_state=None, warm_start=False, verbose=0, predict_with="auto"):
+                 random_state=None, warm_start=False, verbose=0, predict_with="auto",
+                 memory_budget=None):
+        self.memory_budget = memory_budget
         self.n_features_to_select = n_features_to_select
         self.loss = loss
         self.sketch_width = sketch_width
@@ -193,7 +216,7 @@ class MissionRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMix
     sketch_width : int, default=2**18
         Buckets per sketch row.
     sketch_depth : int, default=3
-        Sketch rows (independent hashes).{_REGRESSOR_PARAMS_DOC}{_PREDICT_WITH_DOC}
+        Sketch rows (independent hashes).{_REGRESSOR_PARAMS_DOC}{_PREDICT_WITH_DOC}{_MISSION_BUDGET_DOC}
 
     Attributes
     ----------
@@ -220,7 +243,7 @@ class MissionRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMix
     _store = WeightStore.SKETCH_AND_HEAP
     _parameter_constraints = {
         **_BaseSketchSGD._parameter_constraints, **_SKETCH_CONSTRAINTS,
-        **_SELECTION_CONSTRAINTS,
+        **_SELECTION_CONSTRAINTS, **_MEMORY_CONSTRAINTS,
         "loss": [StrOptions({"squared_error"})],
         "predict_with": [StrOptions({"auto", "heap", "sketch"})],
     }
@@ -228,7 +251,9 @@ class MissionRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMix
     def __init__(self, n_features_to_select=1000, *, loss="squared_error", sketch_width=2**18,
                  sketch_depth=3, learning_rate="invscaling", eta0=0.01, power_t=0.25,
                  alpha=0.0, fit_intercept=True, batch_size=1, max_iter=5, shuffle=True,
-                 random_state=None, warm_start=False, verbose=0, predict_with="auto"):
+                 random_state=None, warm_start=False, verbose=0, predict_with="auto",
+                 memory_budget=None):
+        self.memory_budget = memory_budget
         self.n_features_to_select = n_features_to_select
         self.loss = loss
         self.sketch_width = sketch_width
@@ -353,7 +378,7 @@ class FeatureHashingClassifier(ClassifierMixin, _SketchClassifierMixin, _BaseSke
         Number of hashed weights per model (4 MiB of float32, about the memory
         of MISSION's default sketch and heap).
     sketch_depth : int, default=1
-        Sketch rows; 1 is plain feature hashing (with random signs).{_CLASSIFIER_PARAMS_DOC}
+        Sketch rows; 1 is plain feature hashing (with random signs).{_CLASSIFIER_PARAMS_DOC}{_HASHING_BUDGET_DOC}
 
     Attributes
     ----------
@@ -373,14 +398,15 @@ class FeatureHashingClassifier(ClassifierMixin, _SketchClassifierMixin, _BaseSke
 
     _store = WeightStore.SKETCH_ONLY
     _parameter_constraints = {
-        **_BaseSketchSGD._parameter_constraints, **_SKETCH_CONSTRAINTS,
+        **_BaseSketchSGD._parameter_constraints, **_SKETCH_CONSTRAINTS, **_MEMORY_CONSTRAINTS,
         "loss": [StrOptions(_CLASSIFIER_LOSSES)],
     }
 
     def __init__(self, *, loss="log_loss", sketch_width=2**20, sketch_depth=1,
                  learning_rate="normalized", eta0=1.0, power_t=0.5, alpha=0.0,
                  fit_intercept=True, batch_size=1, max_iter=5, shuffle=True, random_state=None,
-                 warm_start=False, verbose=0):
+                 warm_start=False, verbose=0, memory_budget=None):
+        self.memory_budget = memory_budget
         self.loss = loss
         self.sketch_width = sketch_width
         self.sketch_depth = sketch_depth

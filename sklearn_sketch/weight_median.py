@@ -6,66 +6,30 @@ a weight is recovered as the median over rows of ``sqrt(s) * sign * z``, and a
 heap passively tracks the largest. ``AWMSketchClassifier`` (Algorithm 2) keeps
 the heaviest weights exactly in the heap and only the tail in the sketch.
 """
-import re
 from numbers import Integral
 
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import (
+from ._base import (  # noqa: F401  (parse_memory_budget is public here)
     _CLASSIFIER_LOSSES,
     _BaseSketchSGD,
     _init_sgd_params,
     _SketchClassifierMixin,
     _SketchSelectorMixin,
+    budget_shape,
+    parse_memory_budget,
 )
 from ._sgd_fast import WeightStore
 
-_UNITS = {"": 1, "B": 1, "KB": 2**10, "KIB": 2**10, "MB": 2**20, "MIB": 2**20,
-          "GB": 2**30, "GIB": 2**30}
-# The paper's cost model: 4 bytes per feature identifier, weight or auxiliary value.
-_BYTES_PER_VALUE = 4
 
 
-def parse_memory_budget(budget):
-    """Bytes of a memory budget given as an int or a string such as ``"8KB"``.
+def resolve_budget(budget, n_features_to_select, sketch_width, sketch_depth, default_depth,
+                   n_models=1, heap_share=0.5):
+    """Sketch shape and heap capacity of ``n_models`` models in ``budget`` real bytes.
 
-    Units are binary, as in the paper's budgets (``"2KB"`` is 2048 bytes).
-
-    Parameters
-    ----------
-    budget : int or str
-        Bytes, or a number followed by B, KB, MB or GB (KiB, MiB, GiB accepted).
-
-    Returns
-    -------
-    n_bytes : int
-
-    Examples
-    --------
-    >>> from sklearn_sketch.weight_median import parse_memory_budget
-    >>> parse_memory_budget("8KB"), parse_memory_budget("1.5 MiB"), parse_memory_budget(4096)
-    (8192, 1572864, 4096)
-    """
-    if isinstance(budget, bool):
-        raise TypeError("memory_budget must be a number of bytes or a string like '8KB'")
-    if isinstance(budget, Integral):
-        if budget < 1:
-            raise ValueError(f"memory_budget must be positive, got {budget}")
-        return int(budget)
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(budget))
-    if not match or match.group(2).upper() not in _UNITS:
-        raise ValueError(
-            f"memory_budget must be a number of bytes or a string like '8KB' or '2MB', "
-            f"got {budget!r}")
-    return int(float(match.group(1)) * _UNITS[match.group(2).upper()])
-
-
-def resolve_budget(budget, n_features_to_select, sketch_width, sketch_depth, default_depth):
-    """Heap capacity and sketch shape from a budget, under the paper's cost model.
-
-    Half of the budget goes to the heap (an identifier and a weight per entry),
-    the rest to the sketch (one value per cell); any explicit value overrides.
+    See :func:`sklearn_sketch._base.budget_shape`; any explicit value
+    overrides its share, and without a budget all three are required.
 
     Returns
     -------
@@ -76,23 +40,20 @@ def resolve_budget(budget, n_features_to_select, sketch_width, sketch_depth, def
             raise ValueError("give memory_budget, or all of n_features_to_select, "
                              "sketch_width and sketch_depth")
         return sketch_width, sketch_depth, n_features_to_select
-    n_bytes = parse_memory_budget(budget)
-    capacity = n_features_to_select or n_bytes // (4 * _BYTES_PER_VALUE)
-    depth = sketch_depth or default_depth
-    width = sketch_width or (n_bytes - 2 * _BYTES_PER_VALUE * capacity) // (
-        _BYTES_PER_VALUE * depth)
-    if capacity < 1 or width < 1:
-        raise ValueError(
-            f"memory_budget={budget!r} ({n_bytes} bytes) leaves no room for a heap of "
-            f"{capacity} entries and a sketch of depth {depth}: give a larger budget")
-    return int(width), int(depth), int(capacity)
+    return budget_shape(budget, n_models, heap_share=heap_share,
+                        depth=sketch_depth or default_depth, capacity=n_features_to_select,
+                        width=sketch_width)
 
 
 _WM_PARAMS_DOC = """
     memory_budget : int or str, default='64KB'
-        Model size under the paper's cost model (4 bytes per identifier, weight
-        or cell): half to the heap, half to the sketch. ``None`` requires the
-        three values below.
+        Bytes of the whole fitted estimator, all classes together
+        (``memory_bytes_ <= memory_budget``): after the intercepts, each
+        model (one per class for multi-class) gets an equal part, split
+        between its heap (about 21.7 bytes an entry) and its sketch (4 bytes
+        a cell): {heap_share}. The chosen shape is in ``sketch_width_``,
+        ``sketch_depth_`` and ``n_features_to_select_``. ``None`` requires
+        the three values below.
     n_features_to_select : int, default=None
         Heap capacity (``k``): overrides the budget's share.
     sketch_width : int, default=None
@@ -142,8 +103,11 @@ _WM_ATTRIBUTES_DOC = """
     sketches_, heaps_ : list of CountSketch, list of TopKHeap
         One of each per model.
     memory_bytes_ : int
-        Bytes actually held (float32 cells, 8-byte keys and weights, the heap's
-        key map): independent of ``n_features`` and ``n_samples``.
+        Bytes held by everything that grows with the model: sketches (float32
+        cells), heaps (keys, weights, key map), intercepts and kept feature
+        names; independent of ``n_features`` and ``n_samples``.
+    sketch_width_, sketch_depth_, n_features_to_select_ : int
+        The shape chosen (by the budget or the explicit values).
     online_error_rate_ : float
         Fraction of the last pass's samples misclassified just before their update.
     n_features_in_ : int
@@ -167,6 +131,12 @@ _WM_CONSTRAINTS = {
 }
 
 
+_WM_SHARE = ("a quarter to the heap, which only lists the top features (predictions and "
+             "weight estimates read the sketch alone), three quarters to the sketch")
+_AWM_SHARE = ("half to the heap, half to the sketch, the split of the WM-Sketch "
+              "paper's Active-Set experiments")
+
+
 class _WeightMedianBase(_SketchSelectorMixin, ClassifierMixin, _SketchClassifierMixin,
                         _BaseSketchSGD):
     _default_depth = 1
@@ -184,9 +154,10 @@ class _WeightMedianBase(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
         _init_sgd_params(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
                          max_iter, shuffle, random_state, warm_start, verbose)
 
-    def _model_shape(self):
+    def _model_shape(self, n_models=1):
         return resolve_budget(self.memory_budget, self.n_features_to_select,
-                              self.sketch_width, self.sketch_depth, self._default_depth)
+                              self.sketch_width, self.sketch_depth, self._default_depth,
+                              n_models, self._budget_heap_share)
 
 
 class WMSketchClassifier(_WeightMedianBase):
@@ -200,7 +171,7 @@ class WMSketchClassifier(_WeightMedianBase):
     features of largest recovered weight: they are the selected features.
 
     Parameters
-    ----------{_WM_PARAMS_DOC.format(default_depth=3)}
+    ----------{_WM_PARAMS_DOC.format(default_depth=3, heap_share=_WM_SHARE)}
 
     Attributes
     ----------{_WM_ATTRIBUTES_DOC}
@@ -235,7 +206,7 @@ class AWMSketchClassifier(_WeightMedianBase):
     heap, a depth-1 sketch) is what ``memory_budget`` alone gives.
 
     Parameters
-    ----------{_WM_PARAMS_DOC.format(default_depth=1)}
+    ----------{_WM_PARAMS_DOC.format(default_depth=1, heap_share=_AWM_SHARE)}
 
     Attributes
     ----------{_WM_ATTRIBUTES_DOC}
@@ -248,13 +219,14 @@ class AWMSketchClassifier(_WeightMedianBase):
     >>> X = rng.normal(size=(2000, 100))
     >>> y = (X[:, 3] - 2 * X[:, 17] > 0).astype(int)
     >>> clf = AWMSketchClassifier("2KB", random_state=0).fit(X, y)
-    >>> clf.heaps_[0].capacity, clf.sketches_[0].width, clf.sketches_[0].depth
-    (128, 256, 1)
+    >>> clf.n_features_to_select_, clf.sketch_width_, clf.sketch_depth_, clf.memory_bytes_
+    (46, 257, 1, 2048)
     >>> set(clf.selected_features_.keys[:2].tolist()) == {{3, 17}}
     True
     """
 
     _store = WeightStore.ACTIVE_SET
+    _budget_heap_share = 0.5
 
     def _prediction_reads(self):
         return self.sketches_, self.heaps_, True

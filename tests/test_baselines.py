@@ -12,6 +12,8 @@ import pickle
 from collections import Counter
 
 import numpy as np
+
+from sklearn_sketch._base import heap_bytes, largest_heap
 import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
@@ -64,11 +66,13 @@ def encode(y):
 def heap_model_weights(kind, heap):
     """Keys and model weights of a fitted heap, from its public API."""
     keys, weights = heap.items()
-    aux = heap.aux_items()
+    # Only the heaps of the two stores that use auxiliary values allocate them.
+    assert heap.has_aux == (kind in ("probabilistic", "space_saving"))
     if kind == "probabilistic":
+        return keys, weights * heap.aux_items()
         return keys, weights * aux
     if kind == "space_saving":
-        return keys, aux
+        return keys, heap.aux_items()
     return keys, weights
 
 
@@ -79,7 +83,7 @@ def snapshot(est):
         "classes_": est.classes_.copy(),
         "n_features_in_": est.n_features_in_,
         "coef_": est.coef_.toarray(),
-        "heaps": [(*h.items(), h.aux_items()) for h in est.heaps_],
+        "heaps": [(*h.items(), h.aux_items() if h.has_aux else None) for h in est.heaps_],
     }
 
 
@@ -345,7 +349,7 @@ def assert_matches_replay(est, ref, kind, X, rtol=1e-12, atol=1e-13):
         expected = np.array([ref.weight(c, key) for key in keys.tolist()])
         np.testing.assert_allclose(weights, expected, rtol=rtol, atol=atol)
         raw_keys, raw_weights = heap.items()
-        aux = heap.aux_items()
+        aux = heap.aux_items() if heap.has_aux else None
         if kind == "probabilistic":
             # E is a pure function of (seed, key, clock): bit-for-bit the same.
             np.testing.assert_array_equal(aux, [model[q][1] for q in raw_keys.tolist()])
@@ -629,8 +633,15 @@ def _budgeted(kind, budget, **params):
 @pytest.mark.parametrize("budget", list(_BUDGETS), ids=str)
 def test_memory_budget_resolves_to_the_cost_model_capacity(kind, budget):
     X, y = make_data(n_samples=20, n_features=30)
+    if largest_heap(_BUDGETS[budget] - 16, kind != "simple") == 0:
+        with pytest.raises(ValueError, match="memory_budget"):
+            _budgeted(kind, budget).fit(X, y)
+        return
     est = _budgeted(kind, budget).fit(X, y)
-    assert est.heaps_[0].capacity == _BUDGETS[budget] // _BYTES_PER_ENTRY[kind]
+    # Real bytes: the largest heap that fits beside the intercept and its copy.
+    aux = kind in ("probabilistic", "space_saving")
+    assert est.heaps_[0].capacity == largest_heap(_BUDGETS[budget] - 16, aux)
+    assert est.memory_bytes_ <= _BUDGETS[budget]
     assert len(est.heaps_[0]) <= est.heaps_[0].capacity
 
 
@@ -645,8 +656,8 @@ def test_n_features_to_select_overrides_the_budget(kind):
 @pytest.mark.parametrize("kind", SGD_KINDS)
 def test_too_small_or_missing_budget_raises(kind):
     X, y = make_data(n_samples=20, n_features=30)
-    per_entry = _BYTES_PER_ENTRY[kind]
-    # Exactly one entry fits at per_entry bytes, none below.
+    per_entry = heap_bytes(1, kind in ("probabilistic", "space_saving")) + 16
+    # Exactly one entry (and the intercepts) fits at per_entry bytes, none below.
     assert _budgeted(kind, f"{per_entry}B").fit(X, y).heaps_[0].capacity == 1
     with pytest.raises(ValueError):
         _budgeted(kind, f"{per_entry - 1}B").fit(X, y)

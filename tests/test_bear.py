@@ -500,7 +500,7 @@ def test_memory_does_not_grow_with_samples_or_keys():
         assert history.capacity == bs * 3 + 1
         assert est.memory_bytes_ == (sum(s.memory_bytes for s in est.sketches_)
                                      + sum(h.memory_bytes for h in est.heaps_)
-                                     + est.intercept_.nbytes + history.memory_bytes)
+                                     + 2 * est.intercept_.nbytes + history.memory_bytes)
         # O(history_size * batch non-zeros), whatever the stream.
         assert history.memory_bytes < 200 * (tau + 1) * history.capacity
         memories.append((est.memory_bytes_, history.memory_bytes))

@@ -823,7 +823,7 @@ def test_memory_does_not_depend_on_data_size(cls):
         X, y = _memory_case(cls, n_samples, n_features)
         est = make_estimator(cls, **params).fit(X, y)
         expected = (sum(s.table.nbytes + s.seeds.nbytes for s in est.sketches_)
-                    + sum(h.memory_bytes for h in est.heaps_) + est.intercept_.nbytes)
+                    + sum(h.memory_bytes for h in est.heaps_) + 2 * est.intercept_.nbytes)
         assert est.memory_bytes_ == expected
         n_models = 1 if not is_classifier(est) else 3
         assert len(est.intercept_) == n_models

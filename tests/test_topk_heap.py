@@ -239,21 +239,20 @@ def _fmix64(k):
     return k
 
 
-def _map_size(capacity):
-    size = 2
-    while size < 2 * capacity:
-        size *= 2
-    return size
+def _home(key, n_slots):
+    """Home slot of ``key`` in a key map of ``n_slots`` slots (multiply-shift)."""
+    return ((_fmix64(key) >> 32) * n_slots) >> 32
 
 
 @pytest.mark.parametrize("capacity", [1, 3, 8, 16])
 def test_colliding_keys_backward_shift_deletion(capacity):
     """Keys crafted to share home slots (wrapping at the end of the map) in the key map."""
-    mask = _map_size(capacity) - 1
-    homes = {mask: [], 0: [], 1: [], mask // 2: []}
+    n_slots = TopKHeap(capacity).n_slots
+    last = n_slots - 1
+    homes = {last: [], 0: [], 1: [], last // 2: []}
     k = -5000
     while min(len(v) for v in homes.values()) < capacity + 2:
-        h = _fmix64(k) & mask
+        h = _home(k, n_slots)
         if h in homes:
             homes[h].append(k)
         k += 1
@@ -553,19 +552,54 @@ def test_empty_heap_errors_and_clear():
     assert repr(heap) == "TopKHeap(capacity=2, size=0)"
 
 
-def test_memory_bytes():
-    sizes = [TopKHeap(c).memory_bytes for c in (1, 2, 16, 1000, 10000)]
-    assert all(m > 0 for m in sizes)
-    assert sizes == sorted(sizes) and sizes[-1] > sizes[-2] > sizes[2] > sizes[0]
-    # at least the keys and weights of every slot
-    assert TopKHeap(1000).memory_bytes >= 1000 * 16
+@pytest.mark.parametrize("capacity", [1, 2, 7, 1000, 12345, 2**16])
+def test_memory_bytes_per_entry_at_most_24(capacity):
+    # The budget the estimators size themselves by: key + weight + share of the map.
+    heap = TopKHeap(capacity)
+    rng = np.random.default_rng(capacity)
+    keys = rng.choice(2**40, size=capacity, replace=False).astype(np.int64)
+    heap.push_many(keys, rng.normal(size=capacity))
+    assert len(heap) == capacity
+    heap.check_invariants()
+    assert heap.memory_bytes <= 24 * capacity
+    assert heap.memory_bytes == 16 * capacity + 4 * heap.n_slots
+    assert heap.n_slots == -(-10 * capacity // 7)
+    arrays = [a for a in heap._arrays if a is not None]
+    assert heap.memory_bytes == sum(a.nbytes for a in arrays)
+    assert len(arrays) == 3
+    with_aux = TopKHeap(capacity, aux=True)
+    assert with_aux.memory_bytes == heap.memory_bytes + 8 * capacity
+    assert with_aux.memory_bytes == sum(
+        a.nbytes for a in with_aux._arrays if a is not None)
+
+
+def test_memory_bytes_is_what_the_process_allocates():
+    # tracemalloc sees NumPy's data buffers: a heap must not hold more than it says.
+    import tracemalloc
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    heap = TopKHeap(100_000)
+    allocated = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert heap.memory_bytes <= allocated <= heap.memory_bytes + 4096
+
+
+def test_heap_without_aux_refuses_aux_calls():
+    heap = TopKHeap(3)
+    heap.push_or_update(1, 1.0)
+    assert not heap.has_aux and TopKHeap(3, aux=True).has_aux
+    for call in (lambda: heap.get_aux(1), lambda: heap.set_aux(1, 2.0),
+                 lambda: heap.scale_aux(2.0), heap.aux_items):
+        with pytest.raises(ValueError, match="aux=True"):
+            call()
+    assert not pickle.loads(pickle.dumps(heap)).has_aux
 
 
 def test_aux_values_travel_with_their_entries():
     # Each entry's auxiliary value must follow it through sifts, evictions,
     # removals, scaling and pickling; a reference dict holds (weight, aux).
     rng = np.random.default_rng(7)
-    heap, weights, aux = TopKHeap(16), {}, {}
+    heap, weights, aux = TopKHeap(16, aux=True), {}, {}
     aux_scale = 1.0
     for step in range(4000):
         key = int(rng.integers(0, 60))

@@ -4,12 +4,12 @@ import numbers
 import numpy as np
 
 from libc.math cimport fabs
-from libc.stdint cimport int64_t, uint64_t
-from libc.string cimport memset
+from libc.stdint cimport int64_t, uint32_t, uint64_t
 
 from ._murmurhash cimport _fmix64
 
 cdef double _MIN_SCALE = 1e-9
+_MAX_CAPACITY = 2**31 - 1
 
 
 def _check_key(key):
@@ -39,17 +39,32 @@ cdef class TopKHeap:
     is that of the weights before scaling, so two weights that rounding makes
     equal after an inexact ``scale`` keep their earlier order.
 
+    An entry costs at most 24 bytes when the heap is full: its int64 key and
+    float64 weight (16 bytes) and its share of the key map, ``ceil(10 *
+    capacity / 7)`` 4-byte slots (load 0.7) that hold a heap position and a
+    tag of the key's hash (the key itself is read from the heap). An
+    auxiliary value per entry (``aux=True``) adds 8 bytes.
+
     Parameters
     ----------
     capacity : int
-        Largest number of entries kept, at least 1.
+        Largest number of entries kept, from 1 to ``2**31 - 1``.
+    aux : bool, default=False
+        Keep an auxiliary float64 value per entry that moves with it
+        (:meth:`get_aux`, :meth:`set_aux`, :meth:`scale_aux`).
 
     Attributes
     ----------
     capacity : int
         Largest number of entries kept.
+    has_aux : bool
+        Whether the heap keeps auxiliary values.
+    n_slots : int
+        Slots of the key map.
     memory_bytes : int
-        Bytes held by the heap and its key map.
+        Bytes of every array the heap holds (keys, weights, key map, auxiliary
+        values): ``16 * capacity + 4 * n_slots``, plus ``8 * capacity`` with
+        ``aux``.
 
     Examples
     --------
@@ -65,151 +80,181 @@ cdef class TopKHeap:
     ([11, 12], [-2.0, 1.0])
     >>> heap.get(11), 10 in heap
     (-2.0, False)
+    >>> TopKHeap(1000).memory_bytes / 1000
+    21.716
     """
 
     def __cinit__(self):
         self._scale = 1.0
         self._aux_scale = 1.0
 
-    def __init__(self, capacity):
+    def __init__(self, capacity, *, aux=False):
         if isinstance(capacity, (bool, np.bool_)) or not isinstance(capacity, numbers.Integral):
             raise TypeError(f"capacity must be an integer, got {type(capacity).__name__}")
-        if capacity < 1:
-            raise ValueError(f"capacity must be at least 1, got {capacity}")
-        self._allocate(int(capacity))
+        if not 1 <= capacity <= _MAX_CAPACITY:
+            raise ValueError(f"capacity must be from 1 to 2**31 - 1, got {capacity}")
+        self._allocate(int(capacity), bool(aux))
 
-    cdef _allocate(self, Py_ssize_t capacity):
-        cdef Py_ssize_t map_size = 2
-        while map_size < 2 * capacity:
-            map_size *= 2
+    cdef _allocate(self, Py_ssize_t capacity, bint aux):
+        cdef Py_ssize_t n_slots = (10 * capacity + 6) // 7
         keys = np.zeros(capacity, dtype=np.int64)
         weights = np.zeros(capacity, dtype=np.float64)
-        map_index = np.zeros(capacity, dtype=np.intp)
-        # The map's slots, (key, heap position) pairs side by side: one cache line a probe.
-        slots = np.zeros((map_size, 2), dtype=np.int64)
-        slots[:, 1] = -1
-        aux = np.zeros(capacity, dtype=np.float64)
-        cdef Py_ssize_t filter_bits = 64
-        while filter_bits < 8 * capacity:
-            filter_bits *= 2
-        bitmap = np.zeros(filter_bits // 64, dtype=np.uint64)
-        self._arrays = (keys, weights, map_index, slots, aux, bitmap)
-        cdef uint64_t[::1] f = bitmap
-        self._filter = &f[0]
-        self._filter_mask = <uint64_t>(filter_bits - 1)
-        self._filter_inserts = 0
+        slots = np.zeros(n_slots, dtype=np.uint32)
+        aux_values = np.zeros(capacity, dtype=np.float64) if aux else None
+        self._arrays = (keys, weights, slots, aux_values)
         cdef int64_t[::1] k = keys
-        cdef int64_t[:, ::1] m = slots
-        cdef double[::1] w = weights, a = aux
-        cdef Py_ssize_t[::1] mi = map_index
+        cdef double[::1] w = weights, a
+        cdef uint32_t[::1] m = slots
         self._keys = &k[0]
         self._weights = &w[0]
-        self._aux = &a[0]
+        self._aux = NULL
+        if aux:
+            a = aux_values
+            self._aux = &a[0]
         self._aux_scale = 1.0
-        self._map_index = &mi[0]
-        self._map = <MapSlot*>&m[0, 0]
-        self._map_mask = map_size - 1
+        self._map = &m[0]
+        self._n_slots = n_slots
+        self._pos_bits = int(capacity).bit_length()
+        self._pos_mask = <uint32_t>((1 << self._pos_bits) - 1)
+        self._tag_mask = <uint32_t>((1 << (32 - self._pos_bits)) - 1)
         self.capacity = capacity
         self._size = 0
         self._scale = 1.0
 
     # --------------------------------------------------------------- key map
-    cdef bint _maybe_present(self, int64_t key) noexcept nogil:
-        cdef uint64_t bit = (_fmix64(<uint64_t>key) >> 32) & self._filter_mask
-        return (self._filter[bit >> 6] >> (bit & 63)) & 1
+    cdef inline Py_ssize_t _home(self, uint64_t h) noexcept nogil:
+        # Multiply-shift range reduction of the hash's high half to [0, n_slots).
+        return <Py_ssize_t>(((h >> 32) * <uint64_t>self._n_slots) >> 32)
 
-    cdef void _filter_add(self, int64_t key) noexcept nogil:
-        cdef uint64_t bit = (_fmix64(<uint64_t>key) >> 32) & self._filter_mask
-        self._filter[bit >> 6] |= (<uint64_t>1) << (bit & 63)
-        self._filter_inserts += 1
-        # Removed keys leave their bits set; rebuild before stale bits pile up.
-        if self._filter_inserts > 2 * self.capacity:
-            self._filter_rebuild()
-
-    cdef void _filter_rebuild(self) noexcept nogil:
-        cdef Py_ssize_t i
-        cdef uint64_t bit
-        memset(self._filter, 0, ((self._filter_mask + 1) >> 3))
-        for i in range(self._size):
-            bit = (_fmix64(<uint64_t>self._keys[i]) >> 32) & self._filter_mask
-            self._filter[bit >> 6] |= (<uint64_t>1) << (bit & 63)
-        self._filter_inserts = self._size
+    cdef inline uint32_t _tag(self, uint64_t h) noexcept nogil:
+        return (<uint32_t>h & self._tag_mask) << self._pos_bits
 
     cdef Py_ssize_t _find(self, int64_t key) noexcept nogil:
         """Map slot holding ``key``, or the empty slot where it would go."""
-        cdef Py_ssize_t slot = <Py_ssize_t>(_fmix64(<uint64_t>key) & <uint64_t>self._map_mask)
-        while self._map[slot].pos >= 0 and self._map[slot].key != key:
-            slot = (slot + 1) & self._map_mask
+        cdef uint64_t h = _fmix64(<uint64_t>key)
+        cdef uint32_t tag = self._tag(h), v
+        cdef Py_ssize_t slot = self._home(h)
+        while True:
+            v = self._map[slot]
+            if v == 0:
+                return slot
+            # The tag spares reading the key of most other entries of the run.
+            if (v & ~self._pos_mask) == tag and self._keys[(v & self._pos_mask) - 1] == key:
+                return slot
+            slot += 1
+            if slot == self._n_slots:
+                slot = 0
+
+    cdef Py_ssize_t _slot_of(self, int64_t key, Py_ssize_t pos) noexcept nogil:
+        """Map slot of the entry ``key`` at heap position ``pos`` (it must be there)."""
+        cdef uint64_t h = _fmix64(<uint64_t>key)
+        cdef uint32_t target = self._tag(h) | <uint32_t>(pos + 1)
+        cdef Py_ssize_t slot = self._home(h)
+        while self._map[slot] != target:
+            slot += 1
+            if slot == self._n_slots:
+                slot = 0
         return slot
+
+    cdef inline void _set_pos(self, Py_ssize_t slot, Py_ssize_t pos) noexcept nogil:
+        self._map[slot] = (self._map[slot] & ~self._pos_mask) | <uint32_t>(pos + 1)
+
+    cdef inline Py_ssize_t _pos_at(self, Py_ssize_t slot) noexcept nogil:
+        """Heap position in ``slot``, -1 when it is empty."""
+        return <Py_ssize_t>(self._map[slot] & self._pos_mask) - 1
 
     cdef void _map_delete(self, Py_ssize_t slot) noexcept nogil:
         """Empty ``slot`` and shift later entries of its probe run back."""
-        cdef Py_ssize_t hole = slot, nxt = (slot + 1) & self._map_mask, home
-        while self._map[nxt].pos >= 0:
-            home = <Py_ssize_t>(_fmix64(<uint64_t>self._map[nxt].key) & <uint64_t>self._map_mask)
+        cdef Py_ssize_t n = self._n_slots, hole = slot, nxt = slot + 1, home
+        cdef uint32_t v
+        if nxt == n:
+            nxt = 0
+        while self._map[nxt] != 0:
+            v = self._map[nxt]
+            home = self._home(_fmix64(<uint64_t>self._keys[(v & self._pos_mask) - 1]))
             # Move the entry back when its home is not cyclically in (hole, nxt].
-            if ((nxt - home) & self._map_mask) >= ((nxt - hole) & self._map_mask):
-                self._map[hole].key = self._map[nxt].key
-                self._map[hole].pos = self._map[nxt].pos
-                self._map_index[self._map[hole].pos] = hole
+            if (nxt - home + n) % n >= (nxt - hole + n) % n:
+                self._map[hole] = v
                 hole = nxt
-            nxt = (nxt + 1) & self._map_mask
-        self._map[hole].pos = -1
+            nxt += 1
+            if nxt == n:
+                nxt = 0
+        self._map[hole] = 0
 
     # ------------------------------------------------------------------ heap
-    cdef bint _less(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    cdef inline bint _less(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
         cdef double wa = fabs(self._weights[a]), wb = fabs(self._weights[b])
         return wa < wb or (wa == wb and self._keys[a] < self._keys[b])
 
-    cdef void _swap(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
-        self._keys[a], self._keys[b] = self._keys[b], self._keys[a]
-        self._weights[a], self._weights[b] = self._weights[b], self._weights[a]
-        self._aux[a], self._aux[b] = self._aux[b], self._aux[a]
-        self._map_index[a], self._map_index[b] = self._map_index[b], self._map_index[a]
-        self._map[self._map_index[a]].pos = a
-        self._map[self._map_index[b]].pos = b
+    cdef void _move(self, Py_ssize_t src, Py_ssize_t dst) noexcept nogil:
+        """Copy the entry at ``src`` to ``dst`` and point its map slot there."""
+        cdef Py_ssize_t slot = self._slot_of(self._keys[src], src)
+        self._keys[dst] = self._keys[src]
+        self._weights[dst] = self._weights[src]
+        if self._aux != NULL:
+            self._aux[dst] = self._aux[src]
+        self._set_pos(slot, dst)
 
-    cdef void _sift_up(self, Py_ssize_t pos) noexcept nogil:
+    cdef Py_ssize_t _sift_up(self, Py_ssize_t pos, Py_ssize_t slot) noexcept nogil:
+        """Move the entry at ``pos`` (map slot ``slot``) up; return where it lands."""
+        cdef int64_t key = self._keys[pos]
+        cdef double weight = self._weights[pos], w = fabs(weight), wp, aux = 0.0
         cdef Py_ssize_t parent
+        if self._aux != NULL:
+            aux = self._aux[pos]
         while pos > 0:
             parent = (pos - 1) >> 1
-            if not self._less(pos, parent):
+            wp = fabs(self._weights[parent])
+            if not (w < wp or (w == wp and key < self._keys[parent])):
                 break
-            self._swap(pos, parent)
+            self._move(parent, pos)
             pos = parent
+        self._keys[pos] = key
+        self._weights[pos] = weight
+        if self._aux != NULL:
+            self._aux[pos] = aux
+        self._set_pos(slot, pos)
+        return pos
 
-    cdef void _sift_down(self, Py_ssize_t pos) noexcept nogil:
-        cdef Py_ssize_t child, smallest
+    cdef void _sift_down(self, Py_ssize_t pos, Py_ssize_t slot) noexcept nogil:
+        """Move the entry at ``pos`` (map slot ``slot``) down."""
+        cdef int64_t key = self._keys[pos]
+        cdef double weight = self._weights[pos], w = fabs(weight), wc, aux = 0.0
+        cdef Py_ssize_t child
+        if self._aux != NULL:
+            aux = self._aux[pos]
         while True:
-            smallest = pos
             child = 2 * pos + 1
-            if child < self._size and self._less(child, smallest):
-                smallest = child
-            if child + 1 < self._size and self._less(child + 1, smallest):
-                smallest = child + 1
-            if smallest == pos:
-                return
-            self._swap(pos, smallest)
-            pos = smallest
+            if child >= self._size:
+                break
+            if child + 1 < self._size and self._less(child + 1, child):
+                child += 1
+            wc = fabs(self._weights[child])
+            if not (wc < w or (wc == w and self._keys[child] < key)):
+                break
+            self._move(child, pos)
+            pos = child
+        self._keys[pos] = key
+        self._weights[pos] = weight
+        if self._aux != NULL:
+            self._aux[pos] = aux
+        self._set_pos(slot, pos)
 
     cdef void _remove_at(self, Py_ssize_t pos) noexcept nogil:
-        cdef Py_ssize_t last = self._size - 1
-        self._map_delete(self._map_index[pos])
+        cdef Py_ssize_t last = self._size - 1, slot
+        self._map_delete(self._slot_of(self._keys[pos], pos))
         if pos != last:
-            self._keys[pos] = self._keys[last]
-            self._weights[pos] = self._weights[last]
-            self._aux[pos] = self._aux[last]
-            self._map_index[pos] = self._map_index[last]
-            self._map[self._map_index[pos]].pos = pos
+            # Found after the deletion, which may have shifted it.
+            slot = self._slot_of(self._keys[last], last)
+            self._move(last, pos)
         self._size -= 1
-        if pos < self._size:
-            self._sift_up(pos)
-            self._sift_down(pos)
+        if pos < self._size and self._sift_up(pos, slot) == pos:
+            self._sift_down(pos, slot)
 
     cdef void _heapify(self) noexcept nogil:
         cdef Py_ssize_t pos
         for pos in range(self._size // 2 - 1, -1, -1):
-            self._sift_down(pos)
+            self._sift_down(pos, self._slot_of(self._keys[pos], pos))
 
     # -------------------------------------------------------------- cdef API
     cdef bint accepts(self, int64_t key, double weight) noexcept nogil:
@@ -225,61 +270,48 @@ cdef class TopKHeap:
     cdef HeapOutcome offer(self, int64_t key, double weight,
                            int64_t* evicted_key, double* evicted_weight) noexcept nogil:
         """Insert or update ``key``; on HEAP_REPLACED the evicted entry is written out."""
-        cdef Py_ssize_t slot, pos
+        cdef Py_ssize_t slot = self._find(key), pos = self._pos_at(slot)
         cdef double stored = weight / self._scale
-        if (self._size == self.capacity and not self._maybe_present(key)
-                and not self.accepts(key, weight)):
-            return HEAP_REJECTED  # absent and not good enough: no probe needed
-        slot = self._find(key)
-        if self._map[slot].pos >= 0:
-            pos = self._map[slot].pos
+        if pos >= 0:
             self._weights[pos] = stored
-            self._sift_up(pos)
-            self._sift_down(pos)
+            if self._sift_up(pos, slot) == pos:
+                self._sift_down(pos, slot)
             return HEAP_UPDATED
         if self._size < self.capacity:
             pos = self._size
             self._size += 1
             self._keys[pos] = key
             self._weights[pos] = stored
-            self._aux[pos] = 0.0
-            self._map[slot].key = key
-            self._map[slot].pos = pos
-            self._map_index[pos] = slot
-            self._filter_add(key)
-            self._sift_up(pos)
+            if self._aux != NULL:
+                self._aux[pos] = 0.0
+            self._map[slot] = self._tag(_fmix64(<uint64_t>key)) | <uint32_t>(pos + 1)
+            self._sift_up(pos, slot)
             return HEAP_INSERTED
         if not self.accepts(key, weight):
             return HEAP_REJECTED
         evicted_key[0] = self._keys[0]
         evicted_weight[0] = self._weights[0] * self._scale
-        self._map_delete(self._map_index[0])
+        self._map_delete(self._slot_of(self._keys[0], 0))
         slot = self._find(key)  # the deletion may have shifted the probe run
+        self._map[slot] = self._tag(_fmix64(<uint64_t>key)) | 1
         self._keys[0] = key
         self._weights[0] = stored
-        self._aux[0] = 0.0
-        self._map[slot].key = key
-        self._map[slot].pos = 0
-        self._map_index[0] = slot
-        self._filter_add(key)
-        self._sift_down(0)
+        if self._aux != NULL:
+            self._aux[0] = 0.0
+        self._sift_down(0, slot)
         return HEAP_REPLACED
 
     cdef bint lookup(self, int64_t key, double* weight) noexcept nogil:
-        cdef Py_ssize_t slot
-        if not self._maybe_present(key):
+        cdef Py_ssize_t pos = self._pos_at(self._find(key))
+        if pos < 0:
             return False
-        slot = self._find(key)
-        if self._map[slot].pos < 0:
-            return False
-        weight[0] = self._weights[self._map[slot].pos] * self._scale
+        weight[0] = self._weights[pos] * self._scale
         return True
 
     cdef bint discard(self, int64_t key, double* weight) noexcept nogil:
-        cdef Py_ssize_t slot = self._find(key), pos
-        if self._map[slot].pos < 0:
+        cdef Py_ssize_t pos = self._pos_at(self._find(key))
+        if pos < 0:
             return False
-        pos = self._map[slot].pos
         weight[0] = self._weights[pos] * self._scale
         self._remove_at(pos)
         return True
@@ -301,24 +333,24 @@ cdef class TopKHeap:
     cdef double* aux_slot(self, int64_t key) noexcept nogil:
         """Stored auxiliary value of ``key`` (times ``aux_scale()``), or NULL if absent.
 
-        The pointer is valid until the heap next changes.
+        NULL too when the heap keeps no auxiliary values. The pointer is valid
+        until the heap next changes.
         """
-        cdef Py_ssize_t slot = self._find(key)
-        if self._map[slot].pos < 0:
+        cdef Py_ssize_t pos
+        if self._aux == NULL:
             return NULL
-        return &self._aux[self._map[slot].pos]
+        pos = self._pos_at(self._find(key))
+        if pos < 0:
+            return NULL
+        return &self._aux[pos]
 
     cdef bint lookup_aux(self, int64_t key, double* weight, double* aux) noexcept nogil:
-        """``lookup`` that also reads the auxiliary value."""
-        cdef Py_ssize_t slot, pos
-        if not self._maybe_present(key):
+        """``lookup`` that also reads the auxiliary value (0 without auxiliary values)."""
+        cdef Py_ssize_t pos = self._pos_at(self._find(key))
+        if pos < 0:
             return False
-        slot = self._find(key)
-        if self._map[slot].pos < 0:
-            return False
-        pos = self._map[slot].pos
         weight[0] = self._weights[pos] * self._scale
-        aux[0] = self._aux[pos] * self._aux_scale
+        aux[0] = self._aux[pos] * self._aux_scale if self._aux != NULL else 0.0
         return True
 
     cdef double min_weight(self) noexcept nogil:
@@ -333,8 +365,9 @@ cdef class TopKHeap:
         cdef Py_ssize_t i
         self._aux_scale = 0.0 if factor == 0.0 else self._aux_scale * factor
         if fabs(self._aux_scale) < _MIN_SCALE:
-            for i in range(self._size):
-                self._aux[i] *= self._aux_scale
+            if self._aux != NULL:
+                for i in range(self._size):
+                    self._aux[i] *= self._aux_scale
             self._aux_scale = 1.0
 
     # ------------------------------------------------------------ Python API
@@ -346,7 +379,20 @@ cdef class TopKHeap:
 
     @property
     def memory_bytes(self):
-        return int(sum(a.nbytes for a in self._arrays))
+        return int(sum(a.nbytes for a in self._arrays if a is not None))
+
+    @property
+    def has_aux(self):
+        return self._aux != NULL
+
+    @property
+    def n_slots(self):
+        return self._n_slots
+
+    def _check_has_aux(self):
+        if self._aux == NULL:
+            raise ValueError("this heap keeps no auxiliary values: create it with "
+                             "TopKHeap(capacity, aux=True)")
 
     def contains(self, key):
         """Whether ``key`` is in the heap."""
@@ -418,6 +464,7 @@ cdef class TopKHeap:
 
     def get_aux(self, key, default=None):
         """Auxiliary value of ``key`` (0 when inserted), or ``default`` when absent."""
+        self._check_has_aux()
         cdef double* slot = self.aux_slot(_check_key(key))
         if slot == NULL:
             return default
@@ -425,6 +472,7 @@ cdef class TopKHeap:
 
     def set_aux(self, key, value):
         """Set the auxiliary value of ``key``; ``KeyError`` if absent."""
+        self._check_has_aux()
         cdef double v = _check_weight(value)
         cdef double* slot = self.aux_slot(_check_key(key))
         if slot == NULL:
@@ -439,6 +487,7 @@ cdef class TopKHeap:
         factor : float
             Finite multiplier.
         """
+        self._check_has_aux()
         self.multiply_aux(_check_weight(factor))
 
     def remove(self, key):
@@ -473,7 +522,7 @@ cdef class TopKHeap:
 
     def clear(self):
         """Remove every entry."""
-        self._allocate(self.capacity)
+        self._allocate(self.capacity, self._aux != NULL)
 
     def items(self):
         """Keys and weights sorted by ``(|weight|, key)`` descending.
@@ -490,10 +539,11 @@ cdef class TopKHeap:
 
     def aux_items(self):
         """Auxiliary values in the order of :meth:`items`."""
+        self._check_has_aux()
         keys = self._arrays[0][:self._size]
         stored = self._arrays[1][:self._size]
         order = np.lexsort((keys, np.abs(stored)))[::-1]
-        return self._arrays[4][:self._size][order] * self._aux_scale
+        return self._arrays[3][:self._size][order] * self._aux_scale
 
     def keys(self):
         """Keys sorted by ``(|weight|, key)`` descending."""
@@ -506,27 +556,31 @@ cdef class TopKHeap:
     def check_invariants(self):
         """Raise ``AssertionError`` if the heap order or the key map is broken."""
         cdef Py_ssize_t pos, slot, n_mapped = 0
+        cdef uint32_t v
         for pos in range(1, self._size):
             if self._less(pos, (pos - 1) >> 1):
                 raise AssertionError(f"heap order broken at position {pos}")
-        for pos in range(self._size):
-            slot = self._map_index[pos]
-            if self._map[slot].pos != pos or self._map[slot].key != self._keys[pos]:
-                raise AssertionError(f"key map broken for position {pos}")
+        for slot in range(self._n_slots):
+            v = self._map[slot]
+            if v == 0:
+                continue
+            n_mapped += 1
+            pos = self._pos_at(slot)
+            if pos >= self._size:
+                raise AssertionError(f"map slot {slot} points past the heap")
             if self._find(self._keys[pos]) != slot:
                 raise AssertionError(f"key {self._keys[pos]} unreachable by probing")
-            if not self._maybe_present(self._keys[pos]):
-                raise AssertionError(f"key {self._keys[pos]} missing from the presence bitmap")
-        for slot in range(self._map_mask + 1):
-            n_mapped += self._map[slot].pos >= 0
+            if (v & ~self._pos_mask) != self._tag(_fmix64(<uint64_t>self._keys[pos])):
+                raise AssertionError(f"key {self._keys[pos]} has a wrong tag")
         if n_mapped != self._size:
             raise AssertionError(f"key map holds {n_mapped} entries for {self._size}")
 
     def __reduce__(self):
+        aux = self._arrays[3]
         return (_rebuild_topk_heap,
                 (self.capacity, self._arrays[0][:self._size].copy(),
                  self._arrays[1][:self._size].copy(), self._scale,
-                 self._arrays[4][:self._size].copy(), self._aux_scale))
+                 None if aux is None else aux[:self._size].copy(), self._aux_scale))
 
     def __repr__(self):
         return f"TopKHeap(capacity={self.capacity}, size={self._size})"
@@ -534,22 +588,18 @@ cdef class TopKHeap:
 
 def _rebuild_topk_heap(capacity, keys, stored_weights, scale, stored_aux=None, aux_scale=1.0):
     """Rebuild a heap from its layout, so the state is exactly the pickled one."""
-    cdef TopKHeap heap = TopKHeap(capacity)
+    cdef TopKHeap heap = TopKHeap(capacity, aux=stored_aux is not None)
     cdef const int64_t[::1] k = np.ascontiguousarray(keys, dtype=np.int64)
     cdef const double[::1] w = np.ascontiguousarray(stored_weights, dtype=np.float64)
-    cdef const double[::1] a = np.ascontiguousarray(
-        np.zeros(k.shape[0]) if stored_aux is None else stored_aux, dtype=np.float64)
     cdef Py_ssize_t pos, slot
     for pos in range(k.shape[0]):
         slot = heap._find(k[pos])
         heap._keys[pos] = k[pos]
         heap._weights[pos] = w[pos]
-        heap._aux[pos] = a[pos]
-        heap._map[slot].key = k[pos]
-        heap._map[slot].pos = pos
-        heap._map_index[pos] = slot
+        heap._map[slot] = heap._tag(_fmix64(<uint64_t>k[pos])) | <uint32_t>(pos + 1)
+    if stored_aux is not None:
+        heap._arrays[3][:k.shape[0]] = stored_aux
     heap._size = k.shape[0]
-    heap._filter_rebuild()
     heap._scale = scale
     heap._aux_scale = aux_scale
     return heap
