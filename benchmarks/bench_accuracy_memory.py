@@ -71,9 +71,12 @@ import sklearn_sketch as sk  # noqa: E402
 from sklearn_sketch.weight_median import parse_memory_budget  # noqa: E402
 
 DEFAULT_BUDGETS = "64KB,256KB,1MB,4MB,16MB,64MB"
-QUICK_BUDGETS = "256KB,4MB"
+QUICK_BUDGETS = "64KB,1MB"
 QUICK_ESTIMATORS = "mission,awm,hashing"
-QUICK_ROWS = 2000  # training and test rows kept by --quick
+QUICK_ROWS = 1000  # training and test rows kept by --quick
+QUICK_GRID_BUDGET = "64KB"
+DEFAULT_MAX_BYTES = "2GB"  # skip a fit predicted to allocate more (see allocation_guard)
+GUARD_PROBE_BUDGET = 2**20  # budget of the probe fit of allocation_guard
 DATASETS = ("ng-tokens", "ng-hashing", "dna")
 
 #: id -> (display name, class, fixed parameters, where the bytes go when sized by hand).
@@ -397,10 +400,31 @@ def shape_for_budget(est_id, estimator, budget, X_probe, y_probe):
     return None, "no shape found under the budget"
 
 
-def configure(est_id, budget, X_probe, y_probe, max_iter, **params):
+def allocation_guard(estimator, budget, max_bytes, X_probe, y_probe):
+    """Reason to skip a ``memory_budget`` fit predicted to allocate over ``max_bytes``.
+
+    Estimators whose ``memory_bytes_`` exceeds their budget many times (a per-class budget,
+    a cost model of 4 bytes per entry) would exhaust the machine at the top budgets; their
+    allocation is predicted from a probe fit at a small budget, linearly.
+    """
+    if budget <= GUARD_PROBE_BUDGET:
+        return None
+    probe = _probe_bytes(estimator, X_probe, y_probe, memory_budget=GUARD_PROBE_BUDGET)
+    predicted = probe * budget / GUARD_PROBE_BUDGET
+    if predicted > max_bytes:
+        return (f"memory_budget={format_bytes(budget)} would allocate about "
+                f"{format_bytes(predicted)} ({probe / GUARD_PROBE_BUDGET:.0f}x the budget at "
+                f"{format_bytes(GUARD_PROBE_BUDGET)}), over --max-bytes")
+    return None
+
+
+def configure(est_id, budget, X_probe, y_probe, max_iter, max_bytes, **params):
     """The estimator sized to ``budget`` (or a reason to skip) and how it was sized."""
     estimator = make_estimator(est_id, max_iter, **params)
     if has_memory_budget(estimator):
+        reason = allocation_guard(estimator, budget, max_bytes, X_probe, y_probe)
+        if reason:
+            return None, "memory_budget", reason
         return estimator.set_params(memory_budget=int(budget)), "memory_budget", None
     shape, reason = shape_for_budget(est_id, estimator, budget, X_probe, y_probe)
     if shape is None:
@@ -408,12 +432,13 @@ def configure(est_id, budget, X_probe, y_probe, max_iter, **params):
     return estimator.set_params(**shape), f"shape_for_budget {shape}", None
 
 
-def run_ours(est_id, budget, data, max_iter, **params):
+def run_ours(est_id, budget, data, max_iter, max_bytes, **params):
     """Fit one estimator at one budget: accuracy, ``memory_bytes_``, how it was sized."""
     X_train, y_train, X_test, y_test = data
     probe = (X_train[:SIZE_PROBE_ROWS], y_train[:SIZE_PROBE_ROWS])
     try:
-        estimator, sized_by, reason = configure(est_id, budget, *probe, max_iter, **params)
+        estimator, sized_by, reason = configure(est_id, budget, *probe, max_iter, max_bytes,
+                                                   **params)
         if estimator is None:
             return {"skipped": reason, "sized_by": sized_by}
         start = time.perf_counter()
@@ -448,7 +473,8 @@ def grid_settings(estimator, quick):
 def format_bytes(n):
     for unit, size in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
         if n >= size:
-            return f"{n / size:.3g}{unit}"
+            value = n / size
+            return f"{value:.0f}{unit}" if value >= 100 else f"{value:.3g}{unit}"
     return f"{n}B"
 
 
@@ -604,7 +630,11 @@ def parse_args(argv):
                         help=f"comma-separated, among {', '.join(DATASETS)}")
     parser.add_argument("--estimators", default=None,
                         help=f"comma-separated, among {', '.join(ESTIMATORS)}")
-    parser.add_argument("--grid-budget", default="4MB", help="budget of the step-size grid")
+    parser.add_argument("--grid-budget", default=None,
+                        help=f"budget of the step-size grid (default 4MB, {QUICK_GRID_BUDGET} "
+                             "with --quick)")
+    parser.add_argument("--max-bytes", default=DEFAULT_MAX_BYTES,
+                        help="skip fits predicted to allocate more than this")
     parser.add_argument("--no-grid", action="store_true", help="skip the step-size grid")
     parser.add_argument("--max-iter", type=int, default=None,
                         help="epochs of our estimators and VW passes (default: each "
@@ -627,6 +657,9 @@ def parse_args(argv):
         args.budgets = args.budgets or QUICK_BUDGETS
         args.estimators = args.estimators or QUICK_ESTIMATORS
         args.max_iter = args.max_iter or 1
+        args.grid_budget = args.grid_budget or QUICK_GRID_BUDGET
+    args.grid_budget = args.grid_budget or "4MB"
+    args.max_bytes = parse_memory_budget(args.max_bytes)
     args.budgets = [parse_memory_budget(b) for b in (args.budgets or DEFAULT_BUDGETS).split(",")]
     args.estimators = (args.estimators or ",".join(ESTIMATORS)).split(",")
     args.datasets = args.datasets.split(",")
@@ -635,6 +668,12 @@ def parse_args(argv):
         if unknown:
             parser.error(f"unknown: {', '.join(sorted(unknown))}")
     return args
+
+
+def quick_subset(X_train, y_train, X_test, y_test):
+    """First ``QUICK_ROWS`` training rows (shuffled already), a random set of test rows."""
+    test = np.sort(np.random.default_rng(0).permutation(X_test.shape[0])[:QUICK_ROWS])
+    return X_train[:QUICK_ROWS], y_train[:QUICK_ROWS], X_test[test], y_test[test]
 
 
 def epochs_of(est_ids, max_iter):
@@ -664,7 +703,7 @@ def run_dataset(name, data, args, vw_dir):
     for budget in args.budgets:
         for est_id in args.estimators:
             tasks.append((ESTIMATORS[est_id][0], budget,
-                          delayed(run_ours)(est_id, budget, data, args.max_iter)))
+                          delayed(run_ours)(est_id, budget, data, args.max_iter, args.max_bytes)))
         tasks.append(("SGD hashed", budget,
                       delayed(run_sgd_hashed)(budget, X_train, y_train, X_test, y_test)))
         if vw_dir is not None:
@@ -686,7 +725,8 @@ def run_grid(name, data, args, budget):
     for est_id in args.estimators:
         for label, params in grid_settings(make_estimator(est_id), args.quick):
             tasks.append((est_id, label,
-                          delayed(run_ours)(est_id, budget, data, args.max_iter, **params)))
+                          delayed(run_ours)(est_id, budget, data, args.max_iter,
+                                            args.max_bytes, **params)))
     outputs = Parallel(n_jobs=args.n_jobs)(task for _, _, task in tasks)
     grid = {}
     for (est_id, label, _), out in zip(tasks, outputs):
@@ -726,8 +766,7 @@ def main(argv=None):
     for name in args.datasets:
         data = load_dataset(name, data_dir, cache, args.dna_reads)
         if args.quick:
-            data = (data[0][:QUICK_ROWS], data[1][:QUICK_ROWS],
-                    data[2][:QUICK_ROWS], data[3][:QUICK_ROWS])
+            data = quick_subset(*data)
         vw_dir = None
         if not args.no_vw:
             vw_dir = cache / f"vw_{name}_{data[0].shape[0]}_{args.dna_reads}"
