@@ -272,12 +272,22 @@ def run_sgd(X_train, y_train, X_test, y_test):
             "seconds": seconds, "n_features": X_train.shape[1]}
 
 
+def reporting_errors(function):
+    """``function`` returning ``{"error": ...}`` instead of raising: one failure is a cell."""
+    def wrapper(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except Exception as exc:
+            return {"error": f"{type(exc).__name__}: {exc}"[:200]}
+    return wrapper
+
+
+@reporting_errors
 def run_sgd_hashed(budget, X_train, y_train, X_test, y_test):
     m = sgd_hashed_n_features(budget, len(np.unique(y_train)))
     if m < 1:
         return {"skipped": f"{budget} bytes hold no hashed feature"}
-    result = run_sgd(hash_features(X_train, m), y_train, hash_features(X_test, m), y_test)
-    return result
+    return run_sgd(hash_features(X_train, m), y_train, hash_features(X_test, m), y_test)
 
 
 def vw_stride(options):
@@ -323,6 +333,7 @@ def write_vw_lines(X, y, n_classes, path):
             f.write(f"{labels[i]} |f {tokens}\n")
 
 
+@reporting_errors
 def run_vw(budget, stride, n_passes, train_path, test_path, y_test, n_classes):
     """Train VW at the budget, score the test file: accuracy, real bytes, fit seconds."""
     bits = vw_bits(budget, stride)
