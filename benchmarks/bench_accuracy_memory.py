@@ -47,6 +47,7 @@ Run::
     python benchmarks/bench_accuracy_memory.py --budgets 64KB,1MB,16MB --estimators mission,awm
 """
 import argparse
+import functools
 import json
 import math
 import subprocess
@@ -274,6 +275,7 @@ def run_sgd(X_train, y_train, X_test, y_test):
 
 def reporting_errors(function):
     """``function`` returning ``{"error": ...}`` instead of raising: one failure is a cell."""
+    @functools.wraps(function)
     def wrapper(*args, **kwargs):
         try:
             return function(*args, **kwargs)
