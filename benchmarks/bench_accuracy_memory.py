@@ -696,6 +696,18 @@ def epochs_of(est_ids, max_iter):
     return max(make_estimator(e).get_params().get("max_iter", 1) for e in est_ids)
 
 
+def run_tasks(tasks, n_jobs, labels):
+    """Run delayed fits with joblib, printing one progress line per finished fit."""
+    outputs = []
+    results = Parallel(n_jobs=n_jobs, return_as="generator")(tasks)
+    for label, out in zip(labels, results):
+        summary = (f"{out['accuracy']:.3f} in {format_bytes(out['memory_bytes'])}"
+                   if "accuracy" in out else out.get("skipped") or out.get("error"))
+        print(f"  [{len(outputs) + 1}/{len(tasks)}] {label}: {summary}", flush=True)
+        outputs.append(out)
+    return outputs
+
+
 def run_dataset(name, data, args, vw_dir):
     """All rows of one data set: SGD on all features, then every budget's fits."""
     X_train, y_train, X_test, y_test = data
@@ -723,7 +735,8 @@ def run_dataset(name, data, args, vw_dir):
             tasks.append(("VW", budget, delayed(run_vw)(
                 budget, stride, epochs_of(args.estimators, args.max_iter),
                 vw_dir / "train.vw", vw_dir / "test.vw", y_test, n_classes)))
-    outputs = Parallel(n_jobs=args.n_jobs)(task for _, _, task in tasks)
+    outputs = run_tasks([task for _, _, task in tasks], args.n_jobs,
+                        [f"{name} {row} {format_bytes(budget)}" for row, budget, _ in tasks])
     results = {(row, budget): out for (row, budget, _), out in zip(tasks, outputs)}
     rows = [ESTIMATORS[e][0] for e in args.estimators] + ["SGD hashed"] + (
         ["VW"] if vw_dir is not None else [])
@@ -740,7 +753,8 @@ def run_grid(name, data, args, budget):
             tasks.append((est_id, label,
                           delayed(run_ours)(est_id, budget, data, args.max_iter,
                                             args.max_bytes, **params)))
-    outputs = Parallel(n_jobs=args.n_jobs)(task for _, _, task in tasks)
+    outputs = run_tasks([task for _, _, task in tasks], args.n_jobs,
+                        [f"{name} grid {est_id} {label}" for est_id, label, _ in tasks])
     grid = {}
     for (est_id, label, _), out in zip(tasks, outputs):
         grid.setdefault((name, est_id), {})[label] = out
