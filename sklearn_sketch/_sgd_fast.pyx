@@ -542,3 +542,84 @@ def decision_function_kernel(list sketches, list heaps, const int64_t[::1] indpt
                         continue
                     out[i, c] += data[p] * w
     free(sk); free(hp)
+
+
+def rows_repeat_a_column(const int64_t[::1] indptr, const int64_t[::1] indices):
+    """Whether some CSR row stores a column twice, whatever the order of its columns.
+
+    One pass without the GIL: each row's columns go through a small
+    open-addressing set (twice the row's size, so it stays in cache), which
+    costs less than sorting the rows to compare neighbours.
+
+    Parameters
+    ----------
+    indptr : ndarray of int64, shape (n_rows + 1,)
+        Row starts of a CSR matrix.
+    indices : ndarray of int64, shape (nnz,)
+        Its columns.
+
+    Returns
+    -------
+    repeats : bool
+        True when a row holds a column more than once.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_sketch._sgd_fast import rows_repeat_a_column
+    >>> indptr = np.array([0, 3, 5])
+    >>> rows_repeat_a_column(indptr, np.array([9, 2, 5, 7, 1]))
+    False
+    >>> rows_repeat_a_column(indptr, np.array([9, 2, 5, 7, 7]))
+    True
+    """
+    cdef Py_ssize_t n_rows = indptr.shape[0] - 1, row, a, b, j, k, slot
+    cdef Py_ssize_t n_slots, longest = 0
+    cdef int shift
+    cdef int64_t key
+    cdef int64_t* slots
+    cdef bint repeats = False
+    if n_rows < 1:
+        return False
+    for row in range(n_rows):
+        longest = max(longest, indptr[row + 1] - indptr[row])
+    n_slots = 16
+    while n_slots < 2 * longest:
+        n_slots *= 2
+    slots = <int64_t*>malloc(n_slots * sizeof(int64_t))
+    if slots == NULL:
+        raise MemoryError()
+    with nogil:
+        for row in range(n_rows):
+            a, b = indptr[row], indptr[row + 1]
+            if b - a < 2:
+                continue
+            if b - a <= 8:
+                for j in range(a + 1, b):
+                    for k in range(a, j):
+                        if indices[k] == indices[j]:
+                            repeats = True
+                if repeats:
+                    break
+                continue
+            n_slots = 16
+            shift = 60
+            while n_slots < 2 * (b - a):
+                n_slots *= 2
+                shift -= 1
+            # Slots hold positions in ``indices``; -1 is empty.
+            for j in range(n_slots):
+                slots[j] = -1
+            for j in range(a, b):
+                key = indices[j]
+                slot = <Py_ssize_t>((<uint64_t>key * 0x9E3779B97F4A7C15ULL) >> shift)
+                while slots[slot] >= 0 and indices[slots[slot]] != key:
+                    slot = (slot + 1) & (n_slots - 1)
+                if slots[slot] >= 0:
+                    repeats = True
+                    break
+                slots[slot] = j
+            if repeats:
+                break
+    free(slots)
+    return repeats
