@@ -19,7 +19,7 @@ from cpython.exc cimport PyErr_Clear, PyErr_Occurred
 from cpython.ref cimport PyObject
 from libc.math cimport INFINITY, NAN, copysign
 from libc.stdint cimport int32_t, int64_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc, strtod
+from libc.stdlib cimport calloc, free, malloc, realloc, strtod
 from libc.string cimport memchr, memcmp, memcpy, memset
 
 from .._core._murmurhash cimport murmurhash3_64_bytes
@@ -880,11 +880,18 @@ cdef class VowpalWabbitParser(_LineParser):
 
 
 # ------------------------------------------------------------ key names
+cdef struct _Wanted:
+    int64_t key
+    Py_ssize_t position  # in the requested keys; -1 for an empty slot
+
+
 def first_rows(const int64_t[::1] keys, requested):
     """The requested keys found in ``keys`` and the first row of each.
 
-    One pass over ``keys`` against a small open-addressing set of the
-    requested keys (it stops once all are found), without the GIL.
+    One pass over ``keys`` without the GIL (it stops once all are found): a
+    bit filter of the requested keys, small enough for the L1 cache, turns
+    most keys away at one load; the others are looked up in an
+    open-addressing set of the requested keys.
 
     Parameters
     ----------
@@ -896,7 +903,7 @@ def first_rows(const int64_t[::1] keys, requested):
     Returns
     -------
     found : ndarray of int64
-        The distinct requested keys present in ``keys``.
+        The distinct requested keys present in ``keys``, in order of request.
     rows : ndarray of int64
         ``rows[i]`` is the first ``j`` with ``keys[j] == found[i]``.
 
@@ -907,44 +914,61 @@ def first_rows(const int64_t[::1] keys, requested):
     >>> first_rows(np.array([5, 7, 5, 9]), [9, 5, 4, 5])
     (array([9, 5]), array([3, 0]))
     """
-    cdef const int64_t[::1] wanted = np.ascontiguousarray(
-        np.asarray(requested, dtype=np.int64).ravel())
-    cdef Py_ssize_t m = wanted.shape[0], n = keys.shape[0], n_slots = 16
+    wanted_array = np.ascontiguousarray(np.asarray(requested, dtype=np.int64).ravel())
+    cdef const int64_t[::1] wanted = wanted_array
+    cdef Py_ssize_t m = wanted.shape[0], n = keys.shape[0], n_slots = 16, n_bits = 1024
     cdef Py_ssize_t i, j, slot, n_distinct = 0, n_found = 0
-    cdef int shift
+    cdef int shift, bit_shift
     cdef int64_t key
-    while n_slots < 2 * m:
+    cdef uint64_t h
+    while n_slots < 4 * m:
         n_slots *= 2
+    while n_bits < 32 * m and n_bits < 2**18:
+        n_bits *= 2
     shift = _fibonacci_shift(n_slots)
-    slots_array = np.full(n_slots, -1, dtype=np.int64)
+    bit_shift = _fibonacci_shift(n_bits)
+    cdef _Wanted* table = <_Wanted*>malloc(n_slots * sizeof(_Wanted))
+    cdef uint64_t* bits = <uint64_t*>calloc(n_bits // 64, sizeof(uint64_t))
     first_array = np.full(m, -1, dtype=np.int64)
-    cdef int64_t[::1] slots = slots_array
     cdef int64_t[::1] first = first_array
-    # slots hold positions in ``wanted`` of the distinct keys; first the rows found.
+    if table == NULL or bits == NULL:
+        free(table)
+        free(bits)
+        raise MemoryError()
     with nogil:
+        for slot in range(n_slots):
+            table[slot].position = -1
         for i in range(m):
             key = wanted[i]
-            slot = _home(key, shift)
-            while slots[slot] >= 0 and wanted[slots[slot]] != key:
+            h = <uint64_t>key * 0x9E3779B97F4A7C15ULL
+            bits[(h >> bit_shift) >> 6] |= (<uint64_t>1) << ((h >> bit_shift) & 63)
+            slot = <Py_ssize_t>(h >> shift)
+            while table[slot].position >= 0 and table[slot].key != key:
                 slot = (slot + 1) & (n_slots - 1)
-            if slots[slot] < 0:
-                slots[slot] = i
+            if table[slot].position < 0:
+                table[slot].key = key
+                table[slot].position = i
                 n_distinct += 1
         for j in range(n):
             if n_found == n_distinct:
                 break
             key = keys[j]
-            slot = _home(key, shift)
-            while slots[slot] >= 0:
-                i = slots[slot]
-                if wanted[i] == key:
+            h = <uint64_t>key * 0x9E3779B97F4A7C15ULL
+            if not (bits[(h >> bit_shift) >> 6] >> ((h >> bit_shift) & 63)) & 1:
+                continue
+            slot = <Py_ssize_t>(h >> shift)
+            while table[slot].position >= 0:
+                if table[slot].key == key:
+                    i = table[slot].position
                     if first[i] < 0:
                         first[i] = j
                         n_found += 1
                     break
                 slot = (slot + 1) & (n_slots - 1)
+    free(table)
+    free(bits)
     hit = first_array >= 0
-    return np.asarray(wanted)[hit].copy(), first_array[hit]
+    return wanted_array[hit], first_array[hit]
 
 
 def vw_feature_names(const unsigned char[::1] text, starts):
