@@ -1,5 +1,6 @@
 """The subcommands: demo, fit, select, predict, evaluate."""
 import ast
+import concurrent.futures
 import json
 import sys
 import time
@@ -143,19 +144,23 @@ def cmd_fit(args):
                          shuffle_buffer=shuffle_rows(args),
                          keep_names=ESTIMATORS[args.estimator][2])
     early = _ReadEarly(stream)
+    # The labels are scanned (svmlight, VW) while scikit-learn is imported.
+    scan = concurrent.futures.ThreadPoolExecutor(1)
     try:
+        scanned = scan.submit(stream.classes)
         estimator = _new_estimator(args.estimator)
         try:
             estimator.set_params(**params)
         except ValueError as exc:
             raise CommandError(f"bad --param for {args.estimator}: {exc}") from exc
-        classes = stream.classes()
+        classes = scanned.result()
         counted = _Counted(early)
         from ..io import partial_fit_stream
         start = time.perf_counter()
         partial_fit_stream(estimator, counted, classes=classes, epochs=args.epochs,
                            verbose=0 if args.quiet else 1, prefetch=False)
     finally:
+        scan.shutdown(cancel_futures=True)
         early.close()
     if counted.weighted_rows == 0:
         raise CommandError("the input holds no example with a non-zero weight: nothing to "
