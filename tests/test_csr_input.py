@@ -33,7 +33,7 @@ def numpy_repeats(indptr, indices):
 
 @pytest.mark.parametrize("max_len", [6, 40, 3000])
 def test_rows_repeat_a_column_matches_numpy(max_len):
-    # Short rows go through the pairwise check, long ones through the hash set.
+    # Short and long rows (the per-row filter grows with the row).
     rng = np.random.default_rng(max_len)
     for trial in range(30):
         indptr, indices = random_rows(rng, 20, repeat=trial % 2 == 1, max_len=max_len)
