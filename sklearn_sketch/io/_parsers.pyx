@@ -761,6 +761,12 @@ cdef class VowpalWabbitParser(_LineParser):
                 if _parse_double(p + colon + 1, p + ns_end, self.c_numeric, &scale):
                     return self._row_fail(E_BAD_VALUE, colon + 1, ns_end, row_start)
                 ns_end = colon
+            # The scratch buffer starts with "namespace^" for the section's features.
+            if ns_end > ns_start:
+                if _reserve(&self.scratch, ns_end - ns_start + 1):
+                    return self._fail(E_NOMEM, self.line, ns_start, ns_start)
+                memcpy(self.scratch.ptr, p + ns_start, ns_end - ns_start)
+                self.scratch.ptr[ns_end - ns_start] = c'^'
             while True:
                 q = _skip_space(p, q, e)
                 if q == e or p[q] == c'|':
@@ -778,7 +784,7 @@ cdef class VowpalWabbitParser(_LineParser):
                     return self._row_fail(E_BAD_VALUE, colon + 1, t, row_start)
                 if _reserve(&self.scratch, ns_end - ns_start + 1 + colon - q):
                     return self._fail(E_NOMEM, self.line, q, q)
-                key = self._key(p, ns_start, ns_end, q, colon)
+                key = self._key(p, ns_end - ns_start, q, colon)
                 if (_push_i64(&self.indices, key) or _push_f64(&self.data, value * scale)
                         or self.keep_names and _push_i64(&self.starts, q + text_shift)):
                     return self._fail(E_NOMEM, self.line, q, q)
@@ -853,22 +859,23 @@ cdef class VowpalWabbitParser(_LineParser):
             self.starts.size = 8 * kept
         return 0
 
-    cdef int64_t _key(self, const unsigned char* p, Py_ssize_t ns_start, Py_ssize_t ns_end,
-                      Py_ssize_t name_start, Py_ssize_t name_end) noexcept nogil:
-        """Key of a feature; the scratch buffer must hold namespace, '^' and name."""
-        cdef Py_ssize_t ns_len = ns_end - ns_start, name_len = name_end - name_start
+    cdef int64_t _key(self, const unsigned char* p, Py_ssize_t ns_len, Py_ssize_t name_start,
+                      Py_ssize_t name_end) noexcept nogil:
+        """Key of a feature; the scratch buffer must start with "namespace^" and have
+        room for the name after it."""
+        cdef Py_ssize_t name_len = name_end - name_start
         cdef uint64_t h
         if ns_len == 0:
             h = <uint64_t>murmurhash3_64_bytes(p + name_start, name_len, 0)
         else:
-            memcpy(self.scratch.ptr, p + ns_start, ns_len)
-            self.scratch.ptr[ns_len] = c'^'
             memcpy(self.scratch.ptr + ns_len + 1, p + name_start, name_len)
             h = <uint64_t>murmurhash3_64_bytes(<const unsigned char*>self.scratch.ptr,
                                                ns_len + 1 + name_len, 0)
         if self.mask:
             return <int64_t>(h & self.mask)
-        return <int64_t>(h % (<uint64_t>INT64_MAX))
+        # h % (2**63 - 1) without a division: 2**63 is 1 modulo 2**63 - 1.
+        h = (h >> 63) + (h & <uint64_t>INT64_MAX)
+        return <int64_t>(h - <uint64_t>INT64_MAX if h >= <uint64_t>INT64_MAX else h)
 
     cdef int _row_fail(self, int code, Py_ssize_t start, Py_ssize_t end,
                        Py_ssize_t row_start) noexcept nogil:
