@@ -2,14 +2,15 @@
 
 Writes three VW files, then times the compiled parser alone (parse and take,
 the cost ``keep_names`` adds to) and the whole ``VowpalWabbitReader`` (which
-also sorts each chunk's CSR), without and with the names:
+also wraps each chunk in a CSR matrix and, with names, a lazy name table),
+without and with the names:
 
 * ``dna``: the 12-mer counts of 200k reads of 200 bases (189 k-mers each) of
   the package's genome segments (``load_dna_sample``), as ``|k j:count`` lines
   written by ``peers.write_vw_text``;
 * ``random``: 200k lines of 190 features ``|k j:count`` with ``j`` uniform
-  below 4**12: nearly every feature of a chunk is a new key, the worst case
-  for the names' hash set (a chunk of 10,000 lines has 1.9M distinct keys);
+  below 4**12: nearly every feature of a chunk is a new key (a chunk of
+  10,000 lines has 1.9M distinct keys);
 * ``words``: 200k lines of 60 words drawn from a Zipf vocabulary of 100k in
   two namespaces, the usual text case.
 

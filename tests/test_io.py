@@ -33,7 +33,12 @@ from sklearn_sketch.io import (
     SvmlightReader,
     VowpalWabbitReader,
 )
-from sklearn_sketch.io._parsers import SvmlightParser, VowpalWabbitParser
+from sklearn_sketch.io._parsers import (
+    SvmlightParser,
+    VowpalWabbitParser,
+    first_rows,
+    vw_feature_names,
+)
 
 
 def write(tmp_path, name, content):
@@ -268,6 +273,14 @@ def rows_as_dicts(X):
             for a, b in zip(X.indptr[:-1], X.indptr[1:])]
 
 
+def assert_vw_rows(X):
+    """A VW chunk's rows: int64 indices, distinct columns, no stored zero."""
+    assert X.indices.dtype == X.indptr.dtype == np.int64
+    assert not (X.data == 0).any()
+    for a, b in zip(X.indptr[:-1], X.indptr[1:]):
+        assert np.unique(X.indices[a:b]).size == b - a
+
+
 def test_vowpal_wabbit_hand_written_file(tmp_path):
     lines = [
         b"1 2.5 'ex1|animal cat dog:2 |color red:0.5",
@@ -296,8 +309,64 @@ def test_vowpal_wabbit_hand_written_file(tmp_path):
         {vw_key(b"x", b"a"): 1.0},
     ]
     for chunk in chunks:
-        assert chunk.X.shape[1] == MAX_FEATURES and chunk.X.has_canonical_format
-        assert chunk.X.indices.dtype == chunk.X.indptr.dtype == np.int64
+        assert chunk.X.shape[1] == MAX_FEATURES
+        assert_vw_rows(chunk.X)
+    # The keys of a row stay in the order of the line.
+    assert chunks[0].X.indices[:3].tolist() == [
+        vw_key(b"cat", b"animal"), vw_key(b"dog", b"animal"), vw_key(b"red", b"color")]
+
+
+def vw_reference_rows(text, n_bits):
+    """Each example's ``[(key, summed value)]``: first appearance order, zeros dropped."""
+    rows = []
+    for line in text.split(b"\n"):
+        if not line.strip():
+            continue
+        row = {}
+        for section in line.split(b"|")[1:]:
+            fields = section.split()
+            namespace, _, scale = (fields[0].partition(b":") if section[:1].strip()
+                                   else (b"", b"", b""))
+            tokens = fields[1:] if namespace or scale else fields
+            for token in tokens:
+                name, _, value = token.partition(b":")
+                hashed = namespace + b"^" + name if namespace else name
+                h = mmh3.hash64(hashed, 0, signed=False)[0]
+                key = h % MAX_FEATURES if n_bits is None else h & (2**n_bits - 1)
+                row[key] = row.get(key, 0.0) + float(value or 1) * float(scale or 1)
+        rows.append([(key, value) for key, value in row.items() if value != 0])
+    return rows
+
+
+@pytest.mark.parametrize("n_bits", [None, 3])
+def test_vowpal_wabbit_rows_sum_repeats_and_drop_zeros(tmp_path, n_bits):
+    # Few words, so rows repeat keys; n_bits=3 makes different words collide.
+    rng = np.random.default_rng(0 if n_bits is None else n_bits)
+    words = [b"a", b"b", b"c", b"d", b"e"]
+    lines = []
+    for _ in range(400):
+        sections = []
+        for _ in range(int(rng.integers(1, 4))):
+            namespace = [b"", b"n", b"m:2"][rng.integers(3)]
+            tokens = [words[i] + [b"", b":0", b":-1", b":0.5", b":3"][rng.integers(5)]
+                      for i in rng.integers(0, len(words), int(rng.integers(1, 12)))]
+            sections.append(b"|" + namespace + b" " + b" ".join(tokens))
+        lines.append(b"1 " + b" ".join(sections))
+    # Long rows too: the per-row table grows past its first size.
+    lines.append(b"1 |w " + b" ".join(b"t%d t%d:-1" % (i, i % 50) for i in range(300)))
+    text = b"\n".join(lines) + b"\n"
+    path = write(tmp_path, "repeats.vw", text)
+    expected = vw_reference_rows(text, n_bits)
+    assert any(len(row) < 2 for row in expected) and sum(map(len, expected)) > 1000
+    for keep_names in [False, True]:
+        chunks = list(VowpalWabbitReader(path, 64, n_bits=n_bits, keep_names=keep_names))
+        got = []
+        for chunk in chunks:
+            assert_vw_rows(chunk.X)
+            X = chunk.X
+            got += [list(zip(X.indices[a:b].tolist(), X.data[a:b].tolist()))
+                    for a, b in zip(X.indptr[:-1], X.indptr[1:])]
+        assert got == expected
 
 
 def test_vowpal_wabbit_keys_match_package_hash(tmp_path):
@@ -390,13 +459,18 @@ def test_vowpal_wabbit_twin_gives_the_same_model(tmp_path):
     np.testing.assert_array_equal(np.concatenate([c.sample_weight for c in vw_chunks]), weights)
     for svm_chunk, vw_chunk in zip(svm_chunks, vw_chunks):
         mapped = map_columns(svm_chunk.X)
-        for a, b in [(mapped.indptr, vw_chunk.X.indptr), (mapped.indices, vw_chunk.X.indices),
-                     (mapped.data, vw_chunk.X.data)]:
+        mapped.eliminate_zeros()  # A VW row drops a feature of value 0.
+        vw_sorted = vw_chunk.X.sorted_indices()
+        for a, b in [(mapped.indptr, vw_sorted.indptr), (mapped.indices, vw_sorted.indices),
+                     (mapped.data, vw_sorted.data)]:
             np.testing.assert_array_equal(a, b)
         np.testing.assert_array_equal(svm_chunk.y, vw_chunk.y)
 
     from_svm = train(svm_chunks, mapped=True)
-    from_vw = train(vw_chunks, mapped=False)
+    # Sorted like the svmlight rows: MISSION offers a row's features to its heap
+    # in the row's order, which can change the model (tests/test_csr_input.py).
+    from_vw = train([chunk._replace(X=chunk.X.sorted_indices()) for chunk in vw_chunks],
+                    mapped=False)
     np.testing.assert_array_equal(from_vw.intercept_, from_svm.intercept_)
     np.testing.assert_array_equal(from_vw.selected_features_.keys,
                                   from_svm.selected_features_.keys)
@@ -460,14 +534,21 @@ def test_vowpal_wabbit_parser_names_are_the_hashed_bytes(n_bits):
     text, rows = vw_names_text(np.random.default_rng(n_bits), 300)
     parser = VowpalWabbitParser(n_bits, False, True)
     parser.parse(bytearray(text), 0, True, 10**6)
-    indptr, indices, data, y, weight, first_line, keys, offsets, names = parser.take()
+    indptr, indices, data, y, weight, first_line, starts, kept = parser.take()
+    assert starts.dtype == np.int64 and kept.dtype == np.uint8
+    assert starts.shape == indices.shape
+    # The kept text is the non-blank lines, each ending with a newline.
+    assert kept.tobytes() == b"".join(line.strip() + b"\n" for line in text.splitlines()
+                                      if line.strip())
+    # Each entry starts at the first feature of its key in its row.
+    names = vw_feature_names(kept, starts)
+    for row, a, b in zip(rows, indptr[:-1], indptr[1:]):
+        assert dict(zip(indices[a:b].tolist(), names[a:b])) == first_names([row], n_bits or None)
+    # The chunk's first name of each key.
     expected = first_names(rows, n_bits or None)
-    assert keys.dtype == offsets.dtype == np.int64 and names.dtype == np.uint8
-    np.testing.assert_array_equal(keys, list(expected))
-    assert offsets[0] == 0 and offsets[-1] == names.size
-    assert [names[a:b].tobytes() for a, b in zip(offsets[:-1], offsets[1:])] == list(
-        expected.values())
-    assert set(indices.tolist()) == set(expected)
+    found, first = first_rows(indices, list(expected))
+    np.testing.assert_array_equal(found, list(expected))
+    assert vw_feature_names(kept, starts[first]) == list(expected.values())
     # The names are off by default, and the rows do not depend on them.
     plain = VowpalWabbitParser(n_bits, False)
     plain.parse(bytearray(text), 0, True, 10**6)
@@ -475,21 +556,51 @@ def test_vowpal_wabbit_parser_names_are_the_hashed_bytes(n_bits):
         np.testing.assert_array_equal(a, b)
 
 
-def test_vowpal_wabbit_parser_names_grow_and_start_again_per_chunk():
+def test_vowpal_wabbit_parser_text_starts_again_per_chunk():
     lines = [b"1 |w " + b" ".join(b"t%d" % (100 * i + j) for j in range(100))
              for i in range(50)]
     buf = bytearray(b"\n".join(lines + lines[:1]) + b"\n")
     parser = VowpalWabbitParser(0, False, True)
     end = parser.parse(buf, 0, False, 50)
-    keys, offsets, names = parser.take()[6:]
-    expected = [b"w^t%d" % i for i in range(5000)]
-    assert [names[a:b].tobytes() for a, b in zip(offsets[:-1], offsets[1:])] == expected
-    np.testing.assert_array_equal(keys, [name_key(n) for n in expected])
-    # The next chunk names its keys again, though the first one had them.
+    starts, text = parser.take()[6:]
+    assert text.tobytes() == b"".join(line + b"\n" for line in lines)
+    assert vw_feature_names(text, starts) == [b"w^t%d" % i for i in range(5000)]
+    # The next chunk keeps its own lines only.
     parser.parse(buf, end, True, 50)
-    keys, offsets, names = parser.take()[6:]
-    np.testing.assert_array_equal(keys, [name_key(n) for n in expected[:100]])
-    assert names.tobytes() == b"".join(expected[:100])
+    starts, text = parser.take()[6:]
+    assert text.tobytes() == lines[0] + b"\n"
+    assert vw_feature_names(text, starts) == [b"w^t%d" % i for i in range(100)]
+
+
+def test_first_rows_and_vw_feature_names():
+    keys = np.array([5, 7, 5, 9, -3, 7], dtype=np.int64)
+    found, rows = first_rows(keys, [9, 5, 4, 5, -3, 2**62])
+    assert found.tolist() == [9, 5, -3] and rows.tolist() == [3, 0, 4]
+    for requested in [[], [4]]:
+        found, rows = first_rows(keys, requested)
+        assert found.size == rows.size == 0
+    assert first_rows(np.zeros(0, dtype=np.int64), [1])[0].size == 0
+    # Many requested keys (the set grows) against a long table, checked by numpy.
+    rng = np.random.default_rng(0)
+    table = rng.integers(-2**63, 2**63 - 1, 5000, dtype=np.int64)[rng.integers(0, 5000, 20000)]
+    requested = np.concatenate([table[rng.integers(0, table.size, 700)],
+                                rng.integers(-2**63, 2**63 - 1, 300, dtype=np.int64)])
+    found, rows = first_rows(table, requested)
+    present = np.isin(requested, table)
+    expected_found = requested[present][np.sort(np.unique(requested[present],
+                                                          return_index=True)[1])]
+    np.testing.assert_array_equal(found, expected_found)
+    np.testing.assert_array_equal(rows, [np.flatnonzero(table == k)[0] for k in found])
+    text = b"1 2 'tag|ns:2 a:1 b |  c:0.5 \xc3\xa9 |x\td\n-1 |y e|z f\n"
+    tokens = [b"a:1", b"b", b"c:0.5", b"\xc3\xa9", b"d", b"e", b"f"]
+    starts = [text.index(b" " + t) + 1 if t != b"d" else text.index(b"\td") + 1
+              for t in tokens]
+    assert vw_feature_names(text, starts) == [b"ns^a", b"ns^b", b"c", b"\xc3\xa9", b"x^d",
+                                               b"y^e", b"z^f"]
+    with pytest.raises(ValueError):
+        vw_feature_names(text, [len(text)])
+    with pytest.raises(ValueError):
+        vw_feature_names(b"1 a b\n", [2])
 
 
 @pytest.mark.parametrize("compress", [False, True])
@@ -765,7 +876,10 @@ def read_all(reader):
     out = []
     for chunk in reader:
         if hasattr(chunk, "X"):
-            assert chunk.X.indices.dtype == np.int64 and chunk.X.has_canonical_format
+            if isinstance(reader, VowpalWabbitReader):
+                assert_vw_rows(chunk.X)
+            else:
+                assert chunk.X.indices.dtype == np.int64 and chunk.X.has_canonical_format
             out.append(tuple(a.tobytes() for a in (chunk.X.indptr, chunk.X.indices,
                                                     chunk.X.data, chunk.y)))
         else:

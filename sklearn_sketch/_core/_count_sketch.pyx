@@ -484,6 +484,10 @@ cdef class CountSketch:
                          self._table_arr.copy(), self._scale)
         return out
 
+    def __deepcopy__(self, memo):
+        # One copy of the table (the pickle route of __reduce__ makes three).
+        return self.copy()
+
     def buckets(self, keys):
         """Buckets and signs of ``keys`` in every row (see ``bucket_and_sign_arrays``)."""
         from ._murmurhash import bucket_and_sign_arrays

@@ -1,5 +1,6 @@
 """The subcommands: demo, fit, select, predict, evaluate."""
 import ast
+import concurrent.futures
 import json
 import sys
 import time
@@ -18,19 +19,24 @@ from ._inputs import (
 )
 from ._model_file import load_model, save_model
 
+#: ``--estimator``: module, class, and whether it keeps feature names (has a
+#: heap), known before the module (and scikit-learn) is imported.
 ESTIMATORS = {
-    "mission": ("mission", "MissionClassifier"),
-    "bear": ("bear", "BearClassifier"),
-    "awm": ("weight_median", "AWMSketchClassifier"),
-    "wm": ("weight_median", "WMSketchClassifier"),
-    "hashing": ("mission", "FeatureHashingClassifier"),
-    "iht": ("mission", "IHTClassifier"),
+    "mission": ("mission", "MissionClassifier", True),
+    "bear": ("bear", "BearClassifier", True),
+    "awm": ("weight_median", "AWMSketchClassifier", True),
+    "wm": ("weight_median", "WMSketchClassifier", True),
+    "hashing": ("mission", "FeatureHashingClassifier", False),
+    "iht": ("mission", "IHTClassifier", True),
 }
+
+#: Chunks the first pass of ``fit`` may read ahead while scikit-learn is imported.
+EARLY_READ_CHUNKS = 4
 
 
 def _new_estimator(name):
     import importlib
-    module, cls = ESTIMATORS[name]
+    module, cls, _ = ESTIMATORS[name]
     return getattr(importlib.import_module(f"sklearn_sketch.{module}"), cls)()
 
 
@@ -82,6 +88,35 @@ def cmd_demo(args):
 
 
 # ------------------------------------------------------------------- fit
+class _ReadEarly:
+    """The training stream, its first pass already being read by a background thread.
+
+    The reading starts before the estimator (and scikit-learn) is imported,
+    so the import overlaps the parse; later passes are read ahead as
+    :func:`partial_fit_stream` would.
+    """
+
+    def __init__(self, stream):
+        from ..io._training import Prefetcher
+        self.stream = stream
+        self.first = Prefetcher(stream, EARLY_READ_CHUNKS)
+
+    def __iter__(self):
+        from ..io._training import _prefetched
+        first, self.first = self.first, None
+        if first is None:
+            yield from _prefetched(self.stream)
+            return
+        try:
+            yield from first
+        finally:
+            first.close()
+
+    def close(self):
+        if self.first is not None:
+            self.first.close()
+
+
 class _Counted:
     """Count the rows (and rows without weight) a stream hands out, per pass."""
 
@@ -101,22 +136,32 @@ class _Counted:
 
 def cmd_fit(args):
     check_read_options(args)
-    estimator = _new_estimator(args.estimator)
-    try:
-        estimator.set_params(**_parse_params(args.param or []))
-    except ValueError as exc:
-        raise CommandError(f"bad --param for {args.estimator}: {exc}") from exc
+    params = _parse_params(args.param or [])
     vectorizer = _vectorizer(args)
     kind = input_kind(args)
     zero_based = decide_zero_based(args)
     stream = InputStream(args, vectorizer, "train", zero_based=zero_based,
-                         shuffle_buffer=shuffle_rows(args))
-    classes = stream.classes()
-    counted = _Counted(stream)
-    from ..io import partial_fit_stream
-    start = time.perf_counter()
-    partial_fit_stream(estimator, counted, classes=classes, epochs=args.epochs,
-                       verbose=0 if args.quiet else 1)
+                         shuffle_buffer=shuffle_rows(args),
+                         keep_names=ESTIMATORS[args.estimator][2])
+    early = _ReadEarly(stream)
+    # The labels are scanned (svmlight, VW) while scikit-learn is imported.
+    scan = concurrent.futures.ThreadPoolExecutor(1)
+    try:
+        scanned = scan.submit(stream.classes)
+        estimator = _new_estimator(args.estimator)
+        try:
+            estimator.set_params(**params)
+        except ValueError as exc:
+            raise CommandError(f"bad --param for {args.estimator}: {exc}") from exc
+        classes = scanned.result()
+        counted = _Counted(early)
+        from ..io import partial_fit_stream
+        start = time.perf_counter()
+        partial_fit_stream(estimator, counted, classes=classes, epochs=args.epochs,
+                           verbose=0 if args.quiet else 1, prefetch=False)
+    finally:
+        scan.shutdown(cancel_futures=True)
+        early.close()
     if counted.weighted_rows == 0:
         raise CommandError("the input holds no example with a non-zero weight: nothing to "
                            "train on, no model written")

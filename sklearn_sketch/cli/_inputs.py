@@ -170,10 +170,15 @@ class InputStream:
         svmlight index base (decided before).
     shuffle_buffer : int
         Rows of the shuffle buffer; 0 for none.
+    keep_names : bool
+        Vowpal Wabbit chunks carry the names of their keys (for a model
+        with a heap to name its features).
     """
 
-    def __init__(self, args, vectorizer, split, *, zero_based=None, shuffle_buffer=0):
+    def __init__(self, args, vectorizer, split, *, zero_based=None, shuffle_buffer=0,
+                 keep_names=False):
         self.args = args
+        self.keep_names = keep_names
         self.kind = input_kind(args)
         self.vectorizer = vectorizer
         self.split = split
@@ -191,7 +196,8 @@ class InputStream:
             return [SvmlightReader(path, rows, zero_based=self.zero_based)
                     for path in args.svmlight]
         if self.kind == "vw":
-            return [VowpalWabbitReader(path, rows, keep_names=True) for path in args.vw]
+            return [VowpalWabbitReader(path, rows, keep_names=self.keep_names)
+                    for path in args.vw]
         reader_type = FastaReader if args.fasta else FastqReader
         readers = []
         for index, (path, label) in enumerate(labelled_files(args)):

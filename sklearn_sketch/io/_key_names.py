@@ -1,14 +1,16 @@
 """Names of hashed feature keys, as a vectorized table (what a reader hashed)."""
 import numpy as np
 
+from ._parsers import first_rows, vw_feature_names
+
 
 class KeyNames:
     """Names of hashed feature keys: the bytes each key is the hash of.
 
-    The table keeps the names as one byte buffer. A lookup sorts the few
-    requested keys, finds the table's keys among them (a vectorized binary
-    search each, cheaper than sorting a table of millions of keys) and
-    decodes only the names found. :class:`VowpalWabbitReader` with
+    The table keeps the names as one byte buffer. A lookup puts the few
+    requested keys in a small hash set, finds the first row of each in one
+    compiled pass over the table's keys (no sort of a table of millions of
+    keys) and decodes only the names found. :class:`VowpalWabbitReader` with
     ``keep_names=True`` gives one per chunk.
 
     Parameters
@@ -49,7 +51,7 @@ class KeyNames:
                              f"shapes {keys.shape}, {offsets.shape} and {names.shape}")
         if offsets[0] < 0 or (np.diff(offsets) < 0).any() or offsets[-1] > names.size:
             raise ValueError("offsets must increase within the names' bytes")
-        self._keys = keys
+        self._keys = np.ascontiguousarray(keys)
         self._offsets = offsets
         self._names = np.ascontiguousarray(names)
 
@@ -78,14 +80,30 @@ class KeyNames:
             ``{key: name}`` with int keys and the names decoded as UTF-8
             (undecodable bytes become U+FFFD).
         """
-        requested = np.unique(np.asarray(keys, dtype=np.int64))
-        if self._keys.size == 0 or requested.size == 0:
-            return {}
-        position = np.minimum(np.searchsorted(requested, self._keys), requested.size - 1)
-        rows = np.flatnonzero(requested[position] == self._keys)
-        # The first row of a key given more than once.
-        found, first = np.unique(self._keys[rows], return_index=True)
-        rows = rows[first]
+        found, rows = first_rows(self._keys, keys)
+        return {key: str(name, "utf-8", "replace")
+                for key, name in zip(found.tolist(), self._names_of(rows))}
+
+    def _names_of(self, rows):
+        """The names' bytes of the table rows ``rows``."""
         buffer = memoryview(self._names)
-        return {key: str(buffer[start:end], "utf-8", "replace") for key, start, end in zip(
-            found.tolist(), self._offsets[rows].tolist(), self._offsets[rows + 1].tolist())}
+        return [bytes(buffer[start:end]) for start, end in zip(
+            self._offsets[rows].tolist(), self._offsets[rows + 1].tolist())]
+
+
+class _VowpalWabbitNames(KeyNames):
+    """The names of a Vowpal Wabbit chunk's keys, rebuilt from its lines when looked up.
+
+    ``keys`` are the chunk's entries (``X.indices``), ``starts`` where each
+    entry's feature starts in ``text``, the chunk's lines (see
+    ``VowpalWabbitParser.take``). Nothing is gathered while parsing beyond
+    the text and one offset per entry.
+    """
+
+    def __init__(self, keys, starts, text):
+        self._keys = keys
+        self._starts = starts
+        self._text = text
+
+    def _names_of(self, rows):
+        return vw_feature_names(self._text, self._starts[rows])

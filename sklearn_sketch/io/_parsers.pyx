@@ -18,8 +18,8 @@ cimport numpy as cnp
 from cpython.exc cimport PyErr_Clear, PyErr_Occurred
 from cpython.ref cimport PyObject
 from libc.math cimport INFINITY, NAN, copysign
-from libc.stdint cimport int64_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc, strtod
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc, strtod
 from libc.string cimport memchr, memcmp, memcpy, memset
 
 from .._core._murmurhash cimport murmurhash3_64_bytes
@@ -624,169 +624,21 @@ cdef class SvmlightParser(_LineParser):
         return self._fail(code, self.line, start, end)
 
 
-# ------------------------------------------------------ names of the keys
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define SKETCH_PREFETCH(address) __builtin_prefetch(address)
-    #else
-    #define SKETCH_PREFETCH(address) ((void)0)
-    #endif
-
-    #if defined(__linux__)
-    #include <sys/mman.h>
-    #endif
-
-    /* Memory for a table read at random: on Linux, past 2 MiB, aligned on
-       and advised to transparent huge pages (one TLB entry per 2 MiB). */
-    static void* sketch_table_alloc(size_t size) {
-    #if defined(__linux__) && defined(MADV_HUGEPAGE)
-        const size_t huge = (size_t)2 << 20;
-        void* ptr = NULL;
-        if (size >= huge) {
-            if (posix_memalign(&ptr, huge, size)) return NULL;
-            madvise(ptr, size, MADV_HUGEPAGE);
-            return ptr;
-        }
-    #endif
-        return malloc(size);
-    }
-    """
-    void SKETCH_PREFETCH(const void* address) noexcept nogil
-    void* sketch_table_alloc(size_t size) noexcept nogil
-
-
-cdef struct PendingName:
-    int64_t key
-    Py_ssize_t ns_start, ns_end, name_start, name_end
-
-
-cdef struct NameSet:
-    # The distinct keys of a chunk and the bytes hashed into each: an open
-    # addressing set (linear probing, -1 in an empty slot, at most half full)
-    # over the keys; a new key's name is appended to ``names``. A line's
-    # features wait in ``pending`` until the line is complete: a skipped line
-    # adds nothing, and the slots are fetched while the line is parsed.
-    int64_t* slots
-    Py_ssize_t n_slots
-    int shift
-    Buffer keys
-    Buffer offsets
-    Buffer names
-    Buffer pending
-
-
-cdef int _init_names(NameSet* s) noexcept nogil:
-    """Empty the set (its first offset is 0); -1 when out of memory."""
-    if s.n_slots:
-        memset(s.slots, 0xFF, s.n_slots * sizeof(int64_t))
-    s.keys.size = s.offsets.size = s.names.size = s.pending.size = 0
-    return _push_i64(&s.offsets, 0)
-
-
-cdef void _free_names(NameSet* s) noexcept nogil:
-    free(s.slots)
-    free(s.keys.ptr)
-    free(s.offsets.ptr)
-    free(s.names.ptr)
-    free(s.pending.ptr)
-
-
-cdef inline Py_ssize_t _home_slot(NameSet* s, int64_t key) noexcept nogil:
-    # Fibonacci hashing: the top bits of the product, whatever bits vary in the keys.
-    return <Py_ssize_t>((<uint64_t>key * 0x9E3779B97F4A7C15ULL) >> s.shift)
-
-
-cdef inline Py_ssize_t _find_slot(NameSet* s, int64_t key) noexcept nogil:
-    """Slot holding ``key``, or the empty slot where it would go."""
-    cdef Py_ssize_t i = _home_slot(s, key)
-    while s.slots[i] != -1 and s.slots[i] != key:
-        i = (i + 1) & (s.n_slots - 1)
-    return i
-
-
-cdef int _grow_names(NameSet* s) noexcept nogil:
-    """Twice the slots (1024 at first), the keys put back."""
-    cdef Py_ssize_t n_slots = 2 * s.n_slots if s.n_slots else 1024, i
-    cdef int64_t* slots = <int64_t*>sketch_table_alloc(n_slots * sizeof(int64_t))
-    cdef const int64_t* keys = <const int64_t*>s.keys.ptr
-    if slots == NULL:
-        return -1
-    free(s.slots)
-    memset(slots, 0xFF, n_slots * sizeof(int64_t))
-    s.slots = slots
-    s.shift = s.shift - 1 if s.n_slots else 54
-    s.n_slots = n_slots
-    for i in range(s.keys.size // 8):
-        slots[_find_slot(s, keys[i])] = keys[i]
-    return 0
-
-
-cdef inline int _note_name(NameSet* s, int64_t key, Py_ssize_t ns_start, Py_ssize_t ns_end,
-                           Py_ssize_t name_start, Py_ssize_t name_end) noexcept nogil:
-    """Put a feature of the line being parsed in ``pending``; -1 when out of memory."""
-    cdef PendingName* entry
-    if _reserve(&s.pending, sizeof(PendingName)):
-        return -1
-    entry = <PendingName*>(s.pending.ptr + s.pending.size)
-    entry.key, entry.ns_start, entry.ns_end = key, ns_start, ns_end
-    entry.name_start, entry.name_end = name_start, name_end
-    s.pending.size += sizeof(PendingName)
-    # The slot is a cache miss once the set outgrows the cache: fetch it while
-    # the rest of the line is parsed.
-    if s.n_slots:
-        SKETCH_PREFETCH(s.slots + _home_slot(s, key))
-    return 0
-
-
-cdef int _add_pending_names(NameSet* s, const unsigned char* p) noexcept nogil:
-    """Add the keys of the complete line not yet in the set with their names.
-
-    A name is ``namespace^name``, or ``name`` in the default namespace; a key
-    already in the set keeps its first name. -1 when out of memory.
-    """
-    cdef const PendingName* entries = <const PendingName*>s.pending.ptr
-    cdef Py_ssize_t n = s.pending.size // sizeof(PendingName), j, i, ns_len, name_len
-    cdef Py_ssize_t n_keys = s.keys.size // 8, size = 0
-    cdef int64_t* keys
-    cdef int64_t* offsets
-    cdef char* names
-    s.pending.size = 0
-    for j in range(n):
-        size += (entries[j].ns_end - entries[j].ns_start + 1
-                 + entries[j].name_end - entries[j].name_start)
-    while 2 * (n_keys + n) > s.n_slots:
-        if _grow_names(s):
-            return -1
-    if _reserve(&s.names, size) or _reserve(&s.keys, 8 * n) or _reserve(&s.offsets, 8 * n):
-        return -1
-    keys = <int64_t*>s.keys.ptr
-    offsets = <int64_t*>s.offsets.ptr
-    names = s.names.ptr
-    size = s.names.size
-    for j in range(n):
-        i = _find_slot(s, entries[j].key)
-        if s.slots[i] == entries[j].key:
-            continue
-        s.slots[i] = entries[j].key
-        ns_len = entries[j].ns_end - entries[j].ns_start
-        name_len = entries[j].name_end - entries[j].name_start
-        if ns_len:
-            memcpy(names + size, p + entries[j].ns_start, ns_len)
-            names[size + ns_len] = c'^'
-            size += ns_len + 1
-        memcpy(names + size, p + entries[j].name_start, name_len)
-        size += name_len
-        keys[n_keys] = entries[j].key
-        n_keys += 1
-        offsets[n_keys] = size
-    s.names.size = size
-    s.keys.size = 8 * n_keys
-    s.offsets.size = 8 * (n_keys + 1)
-    return 0
-
-
 # ------------------------------------------------------------ Vowpal Wabbit
+cdef inline int _fibonacci_shift(Py_ssize_t n_slots) noexcept nogil:
+    """64 minus log2 of a power of two: the shift of Fibonacci hashing into it."""
+    cdef int shift = 64
+    while n_slots > 1:
+        n_slots >>= 1
+        shift -= 1
+    return shift
+
+
+cdef inline Py_ssize_t _home(int64_t key, int shift) noexcept nogil:
+    # Fibonacci hashing: the top bits of the product, whatever bits vary in the keys.
+    return <Py_ssize_t>((<uint64_t>key * 0x9E3779B97F4A7C15ULL) >> shift)
+
+
 cdef class VowpalWabbitParser(_LineParser):
     """``label [importance [base]] [tag]|namespace feature[:value] ...`` lines.
 
@@ -794,6 +646,9 @@ cdef class VowpalWabbitParser(_LineParser):
     seed 0) of ``namespace + b"^" + name``, or of ``name`` in the default
     namespace, masked to ``n_bits`` bits when ``n_bits > 0``, else reduced
     modulo ``2**63 - 1`` (so every key is a valid column below ``2**63 - 1``).
+    The values of a key repeated within a line (or of keys that collide) are
+    summed into its first entry, and entries whose sum is 0 are dropped: each
+    row holds distinct keys with non-zero values, in the order of the line.
 
     Parameters
     ----------
@@ -802,20 +657,24 @@ cdef class VowpalWabbitParser(_LineParser):
     skip : bool
         Skip malformed lines instead of stopping at them.
     keep_names : bool, default=False
-        Also collect the distinct keys of the parsed lines with the bytes
-        hashed into each (the first seen when two names give one key).
+        Also keep the text of the parsed lines and, for each entry, where its
+        feature (the first one of its key in the line) starts in that text,
+        so that the names of chosen keys can be rebuilt later
+        (:func:`vw_feature_names`).
     """
 
     cdef uint64_t mask
-    cdef Buffer indptr, indices, data, labels, weights, scratch
+    cdef Buffer indptr, indices, data, labels, weights, scratch, starts, text
     cdef readonly bint keep_names
-    cdef NameSet names
+    # Per-row table of the keys seen (entry numbers, -1 when empty).
+    cdef int32_t* slots
+    cdef Py_ssize_t n_slots
 
     def __init__(self, int n_bits, bint skip, bint keep_names=False):
         super().__init__(skip)
         self.mask = ((<uint64_t>1) << n_bits) - 1 if n_bits else 0
         self.keep_names = keep_names
-        if _push_i64(&self.indptr, 0) or keep_names and _init_names(&self.names):
+        if _push_i64(&self.indptr, 0):
             raise MemoryError()
 
     def __dealloc__(self):
@@ -825,26 +684,26 @@ cdef class VowpalWabbitParser(_LineParser):
         free(self.labels.ptr)
         free(self.weights.ptr)
         free(self.scratch.ptr)
-        _free_names(&self.names)
+        free(self.starts.ptr)
+        free(self.text.ptr)
+        free(self.slots)
 
     def take(self):
         """``(indptr, indices, data, y, sample_weight, first_line)``; empties the parser.
 
-        A row's keys are in file order and may repeat. With ``keep_names``
-        three more arrays follow: the distinct keys (int64, in order of first
-        appearance), the offsets of their names (int64, one more than the
-        keys) and the names' bytes (uint8): key ``keys[i]`` is the hash of
-        ``names[offsets[i]:offsets[i + 1]]``.
+        A row's keys are distinct, in order of first appearance in the line.
+        With ``keep_names`` two more arrays follow: ``starts`` (int64, one per
+        entry) and ``text`` (uint8), the parsed lines one after the other,
+        each followed by a newline; entry ``i``'s feature starts at
+        ``text[starts[i]]``.
         """
         out = (_take_array(&self.indptr, np.int64), _take_array(&self.indices, np.int64),
                _take_array(&self.data, np.float64), _take_array(&self.labels, np.float64),
                _take_array(&self.weights, np.float64), self.first_line)
         if self.keep_names:
-            out += (_take_array(&self.names.keys, np.int64),
-                    _take_array(&self.names.offsets, np.int64),
-                    _take_array(&self.names.names, np.uint8))
+            out += (_take_array(&self.starts, np.int64), _take_array(&self.text, np.uint8))
         self.n_units = 0
-        if _push_i64(&self.indptr, 0) or self.keep_names and _init_names(&self.names):
+        if _push_i64(&self.indptr, 0):
             raise MemoryError()
         return out
 
@@ -853,6 +712,7 @@ cdef class VowpalWabbitParser(_LineParser):
         cdef Py_ssize_t starts[5]
         cdef Py_ssize_t ends[5]
         cdef Py_ssize_t n_fields = 0, q, t, i, ns_start, ns_end, colon, row_start
+        cdef Py_ssize_t text_shift
         cdef double label = NAN, weight = 1.0, scale, value, base
         cdef int64_t key
         s = _skip_space(p, s, e)
@@ -884,6 +744,8 @@ cdef class VowpalWabbitParser(_LineParser):
         if n_fields == 3 and _parse_double(p + starts[2], p + ends[2], self.c_numeric, &base):
             return self._fail(E_BAD_BASE, self.line, starts[2], ends[2])
         row_start = self.data.size
+        # Where the line will start in the kept text, minus where it starts in p.
+        text_shift = self.text.size - s
         q = bar - p
         while q < e:
             q += 1  # past the '|'
@@ -899,6 +761,12 @@ cdef class VowpalWabbitParser(_LineParser):
                 if _parse_double(p + colon + 1, p + ns_end, self.c_numeric, &scale):
                     return self._row_fail(E_BAD_VALUE, colon + 1, ns_end, row_start)
                 ns_end = colon
+            # The scratch buffer starts with "namespace^" for the section's features.
+            if ns_end > ns_start:
+                if _reserve(&self.scratch, ns_end - ns_start + 1):
+                    return self._fail(E_NOMEM, self.line, ns_start, ns_start)
+                memcpy(self.scratch.ptr, p + ns_start, ns_end - ns_start)
+                self.scratch.ptr[ns_end - ns_start] = c'^'
             while True:
                 q = _skip_space(p, q, e)
                 if q == e or p[q] == c'|':
@@ -916,41 +784,250 @@ cdef class VowpalWabbitParser(_LineParser):
                     return self._row_fail(E_BAD_VALUE, colon + 1, t, row_start)
                 if _reserve(&self.scratch, ns_end - ns_start + 1 + colon - q):
                     return self._fail(E_NOMEM, self.line, q, q)
-                key = self._key(p, ns_start, ns_end, q, colon)
-                if _push_i64(&self.indices, key) or _push_f64(&self.data, value * scale):
-                    return self._fail(E_NOMEM, self.line, q, q)
-                if self.keep_names and _note_name(&self.names, key, ns_start, ns_end, q, colon):
+                key = self._key(p, ns_end - ns_start, q, colon)
+                if (_push_i64(&self.indices, key) or _push_f64(&self.data, value * scale)
+                        or self.keep_names and _push_i64(&self.starts, q + text_shift)):
                     return self._fail(E_NOMEM, self.line, q, q)
                 q = t
+        if self._merge_row(row_start // 8):
+            return self._fail(E_NOMEM, self.line, s, s)
+        if self.keep_names:
+            if _reserve(&self.text, e - s + 1):
+                return self._fail(E_NOMEM, self.line, s, s)
+            memcpy(self.text.ptr + self.text.size, p + s, e - s)
+            self.text.ptr[self.text.size + e - s] = c'\n'
+            self.text.size += e - s + 1
         if (_push_i64(&self.indptr, self.data.size // 8) or _push_f64(&self.labels, label)
-                or _push_f64(&self.weights, weight)
-                or self.keep_names and _add_pending_names(&self.names, p)):
+                or _push_f64(&self.weights, weight)):
             return self._fail(E_NOMEM, self.line, s, s)
         return UNIT_OK
 
-    cdef int64_t _key(self, const unsigned char* p, Py_ssize_t ns_start, Py_ssize_t ns_end,
-                      Py_ssize_t name_start, Py_ssize_t name_end) noexcept nogil:
-        """Key of a feature; the scratch buffer must hold namespace, '^' and name."""
-        cdef Py_ssize_t ns_len = ns_end - ns_start, name_len = name_end - name_start
+    cdef int _merge_row(self, Py_ssize_t first) noexcept nogil:
+        """Sum the repeated keys of the row from entry ``first`` on, drop its zeros.
+
+        Each key keeps its first entry (and that entry's start in the text).
+        Linear in the row's entries: a table of twice as many slots, small
+        enough to stay in cache, finds the repeats. -1 when out of memory.
+        """
+        cdef int64_t* keys = <int64_t*>self.indices.ptr
+        cdef double* values = <double*>self.data.ptr
+        cdef int64_t* starts = <int64_t*>self.starts.ptr
+        cdef Py_ssize_t n = self.data.size // 8, size = n - first, n_slots = 64
+        cdef Py_ssize_t j, slot, w = first, kept = first
+        cdef int32_t k
+        cdef int shift
+        cdef int64_t key
+        cdef int32_t* grown
+        if size > 1:
+            while n_slots < 2 * size:
+                n_slots *= 2
+            if n_slots > self.n_slots:
+                grown = <int32_t*>realloc(self.slots, n_slots * sizeof(int32_t))
+                if grown == NULL:
+                    return -1
+                self.slots, self.n_slots = grown, n_slots
+            memset(self.slots, 0xFF, n_slots * sizeof(int32_t))
+            shift = _fibonacci_shift(n_slots)
+            for j in range(first, n):
+                key = keys[j]
+                slot = _home(key, shift)
+                while True:
+                    k = self.slots[slot]
+                    if k < 0:
+                        self.slots[slot] = <int32_t>(w - first)
+                        keys[w] = key
+                        values[w] = values[j]
+                        if self.keep_names:
+                            starts[w] = starts[j]
+                        w += 1
+                        break
+                    if keys[first + k] == key:
+                        values[first + k] += values[j]
+                        break
+                    slot = (slot + 1) & (n_slots - 1)
+        else:
+            w = n
+        for j in range(first, w):
+            if values[j] != 0:
+                keys[kept] = keys[j]
+                values[kept] = values[j]
+                if self.keep_names:
+                    starts[kept] = starts[j]
+                kept += 1
+        self.indices.size = self.data.size = 8 * kept
+        if self.keep_names:
+            self.starts.size = 8 * kept
+        return 0
+
+    cdef int64_t _key(self, const unsigned char* p, Py_ssize_t ns_len, Py_ssize_t name_start,
+                      Py_ssize_t name_end) noexcept nogil:
+        """Key of a feature; the scratch buffer must start with "namespace^" and have
+        room for the name after it."""
+        cdef Py_ssize_t name_len = name_end - name_start
         cdef uint64_t h
         if ns_len == 0:
             h = <uint64_t>murmurhash3_64_bytes(p + name_start, name_len, 0)
         else:
-            memcpy(self.scratch.ptr, p + ns_start, ns_len)
-            self.scratch.ptr[ns_len] = c'^'
             memcpy(self.scratch.ptr + ns_len + 1, p + name_start, name_len)
             h = <uint64_t>murmurhash3_64_bytes(<const unsigned char*>self.scratch.ptr,
                                                ns_len + 1 + name_len, 0)
         if self.mask:
             return <int64_t>(h & self.mask)
-        return <int64_t>(h % (<uint64_t>INT64_MAX))
+        # h % (2**63 - 1) without a division: 2**63 is 1 modulo 2**63 - 1.
+        h = (h >> 63) + (h & <uint64_t>INT64_MAX)
+        return <int64_t>(h - <uint64_t>INT64_MAX if h >= <uint64_t>INT64_MAX else h)
 
     cdef int _row_fail(self, int code, Py_ssize_t start, Py_ssize_t end,
                        Py_ssize_t row_start) noexcept nogil:
         self.data.size = row_start
         self.indices.size = row_start
-        self.names.pending.size = 0
+        if self.keep_names:
+            self.starts.size = row_start
         return self._fail(code, self.line, start, end)
+
+
+# ------------------------------------------------------------ key names
+cdef struct _Wanted:
+    int64_t key
+    Py_ssize_t position  # in the requested keys; -1 for an empty slot
+
+
+def first_rows(const int64_t[::1] keys, requested):
+    """The requested keys found in ``keys`` and the first row of each.
+
+    One pass over ``keys`` without the GIL (it stops once all are found): a
+    bit filter of the requested keys, small enough for the L1 cache, turns
+    most keys away at one load; the others are looked up in an
+    open-addressing set of the requested keys.
+
+    Parameters
+    ----------
+    keys : ndarray of int64, shape (n,)
+        The table's keys, in any order, repeats allowed.
+    requested : array-like of int
+        Keys to find; repeats and keys not in ``keys`` are allowed.
+
+    Returns
+    -------
+    found : ndarray of int64
+        The distinct requested keys present in ``keys``, in order of request.
+    rows : ndarray of int64
+        ``rows[i]`` is the first ``j`` with ``keys[j] == found[i]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_sketch.io._parsers import first_rows
+    >>> first_rows(np.array([5, 7, 5, 9]), [9, 5, 4, 5])
+    (array([9, 5]), array([3, 0]))
+    """
+    wanted_array = np.ascontiguousarray(np.asarray(requested, dtype=np.int64).ravel())
+    cdef const int64_t[::1] wanted = wanted_array
+    cdef Py_ssize_t m = wanted.shape[0], n = keys.shape[0], n_slots = 16, n_bits = 1024
+    cdef Py_ssize_t i, j, slot, n_distinct = 0, n_found = 0
+    cdef int shift, bit_shift
+    cdef int64_t key
+    cdef uint64_t h
+    while n_slots < 4 * m:
+        n_slots *= 2
+    while n_bits < 32 * m and n_bits < 2**18:
+        n_bits *= 2
+    shift = _fibonacci_shift(n_slots)
+    bit_shift = _fibonacci_shift(n_bits)
+    cdef _Wanted* table = <_Wanted*>malloc(n_slots * sizeof(_Wanted))
+    cdef uint64_t* bits = <uint64_t*>calloc(n_bits // 64, sizeof(uint64_t))
+    first_array = np.full(m, -1, dtype=np.int64)
+    cdef int64_t[::1] first = first_array
+    if table == NULL or bits == NULL:
+        free(table)
+        free(bits)
+        raise MemoryError()
+    with nogil:
+        for slot in range(n_slots):
+            table[slot].position = -1
+        for i in range(m):
+            key = wanted[i]
+            h = <uint64_t>key * 0x9E3779B97F4A7C15ULL
+            bits[(h >> bit_shift) >> 6] |= (<uint64_t>1) << ((h >> bit_shift) & 63)
+            slot = <Py_ssize_t>(h >> shift)
+            while table[slot].position >= 0 and table[slot].key != key:
+                slot = (slot + 1) & (n_slots - 1)
+            if table[slot].position < 0:
+                table[slot].key = key
+                table[slot].position = i
+                n_distinct += 1
+        for j in range(n):
+            if n_found == n_distinct:
+                break
+            key = keys[j]
+            h = <uint64_t>key * 0x9E3779B97F4A7C15ULL
+            if not (bits[(h >> bit_shift) >> 6] >> ((h >> bit_shift) & 63)) & 1:
+                continue
+            slot = <Py_ssize_t>(h >> shift)
+            while table[slot].position >= 0:
+                if table[slot].key == key:
+                    i = table[slot].position
+                    if first[i] < 0:
+                        first[i] = j
+                        n_found += 1
+                    break
+                slot = (slot + 1) & (n_slots - 1)
+    free(table)
+    free(bits)
+    hit = first_array >= 0
+    return wanted_array[hit], first_array[hit]
+
+
+def vw_feature_names(const unsigned char[::1] text, starts):
+    """The hashed bytes of Vowpal Wabbit features, from where they start in their line.
+
+    A feature ``name[:value]`` starting at ``text[start]`` in the section
+    ``|namespace[:scale] ...`` gives ``namespace + b"^" + name``, or ``name``
+    in the default namespace: the bytes its key is the hash of.
+
+    Parameters
+    ----------
+    text : bytes-like
+        Lines of a Vowpal Wabbit file, each ending with a newline.
+    starts : array-like of int
+        Offsets of feature tokens in ``text``.
+
+    Returns
+    -------
+    names : list of bytes
+        One per start.
+
+    Examples
+    --------
+    >>> from sklearn_sketch.io._parsers import vw_feature_names
+    >>> text = b"1 |w:2 good bad:0.5 | plain\\n"
+    >>> vw_feature_names(text, [text.index(b"bad"), text.index(b"plain")])
+    [b'w^bad', b'plain']
+    """
+    cdef Py_ssize_t n = text.shape[0], start, name_end, bar, ns_end, ns_start
+    cdef const unsigned char* p = &text[0] if n else NULL
+    out = []
+    for start in np.asarray(starts, dtype=np.int64).tolist():
+        if not 0 < start < n:
+            raise ValueError(f"start {start} is outside the text of {n} bytes")
+        name_end = start
+        while name_end < n and not IS_SPACE[p[name_end]] and p[name_end] != c'|' \
+                and p[name_end] != c':':
+            name_end += 1
+        bar = start - 1
+        while bar >= 0 and p[bar] != c'|':
+            bar -= 1
+        if bar < 0:
+            raise ValueError(f"no '|' before the feature at {start}")
+        ns_start = ns_end = bar + 1
+        while ns_end < start and not IS_SPACE[p[ns_end]] and p[ns_end] != c':':
+            ns_end += 1
+        name = PyBytes_FromStringAndSize(<const char*>p + start, name_end - start)
+        if ns_end > ns_start:
+            name = PyBytes_FromStringAndSize(<const char*>p + ns_start, ns_end - ns_start) \
+                + b"^" + name
+        out.append(name)
+    return out
 
 
 # -------------------------------------------------------------- FASTA/FASTQ

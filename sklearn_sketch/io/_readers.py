@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from ._key_names import KeyNames
+from ._key_names import KeyNames, _VowpalWabbitNames
 from ._parsers import (
     FastaParser,
     FastqParser,
@@ -70,8 +70,9 @@ class Chunk(NamedTuple):
     Parameters
     ----------
     X : scipy.sparse.csr_matrix of shape (n_rows, n_features)
-        Features: float64 data, int64 indices, canonical (sorted, no duplicate
-        column within a row); every chunk of a stream has the same ``n_features``.
+        Features: float64 data, int64 indices, no repeated column within a row
+        (svmlight: columns increase; Vowpal Wabbit: in the order of the line,
+        no stored zero); every chunk of a stream has the same ``n_features``.
     y : ndarray of float64, shape (n_rows,)
         Labels (NaN for a Vowpal Wabbit example without a label).
     sample_weight : ndarray of float64, shape (n_rows,) or None
@@ -186,19 +187,17 @@ def _parse_file(path, parser, max_units, block_size, prepare=None):
             yield parser.take()
 
 
-def _canonical_csr(data, indices, indptr, n_features, sorted_unique):
-    """Canonical CSR with int64 indices (scipy narrows indices that fit in int32).
+def _csr(data, indices, indptr, n_features, sorted_unique):
+    """CSR of the parsed arrays as they are: int64 indices, no format check, no copy.
 
-    ``sorted_unique`` says that each row's indices already increase strictly;
-    otherwise they are sorted and repeated columns summed.
+    The parsers give valid rows (columns below ``n_features``, no repeated
+    column within a row); ``sorted_unique`` says the rows' columns also
+    increase, which scipy then knows.
     """
-    X = sp.csr_matrix((data, indices, indptr), shape=(indptr.size - 1, n_features))
+    X = sp.csr_matrix((indptr.size - 1, n_features), dtype=np.float64)
+    X.data, X.indices, X.indptr = data, indices, indptr
     if sorted_unique:
         X.has_canonical_format = True
-    else:
-        X.sum_duplicates()
-    X.indices = X.indices.astype(np.int64, copy=False)
-    X.indptr = X.indptr.astype(np.int64, copy=False)
     return X
 
 
@@ -291,7 +290,7 @@ class SvmlightReader:
                 self.path, parser, self.chunk_rows, self.block_size, parser.decide_base):
             self.n_skipped_ = parser.n_skipped
             self.zero_based_ = parser.zero_based
-            X = _canonical_csr(data, indices, indptr, n_features, sorted_unique=True)
+            X = _csr(data, indices, indptr, n_features, sorted_unique=True)
             yield Chunk(X, y, None, first_line, qid if self.query_id else None)
         self.n_skipped_ = parser.n_skipped
         self.zero_based_ = parser.zero_based
@@ -313,7 +312,9 @@ class VowpalWabbitReader:
     ``namespace + b"^" + name``, or of ``name`` alone in the default
     namespace; names are bytes, never decoded. The hash is reduced modulo
     ``2**63 - 1`` (``n_bits=None``) or masked to its low ``n_bits`` bits.
-    Keys that collide within a row are summed. With ``keep_names=True`` each
+    Keys that collide within a row are summed (a key whose sum is 0 is
+    dropped), and a row keeps its keys in the order of the line, unsorted
+    (scipy sorts them on demand). With ``keep_names=True`` each
     chunk also carries those bytes for each of its columns, in a
     :class:`KeyNames` table (``Chunk.feature_names``) that
     :func:`partial_fit_stream` hands to the estimator, so that a model trained
@@ -336,8 +337,9 @@ class VowpalWabbitReader:
         Bytes read at a time.
     keep_names : bool, default=False
         Give each chunk the names of its columns in ``feature_names`` (the
-        first name seen in the chunk when names collide on a key); parsing
-        collects them in the same pass, at some cost in speed.
+        first name seen in the chunk when names collide on a key). The chunk
+        keeps its lines' text and where each entry's feature starts; a name
+        is only rebuilt when looked up.
 
     Attributes
     ----------
@@ -392,8 +394,8 @@ class VowpalWabbitReader:
         for parsed in _parse_file(self.path, parser, self.chunk_rows, self.block_size):
             indptr, indices, data, y, weight, first_line = parsed[:6]
             self.n_skipped_ = parser.n_skipped
-            X = _canonical_csr(data, indices, indptr, n_features, sorted_unique=False)
-            names = KeyNames(*parsed[6:]) if self.keep_names else None
+            X = _csr(data, indices, indptr, n_features, sorted_unique=False)
+            names = _VowpalWabbitNames(indices, *parsed[6:]) if self.keep_names else None
             yield Chunk(X, y, weight, first_line, None, names)
         self.n_skipped_ = parser.n_skipped
 

@@ -3,7 +3,6 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils import check_random_state
 
 # Fields that are not one value per row: how a mixed chunk sets them.
 _MIXED_FIELD_VALUES = {"first_line": 0, "path": None}
@@ -76,6 +75,9 @@ class ShuffledReader:
         self._n_iterations = 0
 
     def _rng(self):
+        # Imported here: reading a file must not wait for scikit-learn (the CLI
+        # parses while the estimator's import runs).
+        from sklearn.utils import check_random_state
         seed = int(check_random_state(self.random_state).randint(2**31 - 1))
         rng = np.random.default_rng([seed, self._n_iterations])
         self._n_iterations += 1

@@ -92,41 +92,60 @@ def _prefetched(chunks, depth=2):
     An exception of the iteration is raised here, in the consumer; when the
     consumer stops early the thread stops at its next chunk.
     """
-    ready = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-    end = object()
+    prefetcher = Prefetcher(chunks, depth)
+    try:
+        yield from prefetcher
+    finally:
+        prefetcher.close()
 
-    def put(item):
-        while not stop.is_set():
+
+class Prefetcher:
+    """One pass over ``chunks`` read by a background thread, started at once.
+
+    Iterating gives the chunks in order, up to ``depth`` of them read ahead;
+    an exception of the reading is raised in the consumer, at the chunk where
+    it happened. ``close`` stops the thread (at its next chunk) and waits for it.
+    """
+
+    _end = object()
+
+    def __init__(self, chunks, depth=2):
+        self._ready = queue.Queue(maxsize=depth)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._produce, args=(chunks,),
+                                        name="sklearn-sketch-reader", daemon=True)
+        self._thread.start()
+
+    def _put(self, item):
+        while not self._stop.is_set():
             try:
-                ready.put(item, timeout=0.05)
+                self._ready.put(item, timeout=0.05)
                 return True
             except queue.Full:
                 continue
         return False
 
-    def produce():
+    def _produce(self, chunks):
         try:
             for chunk in chunks:
-                if not put((chunk, None)):
+                if not self._put((chunk, None)):
                     return
-            put((end, None))
+            self._put((self._end, None))
         except BaseException as exc:  # Handed to the consumer, raised there.
-            put((end, exc))
+            self._put((self._end, exc))
 
-    thread = threading.Thread(target=produce, name="sklearn-sketch-reader", daemon=True)
-    thread.start()
-    try:
+    def __iter__(self):
         while True:
-            chunk, error = ready.get()
+            chunk, error = self._ready.get()
             if error is not None:
                 raise error
-            if chunk is end:
+            if chunk is self._end:
                 return
             yield chunk
-    finally:
-        stop.set()
-        thread.join()
+
+    def close(self):
+        self._stop.set()
+        self._thread.join()
 
 
 def _check_labelled(chunk):
