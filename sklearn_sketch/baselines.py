@@ -103,7 +103,7 @@ class TruncationClassifier(_BudgetedBaseline):
 
     Parameters
     ----------
-    memory_budget : int or str, default='8KB'
+    memory_budget : int or str, default='4MB'
         Bytes of the whole fitted estimator, all classes together: the
         intercepts, then equal heaps, about 21.7 bytes an entry (key, weight,
         key map), 29.7 for probabilistic truncation (plus the reservoir key).
@@ -131,7 +131,7 @@ class TruncationClassifier(_BudgetedBaseline):
     _parameter_constraints = {**_BUDGET_CONSTRAINTS,
                               "truncation": [StrOptions({"simple", "probabilistic"})]}
 
-    def __init__(self, memory_budget="8KB", *, truncation="simple", n_features_to_select=None,
+    def __init__(self, memory_budget="4MB", *, truncation="simple", n_features_to_select=None,
                  loss="log_loss", learning_rate="normalized", eta0=1.0, power_t=0.5,
                  alpha=1e-6, fit_intercept=True, batch_size=1, max_iter=5, shuffle=True,
                  random_state=None, warm_start=False, verbose=0):
@@ -163,7 +163,7 @@ class SpaceSavingClassifier(_BudgetedBaseline):
 
     Parameters
     ----------
-    memory_budget : int or str, default='8KB'
+    memory_budget : int or str, default='4MB'
         Bytes of the whole fitted estimator, all classes together: the
         intercepts, then equal heaps, about 29.7 bytes an entry (key, count,
         weight, key map). The capacity chosen is ``n_features_to_select_``.
@@ -189,7 +189,7 @@ class SpaceSavingClassifier(_BudgetedBaseline):
     _store = WeightStore.SPACE_SAVING
     _heap_value = 2
 
-    def __init__(self, memory_budget="8KB", *, n_features_to_select=None, loss="log_loss",
+    def __init__(self, memory_budget="4MB", *, n_features_to_select=None, loss="log_loss",
                  learning_rate="normalized", eta0=1.0, power_t=0.5, alpha=1e-6,
                  fit_intercept=True, batch_size=1, max_iter=5, shuffle=True, random_state=None,
                  warm_start=False, verbose=0):

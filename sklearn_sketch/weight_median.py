@@ -46,8 +46,9 @@ def resolve_budget(budget, n_features_to_select, sketch_width, sketch_depth, def
 
 
 _WM_PARAMS_DOC = """
-    memory_budget : int or str, default='64KB'
-        Bytes of the whole fitted estimator, all classes together
+    memory_budget : int or str, default='4MB'
+        Bytes of the whole fitted estimator, all classes together (the
+        default is about MissionClassifier's default size)
         (``memory_bytes_ <= memory_budget``): after the intercepts, each
         model (one per class for multi-class) gets an equal part, split
         between its heap (about 21.7 bytes an entry) and its sketch (4 bytes
@@ -142,7 +143,7 @@ class _WeightMedianBase(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
     _default_depth = 1
     _parameter_constraints = _WM_CONSTRAINTS
 
-    def __init__(self, memory_budget="64KB", *, n_features_to_select=None, sketch_width=None,
+    def __init__(self, memory_budget="4MB", *, n_features_to_select=None, sketch_width=None,
                  sketch_depth=None, loss="log_loss", learning_rate="normalized", eta0=1.0,
                  power_t=0.5, alpha=1e-6, fit_intercept=True, batch_size=1, max_iter=5,
                  shuffle=True, random_state=None, warm_start=False, verbose=0):
