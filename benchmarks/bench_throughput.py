@@ -44,15 +44,17 @@ AWM_COST_MODEL_CELLS = (8 * AWM_HEAP + 4 * AWM_WIDTH) // 4
 def estimators():
     """(name, estimator, extra test-time settings) at the benchmark's shape."""
     common = dict(max_iter=1, random_state=0, learning_rate="constant", eta0=0.01)
-    mission = MissionClassifier(K, sketch_width=WIDTH, sketch_depth=DEPTH, **common)
+    mission = MissionClassifier(K, sketch_width=WIDTH, sketch_depth=DEPTH, predict_with="heap",
+                                **common)
     return [
         ("MISSION (heap model)", mission, {}),
         ("MISSION (heap + sketch reads)", None, {"predict_with": "sketch"}),
         ("MISSION k=2^16 (heap model)",
-         MissionClassifier(4 * K, sketch_width=WIDTH, sketch_depth=DEPTH, **common), {}),
+         MissionClassifier(4 * K, sketch_width=WIDTH, sketch_depth=DEPTH, predict_with="heap",
+                           **common), {}),
         ("BEAR batch 64, history 5",
          BearClassifier(K, sketch_width=WIDTH, sketch_depth=DEPTH, batch_size=64,
-                        history_size=5, max_iter=1, random_state=0), {}),
+                        history_size=5, max_iter=1, random_state=0, predict_with="heap"), {}),
         ("BEAR (heap + sketch reads)", None, {"predict_with": "sketch"}),
         ("IHT", IHTClassifier(K, **common), {}),
         # Equal memory to MISSION's sketch: DEPTH * WIDTH float32 weights in one row.

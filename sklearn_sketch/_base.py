@@ -313,8 +313,11 @@ class _BaseSketchSGD(BaseEstimator):
             not self._uses_heap or self.predict_with_ == "sketch")
         return self.sketches_ if read_sketch else [], self.heaps_, False
 
-    def _resolved_predict_with(self):
+    @property
+    def predict_with_(self):
         """'heap' or 'sketch': ``predict_with``, or for 'auto' the read that erred less."""
+        if not hasattr(self, "predict_with") or "_state" not in self.__dict__:
+            raise AttributeError("predict_with_ is available after fit on MISSION and BEAR")
         if self.predict_with != "auto":
             return self.predict_with
         heap_error, sketch_error = self._state.read_errors
@@ -519,8 +522,6 @@ class _BaseSketchSGD(BaseEstimator):
         if state.heaps:
             self.n_features_to_select_ = state.heaps[0].capacity
         self.memory_bytes_ = self._memory_bytes()
-        if hasattr(self, "predict_with"):
-            self.predict_with_ = self._resolved_predict_with()
 
     def _model_bytes(self):
         """Bytes of the arrays that training keeps: sketches, heaps, intercepts, history.

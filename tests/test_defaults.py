@@ -96,3 +96,18 @@ def test_heap_read_errors_are_the_online_mistakes(n_classes):
     heap_error, sketch_error = est._state.read_errors
     assert heap_error == round(est.online_error_rate_ * X.shape[0])
     assert 0 < sketch_error < X.shape[0]
+
+
+def test_predict_with_is_read_at_prediction_time():
+    # Changing predict_with after fit changes what predictions read, as a
+    # prediction-time parameter should (no refit).
+    X, y = _many_weak_features_task(2000, 4)
+    est = MissionClassifier(n_features_to_select=10, random_state=0).fit(X, y)
+    reference = {choice: MissionClassifier(n_features_to_select=10, predict_with=choice,
+                                           random_state=0).fit(X, y)
+                 for choice in ("heap", "sketch")}
+    for choice in ("heap", "sketch"):
+        est.set_params(predict_with=choice)
+        assert est.predict_with_ == choice
+        np.testing.assert_array_equal(est.decision_function(X),
+                                      reference[choice].decision_function(X))
