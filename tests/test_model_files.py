@@ -186,6 +186,10 @@ def test_forged_pickles_of_the_core_raise():
                               np.zeros((1, 1), np.float32), 1.0)
     with pytest.raises(ValueError, match="seeds"):
         _rebuild_count_sketch(256, 1, np.array([1, 2], np.uint32), table, 1.0)
+    with pytest.raises(ValueError, match="finite"):
+        _rebuild_count_sketch(256, 1, np.array([1], np.uint32), table + np.inf, 1.0)
+    with pytest.raises(ValueError, match="scale_factor"):
+        _rebuild_count_sketch(256, 1, np.array([1], np.uint32), table, 0.0)
     with pytest.raises(ValueError, match="fit a heap of capacity 2"):
         _rebuild_topk_heap(2, np.arange(100000), np.ones(100000), 1.0)
     with pytest.raises(ValueError, match="distinct"):
@@ -265,8 +269,7 @@ def leaves(node, path=()):
 
 
 def replaced(node, path, value):
-    if not path:
-        return value
+    """A copy of the JSON tree ``node`` with ``value`` at ``path``."""
     node = json.loads(json.dumps(node))
     parent = node
     for key in path[:-1]:
@@ -325,7 +328,7 @@ def test_fuzzed_files_raise_or_load_the_same_model(case, tmp_path):
     mutations = []
     for field in leaves(header):
         if field and field[0] != "metadata":
-            value = replaced(header, (), header)
+            value = header
             for key in field:
                 value = value[key]
             mutations += [(field, bad) for bad in wrong_values(field, value)]
