@@ -137,6 +137,11 @@ def test_raw_names_numeric_labels_and_unfitted(tmp_path):
     assert loaded.selected_features_.names.tolist() == est.selected_features_.names.tolist()
     assert loaded.classes_.dtype == est.classes_.dtype
     assert loaded.predict(docs).tolist() == est.predict(docs).tolist()
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(data("IHTClassifier", 2)[0][:, :4], columns=list("abcd"))
+    named = sk.IHTClassifier(2).fit(frame, (frame.a > 0).astype(int))
+    assert round_trip(named, tmp_path).get_feature_names_out().tolist() == \
+        named.get_feature_names_out().tolist()
     fresh = round_trip(sk.BearClassifier(3, eta0=0.1), tmp_path)
     assert fresh.get_params() == sk.BearClassifier(3, eta0=0.1).get_params()
     assert "_state" not in fresh.__dict__
@@ -395,3 +400,19 @@ def test_a_member_claiming_a_huge_shape_is_refused_before_allocating(tmp_path):
             archive.writestr(name + ".npy", raw)
     with pytest.raises(ModelFileError, match="intercept.*bytes for shape"):
         load(path)
+
+
+def test_pickle_still_serves_scikit_learn_tools(tmp_path):
+    """joblib (read-only memory maps) and GridSearchCV(n_jobs=2) go through the checked rebuilds."""
+    import joblib
+    from sklearn.model_selection import GridSearchCV
+
+    X, y = data("BearClassifier", 3)
+    est = make("BearClassifier").fit(X, y)
+    joblib.dump(est, tmp_path / "est.joblib")
+    copy = joblib.load(tmp_path / "est.joblib", mmap_mode="r")
+    assert snapshot(copy) == snapshot(est)
+    X2, y2 = data("BearClassifier", 3, seed=1)
+    assert snapshot(copy.partial_fit(X2, y2)) == snapshot(est.partial_fit(X2, y2))
+    search = GridSearchCV(make("MissionClassifier"), {"eta0": [0.1, 1.0]}, cv=2, n_jobs=2)
+    assert search.fit(X, y).best_estimator_.predict(X).shape == y.shape
