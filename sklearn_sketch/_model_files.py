@@ -35,8 +35,6 @@ ESTIMATORS = {
 
 # Dtypes of the arrays a file may hold (little-endian, no objects).
 _DTYPES = {"<f4", "<f8", "<i4", "<i8", "<u4", "<u8", "|u1", "|b1"}
-_HISTORY_ARRAYS = ("pair_len", "pair_key", "pair_hash", "pair_s", "pair_r", "pair_rho",
-                   "pair_gamma", "pair_valid", "pair_sr", "pair_rr")
 _MAX_INT64 = 2**63 - 1
 
 
@@ -548,12 +546,12 @@ def _decode_state(est, spec, members, n_models):
 
 
 def _decode_history(spec, members, n_models):
-    from ._bear_fast import _rebuild_history
+    from ._bear_fast import _STATE, _rebuild_history
 
     _check_dict(spec, "history", ("history_size", "n_pairs", "head", "n_batches"))
     size = _int(spec["history_size"], "history_size", 1, 256)
     pairs = {}
-    for name in _HISTORY_ARRAYS:
+    for name in _STATE:
         if f"history_{name}" not in members:
             raise ModelFileError(f"the array 'history_{name}' is missing")
         pairs[name] = members.pop(f"history_{name}")
