@@ -444,7 +444,7 @@ class _BaseSketchSGD(BaseEstimator):
         still in the heaps and forgets the others (so at most the heaps'
         capacity is kept), then refreshes ``selected_features_``;
         :meth:`get_feature_names_out` shows the names too. A key keeps its
-        first name. The names are pickled with the model and kept by
+        first name. The names are saved with the model and kept by
         ``partial_fit`` while their keys stay in the heaps;
         :func:`~sklearn_sketch.io.partial_fit_stream` calls this after each
         chunk that carries names. An estimator without a heap

@@ -532,11 +532,54 @@ _STATE = ("pair_len", "pair_key", "pair_hash", "pair_s", "pair_r", "pair_rho", "
 
 
 def _rebuild_history(history_size, n_models, state, n_pairs, head, n_batches):
+    """Unpickle (or load) a history, checking every size and value before using it.
+
+    A forged state raises ``ValueError`` instead of reading out of bounds.
+    """
+    for name, value, low, high in (("history_size", history_size, 1, MAX_HISTORY),
+                                   ("n_models", n_models, 1, 2**31 - 1)):
+        if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)) \
+                or not low <= value <= high:
+            raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+    if not isinstance(state, dict) or set(state) != set(_STATE):
+        raise ValueError(f"the state of a history holds the arrays {', '.join(_STATE)}")
+    arrays = {name: np.asarray(state[name]) for name in _STATE}
+    key = arrays["pair_key"]
+    if key.ndim != 2 or key.shape[0] != history_size or key.shape[1] < 1:
+        raise ValueError(f"pair_key must have shape ({history_size}, capacity), got {key.shape}")
+    tau, K, C = history_size, n_models, key.shape[1]
+    expected = {"pair_len": ((tau,), np.int32), "pair_key": ((tau, C), np.int64),
+                "pair_hash": ((tau, C), np.uint64), "pair_s": ((tau, K, C), np.float64),
+                "pair_r": ((tau, K, C), np.float64), "pair_rho": ((tau, K), np.float64),
+                "pair_gamma": ((tau, K), np.float64), "pair_valid": ((tau, K), np.uint8),
+                "pair_sr": ((K, tau, tau), np.float64), "pair_rr": ((K, tau, tau), np.float64)}
+    for name, (shape, dtype) in expected.items():
+        if arrays[name].shape != shape or arrays[name].dtype != dtype:
+            raise ValueError(f"{name} must be {np.dtype(dtype)} of shape {shape}, "
+                             f"got {arrays[name].dtype} {arrays[name].shape}")
+        if arrays[name].dtype.kind == "f" and not np.isfinite(arrays[name]).all():
+            raise ValueError(f"{name} must be finite")
+    if arrays["pair_len"].min() < 0 or arrays["pair_len"].max() > C:
+        raise ValueError(f"pair lengths must be in [0, {C}]")
+    if arrays["pair_valid"].max() > 1:
+        raise ValueError("pair_valid must hold 0 or 1")
+    for name, value, high in (("n_pairs", n_pairs, tau), ("head", head, tau - 1),
+                              ("n_batches", n_batches, 2**63 - 1)):
+        if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)) \
+                or not 0 <= value <= high:
+            raise ValueError(f"{name} must be an integer in [0, {high}], got {value!r}")
+    # Copies: unpickled arrays may be read-only (memmaps) and training writes them.
+    arrays = {name: np.array(a, order="C") for name, a in arrays.items()}
+    cdef const int64_t[::1] keys = arrays["pair_key"].reshape(-1)
+    cdef const uint64_t[::1] hashes = arrays["pair_hash"].reshape(-1)
+    cdef Py_ssize_t i
+    for i in range(keys.shape[0]):
+        if hashes[i] != _fmix64(<uint64_t>keys[i]):
+            raise ValueError("pair_hash does not hold the hashes of pair_key")
     cdef LBFGSHistory history = LBFGSHistory.__new__(LBFGSHistory)
     history.history_size = history_size
     history.n_models = n_models
-    # Copies: unpickled arrays may be read-only (memmaps) and training writes them.
-    history._load({name: np.array(a) for name, a in state.items()}, n_pairs, head, n_batches)
+    history._load(arrays, n_pairs, head, n_batches)
     return history
 
 

@@ -47,7 +47,7 @@ def test_heavy_hitters_demo_stays_reachable(capsys):
 
 
 def test_svmlight_round_trip(svmlight, tmp_path, capsys):
-    model = tmp_path / "model.pkl"
+    model = tmp_path / "model.skm"
     assert main(["fit", "--svmlight", str(svmlight), "--estimator", "mission",
                  "--param", "n_features_to_select=20", "--param", "sketch_width=512",
                  "--param", "learning_rate=constant", "--param", "eta0=0.1",
@@ -83,7 +83,7 @@ def test_svmlight_round_trip(svmlight, tmp_path, capsys):
 
 
 def test_sample_round_trip_decodes_kmers(tmp_path, capsys):
-    model = tmp_path / "dna.pkl"
+    model = tmp_path / "dna.skm"
     assert main(["fit", "--sample", "--n-reads", "300", "--k", "8", "--estimator", "awm",
                  "--output", str(model)]) == 0
     capsys.readouterr()
@@ -113,7 +113,7 @@ def test_fasta_round_trip(tmp_path, capsys):
         path.write_text("".join(f">r{i}\n{''.join(rng.choice(list(alphabet), 50))}\n"
                                 for i in range(30)))
         paths.append(f"{path}:{label}")
-    model = tmp_path / "fa.pkl"
+    model = tmp_path / "fa.skm"
     assert main(["fit", "--fasta", paths[0], "--fasta", paths[1], "--k", "4",
                  "--estimator", "hashing", "--output", str(model)]) == 0
     assert main(["evaluate", "--model", str(model), "--fasta", paths[0],
@@ -134,7 +134,7 @@ def one_line_error(capsys, argv):
 
 
 def test_errors_exit_2_with_one_line(svmlight, tmp_path, capsys):
-    out = str(tmp_path / "m.pkl")
+    out = str(tmp_path / "m.skm")
     assert "No such file" in one_line_error(
         capsys, ["fit", "--svmlight", str(tmp_path / "missing.svm"), "--output", out])
     bad = tmp_path / "bad.svm"
@@ -159,10 +159,52 @@ def test_errors_exit_2_with_one_line(svmlight, tmp_path, capsys):
         capsys, ["fit", "--svmlight", str(svmlight), "--read-length", "100", "--output", out])
     assert "need --read-length" in one_line_error(
         capsys, ["fit", "--fasta", "a.fa:x", "--n-reads", "10", "--output", out])
-    assert "not a model" in one_line_error(capsys, ["select", "--model", str(svmlight)])
-    assert not (tmp_path / "m.pkl").exists()
+    assert "is not a sklearn-sketch model file" in one_line_error(
+        capsys, ["select", "--model", str(svmlight)])
+    assert not (tmp_path / "m.skm").exists()
     assert main(["fit", "--svmlight", str(svmlight), "--output", out]) == 0
     capsys.readouterr()
     assert "trained on svmlight" in one_line_error(
         capsys, ["predict", "--model", out, "--sample"])
     assert "required" in one_line_error(capsys, ["predict", "--model", out])
+
+
+class _Payload:
+    """Unpickling this runs ``open(path, 'w')``: the file shows whether code ran."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return (exec, (f"open({self.path!r}, 'w').write('ran')",))
+
+
+def test_model_commands_refuse_a_pickle_without_running_it(svmlight, tmp_path, capsys):
+    import pickle
+
+    marker = tmp_path / "PWNED"
+    evil = tmp_path / "evil.pkl"
+    evil.write_bytes(pickle.dumps({"estimator": _Payload(marker)}))
+    for command in (["select"], ["predict", "--svmlight", str(svmlight)],
+                    ["evaluate", "--svmlight", str(svmlight)]):
+        err = one_line_error(capsys, command + ["--model", str(evil)])
+        assert "evil.pkl is not a sklearn-sketch model file" in err and "pickle" in err
+    assert not marker.exists()
+
+
+def test_fit_writes_a_model_file_with_its_input_options(svmlight, tmp_path, capsys):
+    from sklearn_sketch import load
+    from sklearn_sketch._model_files import read_model
+
+    model = tmp_path / "m.skm"
+    assert main(["fit", "--svmlight", str(svmlight), "--estimator", "bear", "--quiet",
+                 "--zero-based", "0", "--output", str(model)]) == 0
+    assert model.read_bytes()[:4] == b"PK\x03\x04"
+    estimator, metadata = read_model(model)
+    assert metadata == {"vectorizer": None,
+                        "input": {"format": "svmlight", "zero_based": True}}
+    assert type(load(model)).__name__ == "BearClassifier"
+    # A model file whose metadata is not the command line's is refused.
+    from sklearn_sketch import save
+    save(estimator, model)
+    assert "metadata" in one_line_error(capsys, ["select", "--model", str(model)])

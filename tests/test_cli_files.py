@@ -53,7 +53,7 @@ def two_genomes(tmp_path):
 @pytest.mark.parametrize("order", [1, -1], ids=["alpha-first", "beta-first"])
 def test_reads_from_several_genomes_are_mixed_whatever_the_order(two_genomes, tmp_path,
                                                                  capsys, order):
-    model = str(tmp_path / "model.pkl")
+    model = str(tmp_path / "model.skm")
     inputs = [arg for spec in two_genomes[::order] for arg in ("--fasta", spec)]
     assert main(["fit", "--estimator", "hashing", "--k", "8", "--read-length", "100",
                  "--n-reads", "2000", *inputs, "--output", model]) == 0
@@ -72,7 +72,7 @@ def test_labels_from_record_headers(tmp_path, capsys):
         for species in ("alpha", "beta"):
             for r in range(2):
                 f.write(f">{species}_{r} chromosome\n{''.join(rng.choice(list('ACGT'), 8000))}\n")
-    model = str(tmp_path / "model.pkl")
+    model = str(tmp_path / "model.skm")
     assert main(["fit", "--estimator", "hashing", "--k", "8", "--fasta", str(path),
                  "--label-pattern", "^([a-z]+)_", "--read-length", "100", "--coverage", "10",
                  "--output", model]) == 0
@@ -84,7 +84,7 @@ def test_labels_from_record_headers(tmp_path, capsys):
 
 
 def test_a_label_typo_at_evaluate_is_an_error(two_genomes, tmp_path, capsys):
-    model = str(tmp_path / "model.pkl")
+    model = str(tmp_path / "model.skm")
     assert main(["fit", "--estimator", "hashing", "--k", "6", "--read-length", "50",
                  "--n-reads", "200", "--fasta", two_genomes[0], "--fasta", two_genomes[1],
                  "--quiet", "--output", model]) == 0
@@ -111,7 +111,7 @@ def importance_files(tmp_path):
 
 def test_vw_importance_weights_reach_training(tmp_path, capsys):
     train, test = importance_files(tmp_path)
-    model = str(tmp_path / "v.pkl")
+    model = str(tmp_path / "v.skm")
     assert main(["fit", "--vw", str(train), "--param", "random_state=0", "--chunk-rows", "7",
                  "--output", model]) == 0
     capsys.readouterr()
@@ -122,14 +122,14 @@ def test_vw_importance_weights_reach_training(tmp_path, capsys):
 def test_a_chunk_of_zero_importance_is_skipped(tmp_path, capsys):
     path = tmp_path / "z.vw"
     path.write_text("1 1 |f a\n-1 1 |f b\n" * 5 + "1 0 |f a\n" * 10 + "-1 1 |f b\n")
-    model = str(tmp_path / "z.pkl")
+    model = str(tmp_path / "z.skm")
     assert main(["fit", "--vw", str(path), "--chunk-rows", "10", "--quiet",
                  "--output", model]) == 0
     only_zero = tmp_path / "zero.vw"
     only_zero.write_text("1 0 |f a\n-1 0 |f b\n")
-    assert main(["fit", "--vw", str(only_zero), "--output", str(tmp_path / "none.pkl")]) == 2
+    assert main(["fit", "--vw", str(only_zero), "--output", str(tmp_path / "none.skm")]) == 2
     assert "no example with a non-zero weight" in capsys.readouterr().err
-    assert not (tmp_path / "none.pkl").exists()
+    assert not (tmp_path / "none.skm").exists()
 
 
 def test_select_prints_the_words_of_a_vw_model(tmp_path, capsys):
@@ -142,7 +142,7 @@ def test_select_prints_the_words_of_a_vw_model(tmp_path, capsys):
         lines.append(f"{2 * label - 1} |text {' '.join(words)} |meta len:{len(words)}")
     path = tmp_path / "words.vw"
     path.write_text("\n".join(lines) + "\n")
-    model = str(tmp_path / "words.pkl")
+    model = str(tmp_path / "words.skm")
     assert main(["fit", "--vw", str(path), "--param", "n_features_to_select=50",
                  "--param", "random_state=0", "--chunk-rows", "500", "--quiet",
                  "--output", model]) == 0
@@ -171,7 +171,7 @@ def test_fit_keeps_vw_names_exactly_for_estimators_with_a_heap(name, tmp_path, m
     path = tmp_path / "few.vw"
     path.write_text("".join(f"{1 if i % 2 else -1} |t w{i % 7} x\n" for i in range(60)))
     assert main(["fit", "--vw", str(path), "--estimator", name, "--quiet", "--chunk-rows",
-                 "20", "--output", str(tmp_path / "m.pkl")]) == 0
+                 "20", "--output", str(tmp_path / "m.skm")]) == 0
     assert seen and set(seen) == {keeps_names}
 
 def zero_based_files(tmp_path):
@@ -196,7 +196,7 @@ def zero_based_files(tmp_path):
 
 def test_svmlight_index_base_is_the_models(tmp_path, capsys):
     train, test = zero_based_files(tmp_path)
-    model = str(tmp_path / "zb.pkl")
+    model = str(tmp_path / "zb.skm")
     params = ["--param", "n_features_to_select=3", "--param", "sketch_width=256",
               "--param", "random_state=0"]
     assert main(["fit", "--svmlight", str(train), *params, "--quiet", "--output", model]) == 0
@@ -216,7 +216,7 @@ def test_svmlight_index_base_is_the_models(tmp_path, capsys):
 def test_a_model_of_stream_chunks_takes_load_svmlight_file_output(tmp_path):
     from sklearn_sketch.cli._model_file import load_model
     train, test = zero_based_files(tmp_path)
-    model = str(tmp_path / "zb.pkl")
+    model = str(tmp_path / "zb.skm")
     assert main(["fit", "--svmlight", str(train), "--quiet", "--output", model]) == 0
     estimator = load_model(model)["estimator"]
     assert estimator.n_features_in_ == 2**63 - 1
@@ -253,7 +253,7 @@ def test_two_species_from_genome_files(tmp_path, capsys, order):
     reads = ["--read-length", "200", "--n-reads", "20000"]
     for estimator, params, bar in (("hashing", [], 0.95),
                                    ("mission", ["--param", "predict_with=sketch"], 0.90)):
-        model = str(tmp_path / f"{estimator}.pkl")
+        model = str(tmp_path / f"{estimator}.skm")
         assert main(["fit", "--estimator", estimator, *params, *reads, *train, "--quiet",
                      "--output", model]) == 0
         metrics = metrics_of(capsys, ["evaluate", "--model", model, *reads, *test])
@@ -266,7 +266,7 @@ def test_four_species_from_genome_files(tmp_path, capsys):
     train = [a for s, (strain, _) in STRAINS.items() for a in ("--fasta", genome(s, strain))]
     test = [a for s, (_, strain) in STRAINS.items() for a in ("--fasta", genome(s, strain))]
     reads = ["--read-length", "200", "--n-reads", "20000"]
-    model = str(tmp_path / "hashing.pkl")
+    model = str(tmp_path / "hashing.skm")
     assert main(["fit", "--estimator", "hashing", *reads, *train, "--quiet",
                  "--output", model]) == 0
     metrics = metrics_of(capsys, ["evaluate", "--model", model, *reads, *test])

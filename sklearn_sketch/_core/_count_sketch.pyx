@@ -509,6 +509,43 @@ cdef class CountSketch:
                 f"keys and deltas have different lengths: {key_arr.shape[0]} != {delta_arr.shape[0]}")
         return key_arr, delta_arr
 
+    def set_table(self, table, scale_factor=1.0):
+        """Replace the stored cells and the scale (the sketch's values are their product).
+
+        Parameters
+        ----------
+        table : array-like of shape (depth, width)
+            Finite cells, of the sketch's dtype (copied).
+        scale_factor : float, default=1.0
+            Finite global factor, ``|scale_factor| >= 1e-9`` (smaller factors
+            are folded into the table, so a sketch never holds one).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_sketch import CountSketch
+        >>> cs = CountSketch(4, 1, seeds=[1])
+        >>> cs.set_table(np.array([[1, 2, 3, 4]], dtype=np.float32), 0.5)
+        >>> cs.to_array().tolist()
+        [[0.5, 1.0, 1.5, 2.0]]
+        """
+        arr = np.asarray(table)
+        if arr.dtype != self.dtype or arr.shape != (self.depth, self.width):
+            raise ValueError(
+                f"table must be {self.dtype} of shape ({self.depth}, {self.width}), "
+                f"got {arr.dtype} {arr.shape}")
+        if isinstance(scale_factor, (bool, np.bool_)) or not isinstance(scale_factor,
+                                                                       numbers.Real):
+            raise TypeError(f"scale_factor must be a real number, "
+                            f"got {type(scale_factor).__name__}")
+        if not np.isfinite(scale_factor) or abs(scale_factor) < _MIN_SCALE:
+            raise ValueError(f"scale_factor must be finite with |scale_factor| >= 1e-9, "
+                             f"got {scale_factor}")
+        if not np.isfinite(arr).all():
+            raise ValueError("table must be finite; got NaN or infinity")
+        np.copyto(self._table_arr, arr)
+        self._scale = float(scale_factor)
+
     def __reduce__(self):
         return (_rebuild_count_sketch,
                 (self.width, self.depth, self._seeds_arr.copy(), self._table_arr.copy(),
@@ -520,8 +557,15 @@ cdef class CountSketch:
 
 
 def _rebuild_count_sketch(width, depth, seeds, table, scale):
-    cdef CountSketch out = CountSketch.__new__(CountSketch)
-    # Copies: the arrays may be read-only (unpickled from a memory map).
-    out._init_arrays(width, depth, np.array(seeds, dtype=np.uint32, order="C"),
-                     np.array(table, order="C"), scale)
+    """Unpickle a sketch: its public constructor, then :meth:`CountSketch.set_table`.
+
+    Every size is checked against the arrays given before anything is
+    allocated, so a forged pickle raises instead of reading out of bounds.
+    """
+    table = np.asarray(table)
+    if table.dtype.kind != "f" or table.shape != (depth, width):
+        raise ValueError(f"a CountSketch of width {width!r} and depth {depth!r} needs a float "
+                         f"table of that shape, got {table.dtype} {table.shape}")
+    out = CountSketch(width, depth, dtype=table.dtype, seeds=seeds)
+    out.set_table(table, scale)
     return out

@@ -587,19 +587,39 @@ cdef class TopKHeap:
 
 
 def _rebuild_topk_heap(capacity, keys, stored_weights, scale, stored_aux=None, aux_scale=1.0):
-    """Rebuild a heap from its layout, so the state is exactly the pickled one."""
-    cdef TopKHeap heap = TopKHeap(capacity, aux=stored_aux is not None)
-    cdef const int64_t[::1] k = np.ascontiguousarray(keys, dtype=np.int64)
-    cdef const double[::1] w = np.ascontiguousarray(stored_weights, dtype=np.float64)
-    cdef Py_ssize_t pos, slot
-    for pos in range(k.shape[0]):
-        slot = heap._find(k[pos])
-        heap._keys[pos] = k[pos]
-        heap._weights[pos] = w[pos]
-        heap._map[slot] = heap._tag(_fmix64(<uint64_t>k[pos])) | <uint32_t>(pos + 1)
+    """Rebuild a heap from its layout, so the state is exactly the pickled one.
+
+    The heap is made by its constructor and filled by insertions in layout
+    order, which keep a valid layout where it is; every size and value is
+    checked first, so a forged layout raises instead of reading out of bounds.
+    """
+    from ._count_sketch import _as_finite_values
+    from ._murmurhash import _as_key_array
+
+    key_arr = _as_key_array(np.atleast_1d(keys))
+    weight_arr = _as_finite_values(np.atleast_1d(stored_weights), "weights")
+    if key_arr.ndim != 1 or key_arr.shape != weight_arr.shape:
+        raise ValueError(f"keys and weights must be 1-D of equal length, "
+                         f"got {key_arr.shape} and {weight_arr.shape}")
+    heap = TopKHeap(capacity, aux=stored_aux is not None)
+    if key_arr.shape[0] > heap.capacity:
+        raise ValueError(f"{key_arr.shape[0]} entries do not fit a heap of capacity {capacity}")
+    if np.unique(key_arr).size != key_arr.size:
+        raise ValueError("the keys of a heap must be distinct")
+    for name, value in (("scale", scale), ("aux_scale", aux_scale)):
+        _check_weight(value)
+        if abs(value) < _MIN_SCALE:
+            raise ValueError(f"{name} must satisfy |{name}| >= 1e-9, got {value}")
     if stored_aux is not None:
-        heap._arrays[3][:k.shape[0]] = stored_aux
-    heap._size = k.shape[0]
-    heap._scale = scale
-    heap._aux_scale = aux_scale
+        aux_arr = _as_finite_values(np.atleast_1d(stored_aux), "auxiliary values")
+        if aux_arr.shape != key_arr.shape:
+            raise ValueError(f"auxiliary values must be one per key, got shape {aux_arr.shape}")
+    heap.push_many(key_arr, weight_arr)
+    if not np.array_equal(heap._arrays[0][:key_arr.shape[0]], key_arr):
+        raise ValueError("the entries are not in heap order")
+    if stored_aux is not None:
+        heap._arrays[3][:key_arr.shape[0]] = aux_arr
+    cdef TopKHeap out = heap
+    out._scale = float(scale)
+    out._aux_scale = float(aux_scale)
     return heap

@@ -66,22 +66,23 @@ def build_parser():
                           "either strand)")
     fit.add_argument("--epochs", type=positive_int, default=1, help="passes over the input")
     fit.add_argument("--quiet", action="store_true", help="no progress and no summary")
-    fit.add_argument("--output", required=True, help="model file to write")
+    fit.add_argument("--output", required=True,
+                     help="model file to write (NumPy arrays and a JSON header, say model.skm: loading it runs no code)")
 
     select = _command(commands, "select", "list the selected features of a model by name")
-    select.add_argument("--model", required=True, help="model file written by fit")
+    select.add_argument("--model", required=True, help="model file written by fit (any other file, a pickle say, is refused)")
     select.add_argument("--top", type=positive_int, default=20, help="features listed")
     select.add_argument("--format", choices=["text", "tsv", "json"], default="text",
                         help="text: tab-separated columns (tsv is the same)")
     select.add_argument("--output", help="file to write (default stdout)")
 
     predict = _command(commands, "predict", "predict a label per example")
-    predict.add_argument("--model", required=True, help="model file written by fit")
+    predict.add_argument("--model", required=True, help="model file written by fit (any other file, a pickle say, is refused)")
     add_input_arguments(predict, training=False)
     predict.add_argument("--output", help="file to write, one label a line (default stdout)")
 
     evaluate = _command(commands, "evaluate", "accuracy, ROC AUC, memory, time")
-    evaluate.add_argument("--model", required=True, help="model file written by fit")
+    evaluate.add_argument("--model", required=True, help="model file written by fit (any other file, a pickle say, is refused)")
     add_input_arguments(evaluate, training=False)
     evaluate.add_argument("--format", choices=["text", "json"], default="text")
     return parser
