@@ -48,7 +48,7 @@ import numpy as np
 from cpython.ref cimport PyObject
 from libc.math cimport isfinite, sqrt
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport free
 from libc.string cimport memcpy, memset
 
 from ._core._count_sketch cimport CountSketch
@@ -60,6 +60,7 @@ from ._sgd_fast cimport (
     PASS_OK,
     SGDParams,
     learning_rate,
+    malloc_array,
     read_error,
     sample_dloss,
 )
@@ -685,26 +686,28 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
     if history.capacity < max_batch_nnz + 1:
         raise ValueError("the history's capacity is below the batch size in non-zeros")
     cdef Py_ssize_t C = history.capacity, depth = (<CountSketch>sketches[0]).depth
-    cdef Py_ssize_t bs = params.batch_size
-    cdef PyObject** sk = <PyObject**>malloc(K * sizeof(PyObject*))
-    cdef PyObject** hp = <PyObject**>malloc(K * sizeof(PyObject*))
-    cdef int32_t* nnz_pos = <int32_t*>malloc(max(1, max_batch_nnz) * sizeof(int32_t))
-    cdef Py_ssize_t* cells = <Py_ssize_t*>malloc(C * depth * sizeof(Py_ssize_t))
-    cdef double* signs = <double*>malloc(C * depth * sizeof(double))
-    cdef uint8_t* in_heap = <uint8_t*>malloc(C * K * sizeof(uint8_t))
-    cdef double* w = <double*>malloc(C * K * sizeof(double))
+    # A batch holds at most every row (this also keeps ``start + bs`` from overflowing).
+    cdef Py_ssize_t bs = max(1, min(params.batch_size, n_rows))
+    cdef PyObject** sk = <PyObject**>malloc_array(K, 1, sizeof(PyObject*))
+    cdef PyObject** hp = <PyObject**>malloc_array(K, 1, sizeof(PyObject*))
+    cdef int32_t* nnz_pos = <int32_t*>malloc_array(max_batch_nnz, 1, sizeof(int32_t))
+    cdef Py_ssize_t* cells = <Py_ssize_t*>malloc_array(C, depth, sizeof(Py_ssize_t))
+    cdef double* signs = <double*>malloc_array(C, depth, sizeof(double))
+    cdef uint8_t* in_heap = <uint8_t*>malloc_array(C, K, sizeof(uint8_t))
+    cdef double* w = <double*>malloc_array(C, K, sizeof(double))
     # The sketch's estimates of the active set, heap or not: what predictions
     # read with predict_with='sketch' (compared with the heap's when asked).
-    cdef double* w_sketch = <double*>malloc(C * K * sizeof(double))
-    cdef double* g = <double*>malloc(C * K * sizeof(double))
-    cdef double* z = <double*>malloc(C * sizeof(double))
-    cdef double* scores = <double*>malloc(K * sizeof(double))
-    cdef double* dl = <double*>malloc(K * sizeof(double))
+    cdef double* w_sketch = <double*>malloc_array(C, K, sizeof(double))
+    cdef double* g = <double*>malloc_array(C, K, sizeof(double))
+    cdef double* z = <double*>malloc_array(C, 1, sizeof(double))
+    cdef double* scores = <double*>malloc_array(K, 1, sizeof(double))
+    cdef double* dl = <double*>malloc_array(K, 1, sizeof(double))
     if not (sk and hp and nnz_pos and cells and signs and in_heap and w and w_sketch and g and z
             and scores and dl):
         free(sk); free(hp); free(nnz_pos); free(cells); free(signs); free(in_heap); free(w)
         free(w_sketch); free(g); free(z); free(scores); free(dl)
-        raise MemoryError()
+        raise MemoryError(f"cannot allocate the buffers of a batch of {max_batch_nnz} "
+                          f"non-zeros for {K} model(s)")
     cdef Py_ssize_t c
     for c in range(K):
         sk[c] = <PyObject*>sketches[c]

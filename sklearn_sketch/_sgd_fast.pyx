@@ -60,7 +60,8 @@ cdef class SGDParams:
         self.power_t = power_t
         self.alpha = alpha
         self.optimal_init = optimal_init
-        self.batch_size = batch_size
+        # Kernels use at most one batch of the data's rows: a larger batch is one batch.
+        self.batch_size = min(batch_size, PY_SSIZE_T_MAX)
         self.fit_intercept = fit_intercept
 
 
@@ -313,24 +314,27 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
         for sketch in sketches:
             if not (<CountSketch>sketches[0]).same_configuration(sketch):
                 raise ValueError("the sketches of the models must share their configuration")
-    cdef PyObject** sk = <PyObject**>malloc(K * sizeof(PyObject*))
-    cdef PyObject** hp = <PyObject**>malloc(K * sizeof(PyObject*))
-    cdef Py_ssize_t* cells = <Py_ssize_t*>malloc(max(1, max_batch_nnz * depth) * sizeof(Py_ssize_t))
-    cdef double* signs = <double*>malloc(max(1, max_batch_nnz * depth) * sizeof(double))
-    cdef double* dl = <double*>malloc(bs * K * sizeof(double))
-    cdef double* row_norm2 = <double*>malloc(bs * sizeof(double))
-    cdef double* scores = <double*>malloc(K * sizeof(double))
-    cdef double* sketch_scores = <double*>malloc(K * sizeof(double))
-    cdef KeyDelta* pairs = <KeyDelta*>malloc(max(1, max_batch_nnz) * sizeof(KeyDelta))
+    # Buffers are sized by the data: a batch holds at most every row.
+    bs = max(1, min(bs, n_rows))
+    cdef PyObject** sk = <PyObject**>malloc_array(K, 1, sizeof(PyObject*))
+    cdef PyObject** hp = <PyObject**>malloc_array(K, 1, sizeof(PyObject*))
+    cdef Py_ssize_t* cells = <Py_ssize_t*>malloc_array(max_batch_nnz, depth, sizeof(Py_ssize_t))
+    cdef double* signs = <double*>malloc_array(max_batch_nnz, depth, sizeof(double))
+    cdef double* dl = <double*>malloc_array(bs, K, sizeof(double))
+    cdef double* row_norm2 = <double*>malloc_array(bs, 1, sizeof(double))
+    cdef double* scores = <double*>malloc_array(K, 1, sizeof(double))
+    cdef double* sketch_scores = <double*>malloc_array(K, 1, sizeof(double))
+    cdef KeyDelta* pairs = <KeyDelta*>malloc_array(max_batch_nnz, 1, sizeof(KeyDelta))
     # Whether each (non-zero, model) key was in the heap when the batch was scored.
-    cdef bint* in_heap = <bint*>malloc(max(1, max_batch_nnz * K) * sizeof(bint))
-    cdef double* row_delta = <double*>malloc(max(1, max_batch_nnz) * sizeof(double))
-    cdef bint* row_flags = <bint*>malloc(max(1, max_batch_nnz) * sizeof(bint))
+    cdef bint* in_heap = <bint*>malloc_array(max_batch_nnz, K, sizeof(bint))
+    cdef double* row_delta = <double*>malloc_array(max_batch_nnz, 1, sizeof(double))
+    cdef bint* row_flags = <bint*>malloc_array(max_batch_nnz, 1, sizeof(bint))
     if not (sk and hp and cells and signs and dl and row_norm2 and scores and sketch_scores
             and pairs and in_heap and row_delta and row_flags):
         free(sk); free(hp); free(cells); free(signs); free(dl); free(row_norm2); free(scores)
         free(sketch_scores); free(pairs); free(in_heap); free(row_delta); free(row_flags)
-        raise MemoryError()
+        raise MemoryError(f"cannot allocate the buffers of a batch of {bs} rows and "
+                          f"{max_batch_nnz} non-zeros for {K} model(s)")
     cdef Py_ssize_t c
     for c in range(K):
         if has_sketch:
