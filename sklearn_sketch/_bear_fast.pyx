@@ -54,6 +54,7 @@ from libc.string cimport memcpy, memset
 from ._core._count_sketch cimport CountSketch
 from ._core._murmurhash cimport _fmix64
 from ._core._topk_heap cimport TopKHeap
+from ._sgd_fast import check_models
 from ._sgd_fast cimport (
     NORMALIZED,
     PASS_DIVERGED,
@@ -87,6 +88,14 @@ cdef inline Py_ssize_t _pow2_at_least(Py_ssize_t n):
     while size < n:
         size *= 2
     return size
+
+
+cdef inline int _ready(LBFGSHistory history) except -1:
+    """Raise unless ``history`` went through ``__init__`` (``__new__`` alone leaves no pairs)."""
+    if history._arrays is None:
+        raise RuntimeError("this LBFGSHistory is not initialised (made by __new__ without "
+                           "__init__): create it with LBFGSHistory(history_size, n_models)")
+    return 0
 
 
 cdef class LBFGSHistory:
@@ -220,6 +229,7 @@ cdef class LBFGSHistory:
         capacity : int
             Coordinates a pair must be able to hold.
         """
+        _ready(self)
         if capacity <= self.capacity:
             return
         old = self._arrays
@@ -236,6 +246,7 @@ cdef class LBFGSHistory:
     @property
     def memory_bytes(self):
         """Bytes held by the pairs and the batch's workspace."""
+        _ready(self)
         return int(sum(a.nbytes for a in self._arrays.values()))
 
     def pairs(self):
@@ -248,6 +259,7 @@ cdef class LBFGSHistory:
             appeared in its batch; -1 is the intercept), ``s`` and ``r`` of
             shape (n_models, n_coordinates) and ``valid`` of shape (n_models,).
         """
+        _ready(self)
         out = []
         a = self._arrays
         for m in range(self.n_pairs):
@@ -269,6 +281,7 @@ cdef class LBFGSHistory:
         s, r : array-like of shape (n_models, n)
             The step and the change of the gradient.
         """
+        _ready(self)
         keys = np.ascontiguousarray(keys, dtype=np.int64)
         s = np.asarray(s, dtype=np.float64).reshape(self.n_models, -1)
         r = np.asarray(r, dtype=np.float64).reshape(self.n_models, -1)
@@ -295,6 +308,7 @@ cdef class LBFGSHistory:
         -------
         z : ndarray of float64, shape (n,)
         """
+        _ready(self)
         if not 0 <= model < self.n_models:
             raise ValueError(f"model must be in [0, {self.n_models}), got {model}")
         keys = np.ascontiguousarray(keys, dtype=np.int64)
@@ -309,6 +323,7 @@ cdef class LBFGSHistory:
         return z
 
     def _start_batch_checked(self, keys):
+        _ready(self)
         if keys.ndim != 1 or np.unique(keys).size != keys.size:
             raise ValueError("keys must be distinct")
         if keys.size > 0 and keys.min() < INTERCEPT_KEY:
@@ -678,8 +693,10 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
         every feature; zeros otherwise.
     """
     cdef Py_ssize_t K = intercept.shape[0], n_rows = order.shape[0]
+    _ready(history)
     if len(sketches) != K or len(heaps) != K or history.n_models != K:
         raise ValueError("one sketch, one heap and one history model per model are needed")
+    check_models(sketches, heaps)
     for sketch in sketches:
         if not (<CountSketch>sketches[0]).same_configuration(sketch):
             raise ValueError("the sketches of the models must share their configuration")

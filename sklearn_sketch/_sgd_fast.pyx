@@ -258,6 +258,27 @@ cdef void _hard_threshold_step(TopKHeap heap, KeyDelta* pairs, Py_ssize_t n,
         heap.offer(pairs[i].key, pairs[i].delta, &evicted_key, &evicted_weight)
 
 
+def check_models(list sketches, list heaps):
+    """Raise unless ``sketches`` and ``heaps`` hold initialised CountSketch and TopKHeap objects.
+
+    The kernels cast the entries without the GIL: a wrong type or an object
+    made by ``__new__`` alone would be read as garbage.
+
+    Parameters
+    ----------
+    sketches : list of CountSketch
+    heaps : list of TopKHeap
+    """
+    for sketch in sketches:
+        if not isinstance(sketch, CountSketch):
+            raise TypeError(f"expected CountSketch objects, got {type(sketch).__name__}")
+        sketch._check_initialised()
+    for heap in heaps:
+        if not isinstance(heap, TopKHeap):
+            raise TypeError(f"expected TopKHeap objects, got {type(heap).__name__}")
+        heap._check_initialised()
+
+
 def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] intercept,
              const int64_t[::1] indptr, const int64_t[::1] indices, const double[::1] data,
              const double[::1] y, const double[::1] sample_weight, const int64_t[::1] order,
@@ -309,6 +330,7 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     cdef bint has_heap = store != SKETCH_ONLY
     if (has_sketch and len(sketches) != K) or (has_heap and len(heaps) != K):
         raise ValueError("one sketch and one heap per model are needed")
+    check_models(sketches if has_sketch else [], heaps if has_heap else [])
     if has_sketch:
         depth = (<CountSketch>sketches[0]).depth
         for sketch in sketches:
@@ -541,6 +563,7 @@ def decision_function_kernel(list sketches, list heaps, const int64_t[::1] indpt
     if (has_heap and len(heaps) != K) or (has_sketch and len(sketches) != K) or not (
             has_heap or has_sketch):
         raise ValueError("one heap and/or one sketch per model are needed")
+    check_models(sketches, heaps)
     cdef PyObject** sk = <PyObject**>malloc(K * sizeof(PyObject*))
     cdef PyObject** hp = <PyObject**>malloc(K * sizeof(PyObject*))
     if not (sk and hp):

@@ -100,6 +100,14 @@ def _as_finite_values(values, what="deltas"):
     return arr
 
 
+cdef inline int _ready(CountSketch sketch) except -1:
+    """Raise unless ``sketch`` went through ``__init__`` (``__new__`` alone leaves no table)."""
+    if sketch._table_arr is None:
+        raise RuntimeError("this CountSketch is not initialised (made by __new__ without "
+                           "__init__): create it with CountSketch(width, depth)")
+    return 0
+
+
 cdef inline void _locate(CountSketch sketch, int64_t key, Py_ssize_t* cells,
                          double* signs) noexcept nogil:
     """Flat table offsets and signs of ``key`` in every row (inlined where called)."""
@@ -369,14 +377,17 @@ cdef class CountSketch:
     # ---------------------------------------------------------------- Python API
     @property
     def dtype(self):
+        _ready(self)
         return self._table_arr.dtype
 
     @property
     def seeds(self):
+        _ready(self)
         return self._seeds_arr.copy()
 
     @property
     def table(self):
+        _ready(self)
         view = self._table_arr.view()
         view.flags.writeable = False
         return view
@@ -387,6 +398,7 @@ cdef class CountSketch:
 
     @property
     def memory_bytes(self):
+        _ready(self)
         return int(self._table_arr.nbytes + self._seeds_arr.nbytes)
 
     def update(self, keys, deltas):
@@ -399,6 +411,7 @@ cdef class CountSketch:
         deltas : array-like of float, shape (n,)
             Finite increments.
         """
+        _ready(self)
         key_arr, delta_arr = self._check_pairs(keys, deltas)
         cdef const int64_t[::1] k = key_arr
         cdef const double[::1] d = delta_arr
@@ -419,6 +432,7 @@ cdef class CountSketch:
         -------
         values : ndarray of float64, shape (n,)
         """
+        _ready(self)
         key_arr = _as_key_array(np.atleast_1d(keys))
         if key_arr.ndim != 1:
             raise ValueError(f"keys must be 1-D, got shape {key_arr.shape}")
@@ -439,6 +453,7 @@ cdef class CountSketch:
         factor : float
             Finite multiplier; ``0`` clears the sketch.
         """
+        _ready(self)
         if isinstance(factor, (bool, np.bool_)) or not isinstance(factor, numbers.Real):
             raise TypeError(f"factor must be a real number, got {type(factor).__name__}")
         if not np.isfinite(factor):
@@ -447,15 +462,21 @@ cdef class CountSketch:
 
     def clear(self):
         """Set every value to zero (the seeds are kept)."""
+        _ready(self)
         self._scale = 0.0
         self._renormalize()
 
     def same_configuration(self, other):
         """Whether ``other`` hashes keys exactly as this sketch (shape, dtype, seeds)."""
+        _ready(self)
         return (isinstance(other, CountSketch)
                 and self.width == other.width and self.depth == other.depth
                 and self.dtype == other.dtype
                 and np.array_equal(self._seeds_arr, other.seeds))
+
+    def _check_initialised(self):
+        """Raise ``RuntimeError`` unless the sketch went through ``__init__``."""
+        _ready(self)
 
     def merge(self, CountSketch other not None):
         """Add ``other`` into this sketch (the sketch of the sum of both vectors).
@@ -465,6 +486,8 @@ cdef class CountSketch:
         other : CountSketch
             A sketch with the same width, depth, dtype and seeds.
         """
+        _ready(self)
+        _ready(other)
         if not self.same_configuration(other):
             raise ValueError(
                 "cannot merge Count-Sketches with different configurations: "
@@ -479,6 +502,7 @@ cdef class CountSketch:
 
     def copy(self):
         """An independent copy."""
+        _ready(self)
         cdef CountSketch out = CountSketch.__new__(CountSketch)
         out._init_arrays(self.width, self.depth, self._seeds_arr.copy(),
                          self._table_arr.copy(), self._scale)
@@ -490,12 +514,14 @@ cdef class CountSketch:
 
     def buckets(self, keys):
         """Buckets and signs of ``keys`` in every row (see ``bucket_and_sign_arrays``)."""
+        _ready(self)
         from ._murmurhash import bucket_and_sign_arrays
 
         return bucket_and_sign_arrays(keys, self._seeds_arr, self.width)
 
     def to_array(self):
         """The sketch's cell values (``table * scale_factor``) as float64."""
+        _ready(self)
         return self._table_arr.astype(np.float64) * self._scale
 
     def _check_pairs(self, keys, deltas):

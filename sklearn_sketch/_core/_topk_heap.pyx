@@ -12,6 +12,14 @@ cdef double _MIN_SCALE = 1e-9
 _MAX_CAPACITY = 2**31 - 1
 
 
+cdef inline int _ready(TopKHeap heap) except -1:
+    """Raise unless ``heap`` went through ``__init__`` (``__new__`` alone leaves no arrays)."""
+    if heap._map == NULL:
+        raise RuntimeError("this TopKHeap is not initialised (made by __new__ without "
+                           "__init__): create it with TopKHeap(capacity)")
+    return 0
+
+
 def _check_key(key):
     if isinstance(key, (bool, np.bool_)) or not isinstance(key, numbers.Integral):
         raise TypeError(f"key must be an integer, got {type(key).__name__}")
@@ -379,6 +387,7 @@ cdef class TopKHeap:
 
     @property
     def memory_bytes(self):
+        _ready(self)
         return int(sum(a.nbytes for a in self._arrays if a is not None))
 
     @property
@@ -389,18 +398,25 @@ cdef class TopKHeap:
     def n_slots(self):
         return self._n_slots
 
+    def _check_initialised(self):
+        """Raise ``RuntimeError`` unless the heap went through ``__init__``."""
+        _ready(self)
+
     def _check_has_aux(self):
+        _ready(self)
         if self._aux == NULL:
             raise ValueError("this heap keeps no auxiliary values: create it with "
                              "TopKHeap(capacity, aux=True)")
 
     def contains(self, key):
         """Whether ``key`` is in the heap."""
+        _ready(self)
         cdef double w
         return bool(self.lookup(_check_key(key), &w))
 
     def get(self, key, default=None):
         """Weight of ``key``, or ``default`` when it is not in the heap."""
+        _ready(self)
         cdef double w
         if self.lookup(_check_key(key), &w):
             return w
@@ -426,6 +442,7 @@ cdef class TopKHeap:
             The entry that is not in the heap after the call: the evicted minimum,
             or ``(key, weight)`` itself when it was rejected; ``None`` otherwise.
         """
+        _ready(self)
         cdef int64_t k = _check_key(key), ek = 0
         cdef double w = _check_weight(weight), ew = 0.0
         cdef HeapOutcome outcome = self.offer(k, w, &ek, &ew)
@@ -445,6 +462,7 @@ cdef class TopKHeap:
         weights : array-like of float, shape (n,)
             Finite weights.
         """
+        _ready(self)
         from ._count_sketch import _as_finite_values
         from ._murmurhash import _as_key_array
 
@@ -492,6 +510,7 @@ cdef class TopKHeap:
 
     def remove(self, key):
         """Remove ``key`` and return its weight; ``KeyError`` if absent."""
+        _ready(self)
         cdef double w
         if not self.discard(_check_key(key), &w):
             raise KeyError(key)
@@ -499,6 +518,7 @@ cdef class TopKHeap:
 
     def min(self):
         """The entry of smallest ``(|weight|, key)`` as ``(key, weight)``."""
+        _ready(self)
         if self._size == 0:
             raise IndexError("min() of an empty TopKHeap")
         return (self._keys[0], self._weights[0] * self._scale)
@@ -517,11 +537,13 @@ cdef class TopKHeap:
         factor : float
             Finite multiplier.
         """
+        _ready(self)
         factor = _check_weight(factor)
         self.multiply(factor)
 
     def clear(self):
         """Remove every entry."""
+        _ready(self)
         self._allocate(self.capacity, self._aux != NULL)
 
     def items(self):
@@ -532,6 +554,7 @@ cdef class TopKHeap:
         keys : ndarray of int64
         weights : ndarray of float64
         """
+        _ready(self)
         keys = self._arrays[0][:self._size].copy()
         stored = self._arrays[1][:self._size]
         order = np.lexsort((keys, np.abs(stored)))[::-1]
@@ -555,6 +578,7 @@ cdef class TopKHeap:
 
     def check_invariants(self):
         """Raise ``AssertionError`` if the heap order or the key map is broken."""
+        _ready(self)
         cdef Py_ssize_t pos, slot, n_mapped = 0
         cdef uint32_t v
         for pos in range(1, self._size):
