@@ -814,9 +814,9 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                     s_out[j] = delta
                     if j < first_key:
                         intercept[c] += delta
-                    else:
-                        (<CountSketch>sk[c]).add_located(&cells[j * depth], &signs[j * depth],
-                                                         delta)
+                    elif not (<CountSketch>sk[c]).add_located(&cells[j * depth],
+                                                               &signs[j * depth], delta):
+                        status = PASS_DIVERGED
             if status != PASS_OK:
                 break
 

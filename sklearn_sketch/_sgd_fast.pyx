@@ -98,7 +98,7 @@ cdef bint _active_set_step(CountSketch sketch, TopKHeap heap, const int64_t* key
                            const double* deltas, Py_ssize_t n, const Py_ssize_t* cells,
                            const double* signs, double root, bint* in_heap,
                            bint in_heap_known) noexcept nogil:
-    """AWM-Sketch update of one sample's features; False if a weight became non-finite.
+    """AWM-Sketch update of one sample's features; False if a weight or cell became non-finite.
 
     Features in the heap take their step there first; then each other feature
     either enters the heap with its updated estimate (the evicted weight going
@@ -127,10 +127,11 @@ cdef bint _active_set_step(CountSketch sketch, TopKHeap heap, const int64_t* key
             return False
         if heap.accepts(keys[p], w):
             if heap.offer(keys[p], w, &evicted_key, &evicted_weight) == HEAP_REPLACED:
-                sketch.add(evicted_key,
-                           (evicted_weight - root * sketch.estimate(evicted_key)) / root)
-        else:
-            sketch.add_located(&cells[p * depth], &signs[p * depth], deltas[p] / root)
+                if not sketch.add(evicted_key,
+                                  (evicted_weight - root * sketch.estimate(evicted_key)) / root):
+                    return False
+        elif not sketch.add_located(&cells[p * depth], &signs[p * depth], deltas[p] / root):
+            return False
     return True
 
 
@@ -514,9 +515,11 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                     if dl[b * K + c] != 0.0:
                         for p in range(indptr[row], indptr[row + 1]):
                             q = off + p - indptr[row]
-                            (<CountSketch>sk[c]).add_located(
-                                &cells[q * depth], &signs[q * depth],
-                                step * dl[b * K + c] * data[p] / root)
+                            if not (<CountSketch>sk[c]).add_located(
+                                    &cells[q * depth], &signs[q * depth],
+                                    step * dl[b * K + c] * data[p] / root):
+                                # A cell overflowed: the median may hide it, not the sketch.
+                                status = PASS_DIVERGED
                     off += indptr[row + 1] - indptr[row]
                 if store == SKETCH_AND_HEAP or store == WEIGHT_MEDIAN:
                     off = 0

@@ -174,3 +174,115 @@ def test_uninitialised_objects_are_refused_by_the_kernels():
     lines = result.stdout.splitlines()
     assert lines[:9] == ["refused"] * 9, result.stdout
     assert lines[9].startswith("refused expected CountSketch"), result.stdout
+
+
+# ---------------------------------------------------------------- overflow to inf
+def test_count_sketch_update_that_overflows_raises_and_leaves_the_sketch_unchanged():
+    from sklearn_sketch import CountSketch
+
+    cs = CountSketch(64, 3, random_state=0)
+    cs.update([7, 8], [2.0, -1.0])
+    table = cs.table.copy()
+    with pytest.raises(ValueError, match="overflows the sketch's float32 cells"):
+        cs.update([8, 7, 7], [5.0, 1e39, 1.0])   # finite in float64, not in float32
+    np.testing.assert_array_equal(cs.table, table)
+    assert np.isfinite(cs.query([7, 8])).all()
+    big = CountSketch(64, 3, dtype=np.float64, random_state=0)
+    big.update([1], [1e308])
+    with pytest.raises(ValueError, match="overflows"):
+        big.update([1], [1e308])
+    np.testing.assert_array_equal(big.query([1]), [1e308])
+
+
+def test_count_sketch_scale_that_overflows_raises():
+    from sklearn_sketch import CountSketch
+
+    cs = CountSketch(64, 3, random_state=0)
+    cs.update([1], [1.0])
+    cs.scale(1e200)
+    with pytest.raises(ValueError, match="scaling by 1e\\+200 overflows"):
+        cs.scale(1e200)
+    assert cs.scale_factor == 1e200
+    np.testing.assert_allclose(cs.query([1]), [1e200])
+    cs.scale(1e-190)   # shrinking never overflows
+    np.testing.assert_allclose(cs.query([1]), [1e10])
+    other = CountSketch(64, 3, random_state=0)
+    other.update([1], [3e38])
+    twice = CountSketch(64, 3, random_state=0)
+    twice.update([1], [3e38])
+    with pytest.raises(ValueError, match="merged sketch overflows"):
+        twice.merge(other)
+    np.testing.assert_allclose(twice.query([1]), [3e38], rtol=1e-6)
+
+
+def test_heap_refuses_overflow_and_check_invariants_checks_finiteness():
+    from sklearn_sketch import TopKHeap
+
+    h = TopKHeap(4, aux=True)
+    h.push_many([1, 2, 3], [1.0, -2.0, 3.0])
+    h.scale(1e200)
+    with pytest.raises(ValueError, match="overflows"):
+        h.scale(1e200)
+    h.push_or_update(9, 1.0)
+    keys, weights = h.items()
+    assert np.isfinite(weights).all() and keys.tolist() == [3, 2, 1, 9]
+    h.check_invariants()
+    h.scale(1e-208)   # scale factor 1e-8: a weight is stored as 1e8 times itself
+    with pytest.raises(ValueError, match="overflows the heap's scale factor"):
+        h.push_or_update(5, 1e301)
+    with pytest.raises(ValueError, match="overflows the heap's scale factor"):
+        h.push_many([5, 6], [1.0, 1e301])
+    assert 5 not in h and 6 not in h
+    h.set_aux(9, 1e300)
+    with pytest.raises(ValueError, match="overflows"):
+        h.scale_aux(1e10)
+    h.check_invariants()
+
+
+def test_check_invariants_detects_a_non_finite_weight():
+    from sklearn_sketch import TopKHeap
+    from sklearn_sketch._core._topk_heap import _rebuild_topk_heap
+
+    heap = _rebuild_topk_heap(4, np.array([1, 2]), np.array([1.0, np.inf]), 1.0)
+    with pytest.raises(AssertionError, match="non-finite weight"):
+        heap.check_invariants()
+    TopKHeap(4).check_invariants()
+
+
+@pytest.mark.parametrize("store", ["SKETCH_ONLY", "WEIGHT_MEDIAN", "ACTIVE_SET", "BEAR"])
+def test_kernel_reports_divergence_when_a_cell_overflows(store):
+    # One cell overflows while the median of the key's three cells stays finite:
+    # the kernel must still report the pass as diverged.
+    from sklearn_sketch import CountSketch, TopKHeap
+    from sklearn_sketch._bear_fast import LBFGSHistory, bear_pass
+    from sklearn_sketch._sgd_fast import Loss, PassStatus, Schedule, SGDParams, WeightStore
+    from sklearn_sketch._sgd_fast import sgd_pass
+
+    sketch = CountSketch(64, 3, random_state=0)
+    buckets, signs = sketch.buckets([5])
+    # Nearly full cell in row 0 of key 5, in the direction of the step (y = -1 pushes
+    # the weight down), so the add overflows float32 there only.
+    table = np.zeros((3, 64), dtype=np.float32)
+    table[0, buckets[0, 0]] = -signs[0, 0] * 3.3e38
+    from sklearn_sketch._core._count_sketch import _rebuild_count_sketch
+    sketch = _rebuild_count_sketch(64, 3, sketch.seeds, table, 1.0)
+    heap = TopKHeap(1)
+    heap.push_or_update(99, 1e300)   # AWM: key 5 cannot enter the heap, it goes to the sketch
+    params = SGDParams(loss=Loss.SQUARED_ERROR, schedule=Schedule.CONSTANT,
+                       store=getattr(WeightStore, store, WeightStore.SKETCH_AND_HEAP),
+                       eta0=1.0, power_t=0.5, alpha=0.0, optimal_init=0.0, batch_size=1,
+                       fit_intercept=False)
+    indptr = np.array([0, 1], dtype=np.int64)
+    indices = np.array([5], dtype=np.int64)
+    # A step of 1e38 overflows the prepared cell only (float32 holds 3.4e38).
+    data, y = np.array([1e29]), np.array([-1e9])
+    args = (indptr, indices, data, y, np.ones(1), np.zeros(1, dtype=np.int64), 1.0, 1)
+    if store == "BEAR":
+        _, status, _, _ = bear_pass(params, [sketch], [heap], np.zeros(1),
+                                    LBFGSHistory(2, 1, capacity=2), *args)
+    else:
+        _, status, _, _ = sgd_pass(params, [sketch], [] if store == "SKETCH_ONLY" else [heap],
+                                   np.zeros(1), *args)
+    assert not np.isfinite(sketch.table).all()   # the setup did overflow a cell
+    assert status == PassStatus.PASS_DIVERGED
+

@@ -3,7 +3,7 @@ import numbers
 
 import numpy as np
 
-from libc.math cimport fabs
+from libc.math cimport fabs, isfinite
 
 cdef extern from "_minmax.h" nogil:
     double sk_min(double a, double b)
@@ -88,6 +88,22 @@ def _check_dtype(dtype):
     if dt not in (np.float32, np.float64):
         raise TypeError(f"dtype must be float32 or float64, got {dt}")
     return dt
+
+
+def _check_scaling(double scale, double factor, stored, what):
+    """Raise ``ValueError`` unless ``stored * scale * factor`` and the scale stay finite.
+
+    ``stored`` (an array) is read only when ``|factor| > 1``: a smaller factor
+    cannot overflow.
+    """
+    if fabs(factor) <= 1.0:
+        return
+    new_scale = scale * factor
+    largest = float(np.abs(stored).max()) if stored.size else 0.0
+    if not (isfinite(new_scale) and isfinite(largest * fabs(new_scale))):
+        raise ValueError(
+            f"scaling by {factor:.3g} overflows: a {what} of magnitude {largest * fabs(scale):.3g} "
+            f"would become infinite (scale factor {scale:.3g}); nothing was changed")
 
 
 def _as_finite_values(values, what="deltas"):
@@ -274,16 +290,21 @@ cdef class CountSketch:
                 out[start + i] = self.estimate_located(&cells[i * d], &signs[i * d])
             start += m
 
-    cdef void add_located(self, const Py_ssize_t* cells, const double* signs,
+    cdef bint add_located(self, const Py_ssize_t* cells, const double* signs,
                           double delta) noexcept nogil:
+        """Add ``delta`` at located cells; False when a cell overflowed (is not finite)."""
         cdef Py_ssize_t j
         cdef double d = delta / self._scale
+        cdef bint finite = True
         if self._is64:
             for j in range(self.depth):
                 self._t64[cells[j]] += signs[j] * d
+                finite &= isfinite(self._t64[cells[j]])
         else:
             for j in range(self.depth):
                 self._t32[cells[j]] += <float>(signs[j] * d)
+                finite &= isfinite(self._t32[cells[j]])
+        return finite
 
     cdef double estimate_located(self, const Py_ssize_t* cells,
                                  const double* signs) noexcept nogil:
@@ -328,11 +349,12 @@ cdef class CountSketch:
                 total += x[p] * self.estimate_located(&cells[p * d], &signs[p * d])
         return total
 
-    cdef void add(self, int64_t key, double delta) noexcept nogil:
+    cdef bint add(self, int64_t key, double delta) noexcept nogil:
+        """Add ``delta`` at ``key``; False when a cell overflowed (is not finite)."""
         cdef Py_ssize_t cells[MAX_DEPTH]
         cdef double signs[MAX_DEPTH]
         self.locate(key, cells, signs)
-        self.add_located(cells, signs, delta)
+        return self.add_located(cells, signs, delta)
 
     cdef double estimate(self, int64_t key) noexcept nogil:
         cdef Py_ssize_t cells[MAX_DEPTH]
@@ -410,6 +432,11 @@ cdef class CountSketch:
             Feature keys (any int64; repeated keys accumulate).
         deltas : array-like of float, shape (n,)
             Finite increments.
+
+        Raises
+        ------
+        ValueError
+            When a cell would overflow its dtype; the sketch is then unchanged.
         """
         _ready(self)
         key_arr, delta_arr = self._check_pairs(keys, deltas)
@@ -417,8 +444,19 @@ cdef class CountSketch:
         cdef const double[::1] d = delta_arr
         if k.shape[0] == 0:
             return
+        # The touched cells before the update: an overflow restores them exactly.
+        rows = np.arange(self.depth)[:, None]
+        buckets = self.buckets(key_arr)[0]
+        before = self._table_arr[rows, buckets]
         with nogil:
             self.add_many(&k[0], &d[0], k.shape[0])
+        after = self._table_arr[rows, buckets].astype(np.float64) * self._scale
+        if not np.isfinite(after).all():
+            self._table_arr[rows, buckets] = before
+            raise ValueError(
+                f"the update overflows the sketch's {self.dtype.name} cells (largest "
+                f"|delta| {np.abs(delta_arr).max():.3g}, scale factor {self._scale:.3g}); "
+                "the sketch is unchanged")
 
     def query(self, keys):
         """Estimated values of ``keys``: the median over rows.
@@ -451,13 +489,20 @@ cdef class CountSketch:
         Parameters
         ----------
         factor : float
-            Finite multiplier; ``0`` clears the sketch.
+            Finite multiplier; ``0`` clears the sketch. O(1) when ``|factor| <= 1``;
+            a larger one reads the table to check that no value overflows.
+
+        Raises
+        ------
+        ValueError
+            When a value or the scale factor would overflow (nothing changes).
         """
         _ready(self)
         if isinstance(factor, (bool, np.bool_)) or not isinstance(factor, numbers.Real):
             raise TypeError(f"factor must be a real number, got {type(factor).__name__}")
         if not np.isfinite(factor):
             raise ValueError(f"factor must be finite, got {factor}")
+        _check_scaling(self._scale, float(factor), self._table_arr, "value")
         self.multiply(float(factor))
 
     def clear(self):
@@ -498,7 +543,11 @@ cdef class CountSketch:
         if not np.isfinite(ratio):
             self._renormalize()
             ratio = other._scale
-        self._table_arr += (other._table_arr * ratio).astype(self.dtype, copy=False)
+        with np.errstate(over="ignore"):
+            merged = self._table_arr + (other._table_arr * ratio).astype(self.dtype, copy=False)
+        if not np.isfinite(merged).all():
+            raise ValueError("the merged sketch overflows its cells; this sketch is unchanged")
+        self._table_arr[...] = merged
 
     def copy(self):
         """An independent copy."""
