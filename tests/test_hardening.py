@@ -286,3 +286,31 @@ def test_kernel_reports_divergence_when_a_cell_overflows(store):
     assert not np.isfinite(sketch.table).all()   # the setup did overflow a cell
     assert status == PassStatus.PASS_DIVERGED
 
+
+# ---------------------------------------------------------------- raw input
+def test_raw_input_whose_first_document_is_empty():
+    # Raw input was recognised by X[0] only: an empty first document fell through to
+    # numeric validation ("inhomogeneous shape").
+    from sklearn_sketch._raw_features import is_raw_input
+
+    docs = [["a"], ["b"], ["a", "c"], ["b"], [], ["a", "b"]]
+    y = [0, 1, 0, 1, 1, 0]
+    moved = [docs[4]] + docs[:4] + docs[5:]
+    y_moved = [y[4]] + y[:4] + y[5:]
+    first = MissionClassifier(5, sketch_width=256, shuffle=False, random_state=0)
+    first.fit(moved, y_moved)
+    assert first.n_features_in_ == 2**63 - 1
+    # The same documents in the same order give the same model as the hashed matrix.
+    from sklearn_sketch._raw_features import hash_raw
+    ref = MissionClassifier(5, sketch_width=256, shuffle=False, random_state=0)
+    ref.fit(hash_raw(moved)[0], y_moved)
+    np.testing.assert_array_equal(first.sketches_[0].table, ref.sketches_[0].table)
+    np.testing.assert_array_equal(first.predict([[], ["a"], ["b"]]),
+                                  ref.predict(hash_raw([[], ["a"], ["b"]])[0]))
+    first.partial_fit([[], ["b"], ["a"], ["b"]], [0, 1, 0, 1])
+    assert first.predict([[], [], ["a"]]).shape == (3,)
+    assert is_raw_input([(), {"a": 1.0}]) and is_raw_input([[], []])
+    assert not is_raw_input([[], [1.0, 2.0]]) and not is_raw_input([[1.0], []])
+    with pytest.raises(TypeError, match="token lists"):
+        first.partial_fit([[], {"a": 1.0}], [0, 1])
+
