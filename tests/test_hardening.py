@@ -314,3 +314,64 @@ def test_raw_input_whose_first_document_is_empty():
     with pytest.raises(TypeError, match="token lists"):
         first.partial_fit([[], {"a": 1.0}], [0, 1])
 
+
+# ---------------------------------------------------------------- long lines
+def _gzip_without_newline(path, n_bytes, prefix=b""):
+    import gzip
+
+    with gzip.open(path, "wb", compresslevel=9) as f:
+        f.write(prefix)
+        for _ in range(n_bytes // 2**16):
+            f.write(b"1" * 2**16)
+
+
+@pytest.mark.parametrize("reader", ["svmlight", "vw", "fasta", "fastq", "labels"])
+def test_a_line_longer_than_max_line_bytes_fails_fast(tmp_path, reader):
+    # A small gzip file holding one huge line was read into one buffer (2.2 GB for
+    # 1 GiB); the cap stops the read once the unit passes it.
+    import time
+    import tracemalloc
+
+    from sklearn_sketch.io import (FastaReader, FastqReader, ParseError, SvmlightReader,
+                                   VowpalWabbitReader, scan_labels)
+
+    path = str(tmp_path / "bomb.gz")
+    head = {"svmlight": b"1 1:2\n-1 2:1\n", "vw": b"1 | a b\n-1 | c\n",
+            "fasta": b">r1\nACGT\n>r2\n", "fastq": b"@r1\nACGT\n+\nIIII\n@r2\n",
+            "labels": b"1 1:2\n-1 2:1\n"}[reader]
+    _gzip_without_newline(path, 64 * 2**20, head)   # 64 MiB of '1' after two short units
+    cap = 2**20
+    make = {"svmlight": lambda: list(SvmlightReader(path, max_line_bytes=cap)),
+            "vw": lambda: list(VowpalWabbitReader(path, max_line_bytes=cap)),
+            "fasta": lambda: list(FastaReader(path, max_line_bytes=cap)),
+            "fastq": lambda: list(FastqReader(path, max_line_bytes=cap)),
+            "labels": lambda: scan_labels(path, "svmlight", max_line_bytes=cap)}[reader]
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        with pytest.raises(ParseError, match="longer than max_line_bytes=1048576") as info:
+            make()
+        elapsed = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert info.value.path == path
+    assert info.value.line == {"svmlight": 3, "vw": 3, "fasta": 3, "fastq": 5,
+                               "labels": 3}[reader]
+    assert elapsed < 5
+    assert peak < 16 * cap   # not the 64 MiB line
+
+
+def test_max_line_bytes_keeps_lines_up_to_the_cap(tmp_path):
+    from sklearn_sketch.io import ParseError, SvmlightReader
+
+    path = tmp_path / "long.svm"
+    line = b"1 " + b" ".join(b"%d:1" % i for i in range(1, 3000)) + b"\n"
+    path.write_bytes(b"-1 1:1\n" + line + b"1 2:1\n")
+    chunks = list(SvmlightReader(path, max_line_bytes=len(line), block_size=64))
+    assert [c.X.getnnz() for c in chunks] == [1 + 2999 + 1]
+    with pytest.raises(ParseError, match="line 2: line or record longer"):
+        list(SvmlightReader(path, max_line_bytes=len(line) - 2, block_size=64))
+    with pytest.raises(ValueError, match="max_line_bytes must be >= 1"):
+        SvmlightReader(path, max_line_bytes=0)
+
