@@ -375,3 +375,56 @@ def test_max_line_bytes_keeps_lines_up_to_the_cap(tmp_path):
     with pytest.raises(ValueError, match="max_line_bytes must be >= 1"):
         SvmlightReader(path, max_line_bytes=0)
 
+
+# ---------------------------------------------------------------- selection API cost
+def test_selection_api_costs_o_k_plus_nnz_at_2_to_the_30_columns():
+    # get_feature_names_out took 30 s and 1.45 GB, transform of 5 rows 25 s and
+    # 4.3 GB: both went through an n_features-sized mask or name list.
+    import time
+    import tracemalloc
+
+    import scipy.sparse as sp
+
+    n_features = 2**30
+    rng = np.random.RandomState(0)
+    rows = np.repeat(np.arange(200), 20)
+    cols = rng.randint(0, n_features, size=rows.size)
+    X = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(200, n_features))
+    X.sum_duplicates()
+    y = np.arange(200) % 2
+    m = MissionClassifier(50, sketch_width=2**12, random_state=0).fit(X, y)
+    columns = m.get_support(indices=True)
+    assert columns.size == 50 and np.all(np.diff(columns) > 0)
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        names = m.get_feature_names_out()
+        Xt = m.transform(X[:5])
+        support = m.get_support(indices=True)
+        selected = m.selected_features_
+        elapsed = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert elapsed < 1.0
+    assert peak < 2**20   # 1 MiB: nothing of n_features size
+    assert names.tolist() == [f"x{c}" for c in columns]
+    np.testing.assert_array_equal(support, columns)
+    assert set(selected.keys.tolist()) == set(columns.tolist())
+    expected = np.zeros((5, 50))
+    sub = X[:5].tocoo()
+    for r, c, v in zip(sub.row, sub.col, sub.data):
+        if c in set(columns.tolist()):
+            expected[r, np.searchsorted(columns, c)] = v
+    assert Xt.shape == (5, 50)
+    np.testing.assert_array_equal(Xt.toarray(), expected)
+    with pytest.raises(ValueError, match=r"more than 2\*\*27.*get_support\(indices=True\)"):
+        m.get_support()
+    # Names given as input_features are indexed, not rebuilt.
+    small = MissionClassifier(3, sketch_width=256, random_state=0).fit(
+        np.random.RandomState(0).normal(size=(40, 6)), np.arange(40) % 2)
+    names_in = np.array([f"f{i}" for i in range(6)], dtype=object)
+    np.testing.assert_array_equal(small.get_feature_names_out(names_in),
+                                  names_in[small.get_support()])
+    with pytest.raises(ValueError, match="input_features"):
+        small.get_feature_names_out(names_in[:5])
