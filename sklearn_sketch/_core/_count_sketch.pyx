@@ -102,8 +102,9 @@ def _check_scaling(double scale, double factor, stored, what):
     largest = float(np.abs(stored).max()) if stored.size else 0.0
     if not (isfinite(new_scale) and isfinite(largest * fabs(new_scale))):
         raise ValueError(
-            f"scaling by {factor:.3g} overflows: a {what} of magnitude {largest * fabs(scale):.3g} "
-            f"would become infinite (scale factor {scale:.3g}); nothing was changed")
+            f"scaling by {factor:.3g} overflows: a {what} of magnitude "
+            f"{largest * fabs(scale):.3g} would become infinite (scale factor {scale:.3g}); "
+            "nothing was changed")
 
 
 def _as_finite_values(values, what="deltas"):
@@ -248,34 +249,53 @@ cdef class CountSketch:
             for j in range(self.depth):
                 __builtin_prefetch(&self._t32[cells[j]], 1, 3)
 
-    cdef void add_many(self, const int64_t* keys, const double* deltas,
-                       Py_ssize_t n) noexcept nogil:
-        """``add`` over arrays, hashing a block of keys ahead so cache misses overlap."""
+    cdef bint add_many(self, const int64_t* keys, const double* deltas, Py_ssize_t n,
+                       Py_ssize_t* cell_log, double* old_log) noexcept nogil:
+        """``add`` over arrays, undone if a value stops being finite.
+
+        Keys of a block are hashed ahead so cache misses overlap. Every touched
+        cell and its previous value go to ``cell_log`` and ``old_log`` (room for
+        ``n * depth`` each); when a cell times the scale factor is not finite,
+        the logged values are written back in reverse order (the table is then
+        bit for bit as before) and False is returned.
+        """
         cdef Py_ssize_t cells[MAX_DEPTH * PREFETCH_BLOCK]
         cdef double signs[MAX_DEPTH * PREFETCH_BLOCK]
-        cdef Py_ssize_t start = 0, i, j, m, c, d = self.depth
-        cdef double inv_scale = 1.0 / self._scale, delta
+        cdef Py_ssize_t start = 0, i, j, m, c, d = self.depth, n_log = 0
+        cdef double scale = self._scale, inv_scale = 1.0 / self._scale, delta, value
         cdef float* t32 = self._t32
         cdef double* t64 = self._t64
-        while start < n:
+        cdef bint finite = True
+        while start < n and finite:
             m = min(<Py_ssize_t>PREFETCH_BLOCK, n - start)
             for i in range(m):
                 self.locate_prefetch(keys[start + i], &cells[i * d], &signs[i * d])
             # Locals instead of self.*: extensions build with -fno-strict-aliasing,
             # so a table store would otherwise force reloading the object's fields.
-            if t64 != NULL:
-                for i in range(m):
-                    delta = deltas[start + i] * inv_scale
-                    for j in range(d):
-                        c = i * d + j
-                        t64[cells[c]] += signs[c] * delta
-            else:
-                for i in range(m):
-                    delta = deltas[start + i] * inv_scale
-                    for j in range(d):
-                        c = i * d + j
-                        t32[cells[c]] += <float>(signs[c] * delta)
+            for i in range(m):
+                delta = deltas[start + i] * inv_scale
+                for j in range(d):
+                    c = cells[i * d + j]
+                    cell_log[n_log] = c
+                    if t64 != NULL:
+                        old_log[n_log] = t64[c]
+                        t64[c] += signs[i * d + j] * delta
+                        value = t64[c]
+                    else:
+                        old_log[n_log] = t32[c]
+                        t32[c] += <float>(signs[i * d + j] * delta)
+                        value = t32[c]
+                    n_log += 1
+                    finite &= isfinite(value * scale)
             start += m
+        if not finite:
+            while n_log > 0:
+                n_log -= 1
+                if t64 != NULL:
+                    t64[cell_log[n_log]] = old_log[n_log]
+                else:
+                    t32[cell_log[n_log]] = <float>old_log[n_log]
+        return finite
 
     cdef void estimate_many(self, const int64_t* keys, double* out, Py_ssize_t n) noexcept nogil:
         """``estimate`` over arrays, hashing a block of keys ahead so cache misses overlap."""
@@ -444,15 +464,13 @@ cdef class CountSketch:
         cdef const double[::1] d = delta_arr
         if k.shape[0] == 0:
             return
-        # The touched cells before the update: an overflow restores them exactly.
-        rows = np.arange(self.depth)[:, None]
-        buckets = self.buckets(key_arr)[0]
-        before = self._table_arr[rows, buckets]
+        # The touched cells' previous values: an overflow restores them exactly.
+        cdef Py_ssize_t[::1] cell_log = np.empty(k.shape[0] * self.depth, dtype=np.intp)
+        cdef double[::1] old_log = np.empty(k.shape[0] * self.depth)
+        cdef bint finite
         with nogil:
-            self.add_many(&k[0], &d[0], k.shape[0])
-        after = self._table_arr[rows, buckets].astype(np.float64) * self._scale
-        if not np.isfinite(after).all():
-            self._table_arr[rows, buckets] = before
+            finite = self.add_many(&k[0], &d[0], k.shape[0], &cell_log[0], &old_log[0])
+        if not finite:
             raise ValueError(
                 f"the update overflows the sketch's {self.dtype.name} cells (largest "
                 f"|delta| {np.abs(delta_arr).max():.3g}, scale factor {self._scale:.3g}); "
