@@ -19,7 +19,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_feature_names_in,
+    _check_sample_weight,
+    check_is_fitted,
+    validate_data,
+)
 
 from ._core import CountSketch, TopKHeap
 from ._raw_features import hash_raw, is_raw_input
@@ -642,8 +647,9 @@ class _BaseSketchSGD(BaseEstimator):
 
 
 # Past this many features a boolean support mask is not built (it would take
-# n_features bytes); get_support(indices=True) and transform still work.
-_MAX_MASK_FEATURES = 2**31
+# n_features bytes); get_support(indices=True), transform and
+# get_feature_names_out never build one.
+_MAX_MASK_FEATURES = 2**27
 
 
 class _SketchSelectorMixin(SelectorMixin):
@@ -659,8 +665,8 @@ class _SketchSelectorMixin(SelectorMixin):
         check_is_fitted(self, "selected_features_")
         if self.n_features_in_ > _MAX_MASK_FEATURES:
             raise ValueError(
-                f"the support mask would hold {self.n_features_in_:,} booleans; use "
-                "get_support(indices=True) for the selected column indices")
+                f"the support mask would hold {self.n_features_in_:,} booleans (more than "
+                f"2**27); use get_support(indices=True) for the selected column indices")
         mask = np.zeros(self.n_features_in_, dtype=bool)
         mask[self._selected_columns()] = True
         return mask
@@ -671,8 +677,8 @@ class _SketchSelectorMixin(SelectorMixin):
         Parameters
         ----------
         indices : bool, default=False
-            Return the sorted column indices instead of a boolean mask of length
-            ``n_features_in_`` (the mask is refused past 2**31 features).
+            Return the sorted column indices (O(k)) instead of a boolean mask of
+            length ``n_features_in_`` (the mask is refused past 2**27 features).
 
         Returns
         -------
@@ -694,9 +700,12 @@ class _SketchSelectorMixin(SelectorMixin):
         Returns
         -------
         X_selected : ndarray or scipy.sparse.csr_matrix of shape (n_samples, n_selected)
-            Sparse input gives CSR output.
+            Sparse input gives CSR output. Sparse and raw input cost O(k + nnz(X)),
+            whatever ``n_features_in_``.
         """
-        if self.n_features_in_ <= _MAX_MASK_FEATURES:
+        if not (sp.issparse(X) or is_raw_input(X)) and self.n_features_in_ <= _MAX_MASK_FEATURES:
+            # Dense input: scikit-learn's path (dtype, output containers); its mask
+            # costs no more than one row of X.
             return super().transform(X)
         X = self._check_X(X, reset=False)
         indptr, indices, data = _as_csr_int64(X)
@@ -722,16 +731,14 @@ class _SketchSelectorMixin(SelectorMixin):
             Names of the selected columns, in column order. Without
             ``input_features`` or ``feature_names_in_``, a column is named by
             raw input or :meth:`remember_feature_names` where it was, else
-            ``x<column>``.
+            ``x<column>``: O(k), whatever ``n_features_in_``.
         """
-        check_is_fitted(self, "selected_features_")
+        columns = self._selected_columns()
+        names_in = _check_feature_names_in(self, input_features, generate_names=False)
+        if names_in is not None:
+            return np.asarray(names_in, dtype=object)[columns]
         names = getattr(self, "_feature_names", {})
-        known_names = bool(names) and input_features is None and not hasattr(
-            self, "feature_names_in_")
-        if self.n_features_in_ <= _MAX_MASK_FEATURES and not known_names:
-            return super().get_feature_names_out(input_features)
-        return np.asarray([names.get(i, f"x{i}") for i in self._selected_columns().tolist()],
-                          dtype=object)
+        return np.asarray([names.get(i, f"x{i}") for i in columns.tolist()], dtype=object)
 
 
 def _has_log_loss(estimator):

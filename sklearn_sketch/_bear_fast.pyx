@@ -48,18 +48,20 @@ import numpy as np
 from cpython.ref cimport PyObject
 from libc.math cimport isfinite, sqrt
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport free
 from libc.string cimport memcpy, memset
 
 from ._core._count_sketch cimport CountSketch
 from ._core._murmurhash cimport _fmix64
 from ._core._topk_heap cimport TopKHeap
+from ._sgd_fast import check_models
 from ._sgd_fast cimport (
     NORMALIZED,
     PASS_DIVERGED,
     PASS_OK,
     SGDParams,
     learning_rate,
+    malloc_array,
     read_error,
     sample_dloss,
 )
@@ -86,6 +88,14 @@ cdef inline Py_ssize_t _pow2_at_least(Py_ssize_t n):
     while size < n:
         size *= 2
     return size
+
+
+cdef inline int _ready(LBFGSHistory history) except -1:
+    """Raise unless ``history`` went through ``__init__`` (``__new__`` alone leaves no pairs)."""
+    if history._arrays is None:
+        raise RuntimeError("this LBFGSHistory is not initialised (made by __new__ without "
+                           "__init__): create it with LBFGSHistory(history_size, n_models)")
+    return 0
 
 
 cdef class LBFGSHistory:
@@ -219,6 +229,7 @@ cdef class LBFGSHistory:
         capacity : int
             Coordinates a pair must be able to hold.
         """
+        _ready(self)
         if capacity <= self.capacity:
             return
         old = self._arrays
@@ -235,6 +246,7 @@ cdef class LBFGSHistory:
     @property
     def memory_bytes(self):
         """Bytes held by the pairs and the batch's workspace."""
+        _ready(self)
         return int(sum(a.nbytes for a in self._arrays.values()))
 
     def pairs(self):
@@ -247,6 +259,7 @@ cdef class LBFGSHistory:
             appeared in its batch; -1 is the intercept), ``s`` and ``r`` of
             shape (n_models, n_coordinates) and ``valid`` of shape (n_models,).
         """
+        _ready(self)
         out = []
         a = self._arrays
         for m in range(self.n_pairs):
@@ -268,6 +281,7 @@ cdef class LBFGSHistory:
         s, r : array-like of shape (n_models, n)
             The step and the change of the gradient.
         """
+        _ready(self)
         keys = np.ascontiguousarray(keys, dtype=np.int64)
         s = np.asarray(s, dtype=np.float64).reshape(self.n_models, -1)
         r = np.asarray(r, dtype=np.float64).reshape(self.n_models, -1)
@@ -294,6 +308,7 @@ cdef class LBFGSHistory:
         -------
         z : ndarray of float64, shape (n,)
         """
+        _ready(self)
         if not 0 <= model < self.n_models:
             raise ValueError(f"model must be in [0, {self.n_models}), got {model}")
         keys = np.ascontiguousarray(keys, dtype=np.int64)
@@ -308,6 +323,7 @@ cdef class LBFGSHistory:
         return z
 
     def _start_batch_checked(self, keys):
+        _ready(self)
         if keys.ndim != 1 or np.unique(keys).size != keys.size:
             raise ValueError("keys must be distinct")
         if keys.size > 0 and keys.min() < INTERCEPT_KEY:
@@ -720,34 +736,38 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
         every feature; zeros otherwise.
     """
     cdef Py_ssize_t K = intercept.shape[0], n_rows = order.shape[0]
+    _ready(history)
     if len(sketches) != K or len(heaps) != K or history.n_models != K:
         raise ValueError("one sketch, one heap and one history model per model are needed")
+    check_models(sketches, heaps)
     for sketch in sketches:
         if not (<CountSketch>sketches[0]).same_configuration(sketch):
             raise ValueError("the sketches of the models must share their configuration")
     if history.capacity < max_batch_nnz + 1:
         raise ValueError("the history's capacity is below the batch size in non-zeros")
     cdef Py_ssize_t C = history.capacity, depth = (<CountSketch>sketches[0]).depth
-    cdef Py_ssize_t bs = params.batch_size
-    cdef PyObject** sk = <PyObject**>malloc(K * sizeof(PyObject*))
-    cdef PyObject** hp = <PyObject**>malloc(K * sizeof(PyObject*))
-    cdef int32_t* nnz_pos = <int32_t*>malloc(max(1, max_batch_nnz) * sizeof(int32_t))
-    cdef Py_ssize_t* cells = <Py_ssize_t*>malloc(C * depth * sizeof(Py_ssize_t))
-    cdef double* signs = <double*>malloc(C * depth * sizeof(double))
-    cdef uint8_t* in_heap = <uint8_t*>malloc(C * K * sizeof(uint8_t))
-    cdef double* w = <double*>malloc(C * K * sizeof(double))
+    # A batch holds at most every row (this also keeps ``start + bs`` from overflowing).
+    cdef Py_ssize_t bs = max(1, min(params.batch_size, n_rows))
+    cdef PyObject** sk = <PyObject**>malloc_array(K, 1, sizeof(PyObject*))
+    cdef PyObject** hp = <PyObject**>malloc_array(K, 1, sizeof(PyObject*))
+    cdef int32_t* nnz_pos = <int32_t*>malloc_array(max_batch_nnz, 1, sizeof(int32_t))
+    cdef Py_ssize_t* cells = <Py_ssize_t*>malloc_array(C, depth, sizeof(Py_ssize_t))
+    cdef double* signs = <double*>malloc_array(C, depth, sizeof(double))
+    cdef uint8_t* in_heap = <uint8_t*>malloc_array(C, K, sizeof(uint8_t))
+    cdef double* w = <double*>malloc_array(C, K, sizeof(double))
     # The sketch's estimates of the active set, heap or not: what predictions
     # read with predict_with='sketch' (compared with the heap's when asked).
-    cdef double* w_sketch = <double*>malloc(C * K * sizeof(double))
-    cdef double* g = <double*>malloc(C * K * sizeof(double))
-    cdef double* z = <double*>malloc(C * sizeof(double))
-    cdef double* scores = <double*>malloc(K * sizeof(double))
-    cdef double* dl = <double*>malloc(K * sizeof(double))
+    cdef double* w_sketch = <double*>malloc_array(C, K, sizeof(double))
+    cdef double* g = <double*>malloc_array(C, K, sizeof(double))
+    cdef double* z = <double*>malloc_array(C, 1, sizeof(double))
+    cdef double* scores = <double*>malloc_array(K, 1, sizeof(double))
+    cdef double* dl = <double*>malloc_array(K, 1, sizeof(double))
     if not (sk and hp and nnz_pos and cells and signs and in_heap and w and w_sketch and g and z
             and scores and dl):
         free(sk); free(hp); free(nnz_pos); free(cells); free(signs); free(in_heap); free(w)
         free(w_sketch); free(g); free(z); free(scores); free(dl)
-        raise MemoryError()
+        raise MemoryError(f"cannot allocate the buffers of a batch of {max_batch_nnz} "
+                          f"non-zeros for {K} model(s)")
     cdef Py_ssize_t c
     for c in range(K):
         sk[c] = <PyObject*>sketches[c]
@@ -837,9 +857,9 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                     s_out[j] = delta
                     if j < first_key:
                         intercept[c] += delta
-                    else:
-                        (<CountSketch>sk[c]).add_located(&cells[j * depth], &signs[j * depth],
-                                                         delta)
+                    elif not (<CountSketch>sk[c]).add_located(&cells[j * depth],
+                                                               &signs[j * depth], delta):
+                        status = PASS_DIVERGED
             if status != PASS_OK:
                 break
 

@@ -17,14 +17,22 @@ RAW_N_FEATURES = 2**63 - 1
 
 
 def is_raw_input(X):
-    """Whether ``X`` is a sequence of samples given as token lists or dicts."""
+    """Whether ``X`` is a sequence of samples given as token lists or dicts.
+
+    The first sample that is a dict or a non-empty list or tuple decides, so
+    empty documents may come first; samples that are all empty lists are raw
+    (empty documents: numeric rows cannot have zero columns).
+    """
     if not isinstance(X, (list, tuple)) or len(X) == 0:
         return False
-    first = X[0]
-    if isinstance(first, dict):
-        return True
-    return (isinstance(first, (list, tuple)) and len(first) > 0
-            and isinstance(first[0], (str, bytes)))
+    for sample in X:
+        if isinstance(sample, dict):
+            return True
+        if not isinstance(sample, (list, tuple)):
+            return False
+        if len(sample) > 0:
+            return isinstance(sample[0], (str, bytes))
+    return True
 
 
 def name_keys(names):

@@ -2,6 +2,10 @@
 # the codes, the pass settings, the losses and the step-size schedules.
 from libc.math cimport exp, pow
 from libc.stdint cimport uint64_t
+from libc.stdlib cimport malloc
+
+cdef extern from "Python.h":
+    const Py_ssize_t PY_SSIZE_T_MAX
 
 
 cpdef enum Loss:
@@ -43,6 +47,22 @@ cdef class SGDParams:
     cdef public Py_ssize_t batch_size
     cdef public bint fit_intercept, compare_reads
     cdef public uint64_t seed
+
+
+cdef inline void* malloc_array(Py_ssize_t n, Py_ssize_t m, size_t item) noexcept nogil:
+    """``malloc`` of ``n * m`` items of ``item`` bytes (at least one byte).
+
+    NULL when the size is negative or its product overflows ``Py_ssize_t``, as
+    when the allocation fails: the caller raises ``MemoryError`` for both.
+    """
+    if n < 0 or m < 0 or item == 0:
+        return NULL
+    if m != 0 and n > PY_SSIZE_T_MAX // m:
+        return NULL
+    n *= m
+    if n > <Py_ssize_t>(PY_SSIZE_T_MAX // <Py_ssize_t>item):
+        return NULL
+    return malloc(max(1, n * <Py_ssize_t>item))
 
 
 cdef inline double dloss(int loss, double p, double y, double margin) noexcept nogil:

@@ -60,7 +60,8 @@ cdef class SGDParams:
         self.power_t = power_t
         self.alpha = alpha
         self.optimal_init = optimal_init
-        self.batch_size = batch_size
+        # Kernels use at most one batch of the data's rows: a larger batch is one batch.
+        self.batch_size = min(batch_size, PY_SSIZE_T_MAX)
         self.fit_intercept = fit_intercept
 
 
@@ -97,7 +98,7 @@ cdef bint _active_set_step(CountSketch sketch, TopKHeap heap, const int64_t* key
                            const double* deltas, Py_ssize_t n, const Py_ssize_t* cells,
                            const double* signs, double root, bint* in_heap,
                            bint in_heap_known) noexcept nogil:
-    """AWM-Sketch update of one sample's features; False if a weight became non-finite.
+    """AWM-Sketch update of one sample's features; False if a weight or cell became non-finite.
 
     Features in the heap take their step there first; then each other feature
     either enters the heap with its updated estimate (the evicted weight going
@@ -126,10 +127,11 @@ cdef bint _active_set_step(CountSketch sketch, TopKHeap heap, const int64_t* key
             return False
         if heap.accepts(keys[p], w):
             if heap.offer(keys[p], w, &evicted_key, &evicted_weight) == HEAP_REPLACED:
-                sketch.add(evicted_key,
-                           (evicted_weight - root * sketch.estimate(evicted_key)) / root)
-        else:
-            sketch.add_located(&cells[p * depth], &signs[p * depth], deltas[p] / root)
+                if not sketch.add(evicted_key,
+                                  (evicted_weight - root * sketch.estimate(evicted_key)) / root):
+                    return False
+        elif not sketch.add_located(&cells[p * depth], &signs[p * depth], deltas[p] / root):
+            return False
     return True
 
 
@@ -257,6 +259,27 @@ cdef void _hard_threshold_step(TopKHeap heap, KeyDelta* pairs, Py_ssize_t n,
         heap.offer(pairs[i].key, pairs[i].delta, &evicted_key, &evicted_weight)
 
 
+def check_models(list sketches, list heaps):
+    """Raise unless ``sketches`` and ``heaps`` hold initialised CountSketch and TopKHeap objects.
+
+    The kernels cast the entries without the GIL: a wrong type or an object
+    made by ``__new__`` alone would be read as garbage.
+
+    Parameters
+    ----------
+    sketches : list of CountSketch
+    heaps : list of TopKHeap
+    """
+    for sketch in sketches:
+        if not isinstance(sketch, CountSketch):
+            raise TypeError(f"expected CountSketch objects, got {type(sketch).__name__}")
+        sketch._check_initialised()
+    for heap in heaps:
+        if not isinstance(heap, TopKHeap):
+            raise TypeError(f"expected TopKHeap objects, got {type(heap).__name__}")
+        heap._check_initialised()
+
+
 def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] intercept,
              const int64_t[::1] indptr, const int64_t[::1] indices, const double[::1] data,
              const double[::1] y, const double[::1] sample_weight, const int64_t[::1] order,
@@ -308,29 +331,33 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     cdef bint has_heap = store != SKETCH_ONLY
     if (has_sketch and len(sketches) != K) or (has_heap and len(heaps) != K):
         raise ValueError("one sketch and one heap per model are needed")
+    check_models(sketches if has_sketch else [], heaps if has_heap else [])
     if has_sketch:
         depth = (<CountSketch>sketches[0]).depth
         for sketch in sketches:
             if not (<CountSketch>sketches[0]).same_configuration(sketch):
                 raise ValueError("the sketches of the models must share their configuration")
-    cdef PyObject** sk = <PyObject**>malloc(K * sizeof(PyObject*))
-    cdef PyObject** hp = <PyObject**>malloc(K * sizeof(PyObject*))
-    cdef Py_ssize_t* cells = <Py_ssize_t*>malloc(max(1, max_batch_nnz * depth) * sizeof(Py_ssize_t))
-    cdef double* signs = <double*>malloc(max(1, max_batch_nnz * depth) * sizeof(double))
-    cdef double* dl = <double*>malloc(bs * K * sizeof(double))
-    cdef double* row_norm2 = <double*>malloc(bs * sizeof(double))
-    cdef double* scores = <double*>malloc(K * sizeof(double))
-    cdef double* sketch_scores = <double*>malloc(K * sizeof(double))
-    cdef KeyDelta* pairs = <KeyDelta*>malloc(max(1, max_batch_nnz) * sizeof(KeyDelta))
+    # Buffers are sized by the data: a batch holds at most every row.
+    bs = max(1, min(bs, n_rows))
+    cdef PyObject** sk = <PyObject**>malloc_array(K, 1, sizeof(PyObject*))
+    cdef PyObject** hp = <PyObject**>malloc_array(K, 1, sizeof(PyObject*))
+    cdef Py_ssize_t* cells = <Py_ssize_t*>malloc_array(max_batch_nnz, depth, sizeof(Py_ssize_t))
+    cdef double* signs = <double*>malloc_array(max_batch_nnz, depth, sizeof(double))
+    cdef double* dl = <double*>malloc_array(bs, K, sizeof(double))
+    cdef double* row_norm2 = <double*>malloc_array(bs, 1, sizeof(double))
+    cdef double* scores = <double*>malloc_array(K, 1, sizeof(double))
+    cdef double* sketch_scores = <double*>malloc_array(K, 1, sizeof(double))
+    cdef KeyDelta* pairs = <KeyDelta*>malloc_array(max_batch_nnz, 1, sizeof(KeyDelta))
     # Whether each (non-zero, model) key was in the heap when the batch was scored.
-    cdef bint* in_heap = <bint*>malloc(max(1, max_batch_nnz * K) * sizeof(bint))
-    cdef double* row_delta = <double*>malloc(max(1, max_batch_nnz) * sizeof(double))
-    cdef bint* row_flags = <bint*>malloc(max(1, max_batch_nnz) * sizeof(bint))
+    cdef bint* in_heap = <bint*>malloc_array(max_batch_nnz, K, sizeof(bint))
+    cdef double* row_delta = <double*>malloc_array(max_batch_nnz, 1, sizeof(double))
+    cdef bint* row_flags = <bint*>malloc_array(max_batch_nnz, 1, sizeof(bint))
     if not (sk and hp and cells and signs and dl and row_norm2 and scores and sketch_scores
             and pairs and in_heap and row_delta and row_flags):
         free(sk); free(hp); free(cells); free(signs); free(dl); free(row_norm2); free(scores)
         free(sketch_scores); free(pairs); free(in_heap); free(row_delta); free(row_flags)
-        raise MemoryError()
+        raise MemoryError(f"cannot allocate the buffers of a batch of {bs} rows and "
+                          f"{max_batch_nnz} non-zeros for {K} model(s)")
     cdef Py_ssize_t c
     for c in range(K):
         if has_sketch:
@@ -488,9 +515,11 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                     if dl[b * K + c] != 0.0:
                         for p in range(indptr[row], indptr[row + 1]):
                             q = off + p - indptr[row]
-                            (<CountSketch>sk[c]).add_located(
-                                &cells[q * depth], &signs[q * depth],
-                                step * dl[b * K + c] * data[p] / root)
+                            if not (<CountSketch>sk[c]).add_located(
+                                    &cells[q * depth], &signs[q * depth],
+                                    step * dl[b * K + c] * data[p] / root):
+                                # A cell overflowed: the median may hide it, not the sketch.
+                                status = PASS_DIVERGED
                     off += indptr[row + 1] - indptr[row]
                 if store == SKETCH_AND_HEAP or store == WEIGHT_MEDIAN:
                     off = 0
@@ -537,6 +566,7 @@ def decision_function_kernel(list sketches, list heaps, const int64_t[::1] indpt
     if (has_heap and len(heaps) != K) or (has_sketch and len(sketches) != K) or not (
             has_heap or has_sketch):
         raise ValueError("one heap and/or one sketch per model are needed")
+    check_models(sketches, heaps)
     cdef PyObject** sk = <PyObject**>malloc(K * sizeof(PyObject*))
     cdef PyObject** hp = <PyObject**>malloc(K * sizeof(PyObject*))
     if not (sk and hp):

@@ -29,17 +29,17 @@ cdef class CountSketch:
     cdef void locate(self, int64_t key, Py_ssize_t* cells, double* signs) noexcept nogil
     cdef void locate_prefetch(self, int64_t key, Py_ssize_t* cells,
                               double* signs) noexcept nogil
-    cdef void add_many(self, const int64_t* keys, const double* deltas,
-                       Py_ssize_t n) noexcept nogil
+    cdef bint add_many(self, const int64_t* keys, const double* deltas, Py_ssize_t n,
+                       Py_ssize_t* cell_log, double* old_log) noexcept nogil
     cdef void estimate_many(self, const int64_t* keys, double* out, Py_ssize_t n) noexcept nogil
-    cdef void add_located(self, const Py_ssize_t* cells, const double* signs,
+    cdef bint add_located(self, const Py_ssize_t* cells, const double* signs,
                           double delta) noexcept nogil
     cdef double estimate_located(self, const Py_ssize_t* cells,
                                  const double* signs) noexcept nogil
     cdef double sum_located(self, const Py_ssize_t* cells, const double* signs) noexcept nogil
     cdef double dot_located(self, const Py_ssize_t* cells, const double* signs, const double* x,
                             Py_ssize_t n, bint row_sums) noexcept nogil
-    cdef void add(self, int64_t key, double delta) noexcept nogil
+    cdef bint add(self, int64_t key, double delta) noexcept nogil
     cdef double estimate(self, int64_t key) noexcept nogil
     cdef double add_and_estimate(self, int64_t key, double delta) noexcept nogil
     cdef void multiply(self, double factor) noexcept nogil

@@ -3,7 +3,7 @@ import numbers
 
 import numpy as np
 
-from libc.math cimport fabs
+from libc.math cimport fabs, isfinite
 
 cdef extern from "_minmax.h" nogil:
     double sk_min(double a, double b)
@@ -90,6 +90,23 @@ def _check_dtype(dtype):
     return dt
 
 
+def _check_scaling(double scale, double factor, stored, what):
+    """Raise ``ValueError`` unless ``stored * scale * factor`` and the scale stay finite.
+
+    ``stored`` (an array) is read only when ``|factor| > 1``: a smaller factor
+    cannot overflow.
+    """
+    if fabs(factor) <= 1.0:
+        return
+    new_scale = scale * factor
+    largest = float(np.abs(stored).max()) if stored.size else 0.0
+    if not (isfinite(new_scale) and isfinite(largest * fabs(new_scale))):
+        raise ValueError(
+            f"scaling by {factor:.3g} overflows: a {what} of magnitude "
+            f"{largest * fabs(scale):.3g} would become infinite (scale factor {scale:.3g}); "
+            "nothing was changed")
+
+
 def _as_finite_values(values, what="deltas"):
     arr = np.asarray(values)
     if arr.dtype.kind not in "iuf":
@@ -98,6 +115,14 @@ def _as_finite_values(values, what="deltas"):
     if not np.isfinite(arr).all():
         raise ValueError(f"{what} must be finite; got NaN or infinity")
     return arr
+
+
+cdef inline int _ready(CountSketch sketch) except -1:
+    """Raise unless ``sketch`` went through ``__init__`` (``__new__`` alone leaves no table)."""
+    if sketch._table_arr is None:
+        raise RuntimeError("this CountSketch is not initialised (made by __new__ without "
+                           "__init__): create it with CountSketch(width, depth)")
+    return 0
 
 
 cdef inline void _locate(CountSketch sketch, int64_t key, Py_ssize_t* cells,
@@ -224,34 +249,53 @@ cdef class CountSketch:
             for j in range(self.depth):
                 __builtin_prefetch(&self._t32[cells[j]], 1, 3)
 
-    cdef void add_many(self, const int64_t* keys, const double* deltas,
-                       Py_ssize_t n) noexcept nogil:
-        """``add`` over arrays, hashing a block of keys ahead so cache misses overlap."""
+    cdef bint add_many(self, const int64_t* keys, const double* deltas, Py_ssize_t n,
+                       Py_ssize_t* cell_log, double* old_log) noexcept nogil:
+        """``add`` over arrays, undone if a value stops being finite.
+
+        Keys of a block are hashed ahead so cache misses overlap. Every touched
+        cell and its previous value go to ``cell_log`` and ``old_log`` (room for
+        ``n * depth`` each); when a cell times the scale factor is not finite,
+        the logged values are written back in reverse order (the table is then
+        bit for bit as before) and False is returned.
+        """
         cdef Py_ssize_t cells[MAX_DEPTH * PREFETCH_BLOCK]
         cdef double signs[MAX_DEPTH * PREFETCH_BLOCK]
-        cdef Py_ssize_t start = 0, i, j, m, c, d = self.depth
-        cdef double inv_scale = 1.0 / self._scale, delta
+        cdef Py_ssize_t start = 0, i, j, m, c, d = self.depth, n_log = 0
+        cdef double scale = self._scale, inv_scale = 1.0 / self._scale, delta, value
         cdef float* t32 = self._t32
         cdef double* t64 = self._t64
-        while start < n:
+        cdef bint finite = True
+        while start < n and finite:
             m = min(<Py_ssize_t>PREFETCH_BLOCK, n - start)
             for i in range(m):
                 self.locate_prefetch(keys[start + i], &cells[i * d], &signs[i * d])
             # Locals instead of self.*: extensions build with -fno-strict-aliasing,
             # so a table store would otherwise force reloading the object's fields.
-            if t64 != NULL:
-                for i in range(m):
-                    delta = deltas[start + i] * inv_scale
-                    for j in range(d):
-                        c = i * d + j
-                        t64[cells[c]] += signs[c] * delta
-            else:
-                for i in range(m):
-                    delta = deltas[start + i] * inv_scale
-                    for j in range(d):
-                        c = i * d + j
-                        t32[cells[c]] += <float>(signs[c] * delta)
+            for i in range(m):
+                delta = deltas[start + i] * inv_scale
+                for j in range(d):
+                    c = cells[i * d + j]
+                    cell_log[n_log] = c
+                    if t64 != NULL:
+                        old_log[n_log] = t64[c]
+                        t64[c] += signs[i * d + j] * delta
+                        value = t64[c]
+                    else:
+                        old_log[n_log] = t32[c]
+                        t32[c] += <float>(signs[i * d + j] * delta)
+                        value = t32[c]
+                    n_log += 1
+                    finite &= isfinite(value * scale)
             start += m
+        if not finite:
+            while n_log > 0:
+                n_log -= 1
+                if t64 != NULL:
+                    t64[cell_log[n_log]] = old_log[n_log]
+                else:
+                    t32[cell_log[n_log]] = <float>old_log[n_log]
+        return finite
 
     cdef void estimate_many(self, const int64_t* keys, double* out, Py_ssize_t n) noexcept nogil:
         """``estimate`` over arrays, hashing a block of keys ahead so cache misses overlap."""
@@ -266,16 +310,21 @@ cdef class CountSketch:
                 out[start + i] = self.estimate_located(&cells[i * d], &signs[i * d])
             start += m
 
-    cdef void add_located(self, const Py_ssize_t* cells, const double* signs,
+    cdef bint add_located(self, const Py_ssize_t* cells, const double* signs,
                           double delta) noexcept nogil:
+        """Add ``delta`` at located cells; False when a cell overflowed (is not finite)."""
         cdef Py_ssize_t j
         cdef double d = delta / self._scale
+        cdef bint finite = True
         if self._is64:
             for j in range(self.depth):
                 self._t64[cells[j]] += signs[j] * d
+                finite &= isfinite(self._t64[cells[j]])
         else:
             for j in range(self.depth):
                 self._t32[cells[j]] += <float>(signs[j] * d)
+                finite &= isfinite(self._t32[cells[j]])
+        return finite
 
     cdef double estimate_located(self, const Py_ssize_t* cells,
                                  const double* signs) noexcept nogil:
@@ -320,11 +369,12 @@ cdef class CountSketch:
                 total += x[p] * self.estimate_located(&cells[p * d], &signs[p * d])
         return total
 
-    cdef void add(self, int64_t key, double delta) noexcept nogil:
+    cdef bint add(self, int64_t key, double delta) noexcept nogil:
+        """Add ``delta`` at ``key``; False when a cell overflowed (is not finite)."""
         cdef Py_ssize_t cells[MAX_DEPTH]
         cdef double signs[MAX_DEPTH]
         self.locate(key, cells, signs)
-        self.add_located(cells, signs, delta)
+        return self.add_located(cells, signs, delta)
 
     cdef double estimate(self, int64_t key) noexcept nogil:
         cdef Py_ssize_t cells[MAX_DEPTH]
@@ -369,14 +419,17 @@ cdef class CountSketch:
     # ---------------------------------------------------------------- Python API
     @property
     def dtype(self):
+        _ready(self)
         return self._table_arr.dtype
 
     @property
     def seeds(self):
+        _ready(self)
         return self._seeds_arr.copy()
 
     @property
     def table(self):
+        _ready(self)
         view = self._table_arr.view()
         view.flags.writeable = False
         return view
@@ -387,6 +440,7 @@ cdef class CountSketch:
 
     @property
     def memory_bytes(self):
+        _ready(self)
         return int(self._table_arr.nbytes + self._seeds_arr.nbytes)
 
     def update(self, keys, deltas):
@@ -398,14 +452,29 @@ cdef class CountSketch:
             Feature keys (any int64; repeated keys accumulate).
         deltas : array-like of float, shape (n,)
             Finite increments.
+
+        Raises
+        ------
+        ValueError
+            When a cell would overflow its dtype; the sketch is then unchanged.
         """
+        _ready(self)
         key_arr, delta_arr = self._check_pairs(keys, deltas)
         cdef const int64_t[::1] k = key_arr
         cdef const double[::1] d = delta_arr
         if k.shape[0] == 0:
             return
+        # The touched cells' previous values: an overflow restores them exactly.
+        cdef Py_ssize_t[::1] cell_log = np.empty(k.shape[0] * self.depth, dtype=np.intp)
+        cdef double[::1] old_log = np.empty(k.shape[0] * self.depth)
+        cdef bint finite
         with nogil:
-            self.add_many(&k[0], &d[0], k.shape[0])
+            finite = self.add_many(&k[0], &d[0], k.shape[0], &cell_log[0], &old_log[0])
+        if not finite:
+            raise ValueError(
+                f"the update overflows the sketch's {self.dtype.name} cells (largest "
+                f"|delta| {np.abs(delta_arr).max():.3g}, scale factor {self._scale:.3g}); "
+                "the sketch is unchanged")
 
     def query(self, keys):
         """Estimated values of ``keys``: the median over rows.
@@ -419,6 +488,7 @@ cdef class CountSketch:
         -------
         values : ndarray of float64, shape (n,)
         """
+        _ready(self)
         key_arr = _as_key_array(np.atleast_1d(keys))
         if key_arr.ndim != 1:
             raise ValueError(f"keys must be 1-D, got shape {key_arr.shape}")
@@ -437,25 +507,39 @@ cdef class CountSketch:
         Parameters
         ----------
         factor : float
-            Finite multiplier; ``0`` clears the sketch.
+            Finite multiplier; ``0`` clears the sketch. O(1) when ``|factor| <= 1``;
+            a larger one reads the table to check that no value overflows.
+
+        Raises
+        ------
+        ValueError
+            When a value or the scale factor would overflow (nothing changes).
         """
+        _ready(self)
         if isinstance(factor, (bool, np.bool_)) or not isinstance(factor, numbers.Real):
             raise TypeError(f"factor must be a real number, got {type(factor).__name__}")
         if not np.isfinite(factor):
             raise ValueError(f"factor must be finite, got {factor}")
+        _check_scaling(self._scale, float(factor), self._table_arr, "value")
         self.multiply(float(factor))
 
     def clear(self):
         """Set every value to zero (the seeds are kept)."""
+        _ready(self)
         self._scale = 0.0
         self._renormalize()
 
     def same_configuration(self, other):
         """Whether ``other`` hashes keys exactly as this sketch (shape, dtype, seeds)."""
+        _ready(self)
         return (isinstance(other, CountSketch)
                 and self.width == other.width and self.depth == other.depth
                 and self.dtype == other.dtype
                 and np.array_equal(self._seeds_arr, other.seeds))
+
+    def _check_initialised(self):
+        """Raise ``RuntimeError`` unless the sketch went through ``__init__``."""
+        _ready(self)
 
     def merge(self, CountSketch other not None):
         """Add ``other`` into this sketch (the sketch of the sum of both vectors).
@@ -465,6 +549,8 @@ cdef class CountSketch:
         other : CountSketch
             A sketch with the same width, depth, dtype and seeds.
         """
+        _ready(self)
+        _ready(other)
         if not self.same_configuration(other):
             raise ValueError(
                 "cannot merge Count-Sketches with different configurations: "
@@ -475,10 +561,15 @@ cdef class CountSketch:
         if not np.isfinite(ratio):
             self._renormalize()
             ratio = other._scale
-        self._table_arr += (other._table_arr * ratio).astype(self.dtype, copy=False)
+        with np.errstate(over="ignore"):
+            merged = self._table_arr + (other._table_arr * ratio).astype(self.dtype, copy=False)
+        if not np.isfinite(merged).all():
+            raise ValueError("the merged sketch overflows its cells; this sketch is unchanged")
+        self._table_arr[...] = merged
 
     def copy(self):
         """An independent copy."""
+        _ready(self)
         cdef CountSketch out = CountSketch.__new__(CountSketch)
         out._init_arrays(self.width, self.depth, self._seeds_arr.copy(),
                          self._table_arr.copy(), self._scale)
@@ -490,12 +581,14 @@ cdef class CountSketch:
 
     def buckets(self, keys):
         """Buckets and signs of ``keys`` in every row (see ``bucket_and_sign_arrays``)."""
+        _ready(self)
         from ._murmurhash import bucket_and_sign_arrays
 
         return bucket_and_sign_arrays(keys, self._seeds_arr, self.width)
 
     def to_array(self):
         """The sketch's cell values (``table * scale_factor``) as float64."""
+        _ready(self)
         return self._table_arr.astype(np.float64) * self._scale
 
     def _check_pairs(self, keys, deltas):

@@ -38,6 +38,8 @@ def track_heavy_hitters(CountSketch sketch not None, TopKHeap heap not None, key
     >>> heap.keys().tolist()
     [99, 98, 97]
     """
+    sketch._check_initialised()
+    heap._check_initialised()
     key_arr = _as_key_array(np.atleast_1d(keys))
     if deltas is None:
         delta_arr = np.ones(key_arr.shape[0], dtype=np.float64)

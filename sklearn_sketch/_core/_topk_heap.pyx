@@ -3,13 +3,31 @@ import numbers
 
 import numpy as np
 
-from libc.math cimport fabs
+from libc.math cimport fabs, isfinite
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 
+from ._count_sketch import _check_scaling
 from ._murmurhash cimport _fmix64
 
 cdef double _MIN_SCALE = 1e-9
 _MAX_CAPACITY = 2**31 - 1
+
+
+cdef inline int _ready(TopKHeap heap) except -1:
+    """Raise unless ``heap`` went through ``__init__`` (``__new__`` alone leaves no arrays)."""
+    if heap._map == NULL:
+        raise RuntimeError("this TopKHeap is not initialised (made by __new__ without "
+                           "__init__): create it with TopKHeap(capacity)")
+    return 0
+
+
+def _stored(double value, double scale, what):
+    """``value / scale`` (what the heap stores); ``ValueError`` if it overflows."""
+    stored = value / scale
+    if not isfinite(stored):
+        raise ValueError(f"{what} {value:.3g} overflows the heap's scale factor {scale:.3g} "
+                         "(its stored value would be infinite)")
+    return stored
 
 
 def _check_key(key):
@@ -379,6 +397,7 @@ cdef class TopKHeap:
 
     @property
     def memory_bytes(self):
+        _ready(self)
         return int(sum(a.nbytes for a in self._arrays if a is not None))
 
     @property
@@ -389,18 +408,25 @@ cdef class TopKHeap:
     def n_slots(self):
         return self._n_slots
 
+    def _check_initialised(self):
+        """Raise ``RuntimeError`` unless the heap went through ``__init__``."""
+        _ready(self)
+
     def _check_has_aux(self):
+        _ready(self)
         if self._aux == NULL:
             raise ValueError("this heap keeps no auxiliary values: create it with "
                              "TopKHeap(capacity, aux=True)")
 
     def contains(self, key):
         """Whether ``key`` is in the heap."""
+        _ready(self)
         cdef double w
         return bool(self.lookup(_check_key(key), &w))
 
     def get(self, key, default=None):
         """Weight of ``key``, or ``default`` when it is not in the heap."""
+        _ready(self)
         cdef double w
         if self.lookup(_check_key(key), &w):
             return w
@@ -426,8 +452,10 @@ cdef class TopKHeap:
             The entry that is not in the heap after the call: the evicted minimum,
             or ``(key, weight)`` itself when it was rejected; ``None`` otherwise.
         """
+        _ready(self)
         cdef int64_t k = _check_key(key), ek = 0
         cdef double w = _check_weight(weight), ew = 0.0
+        _stored(w, self._scale, "weight")
         cdef HeapOutcome outcome = self.offer(k, w, &ek, &ew)
         if outcome == HEAP_REPLACED:
             return (ek, ew)
@@ -445,6 +473,7 @@ cdef class TopKHeap:
         weights : array-like of float, shape (n,)
             Finite weights.
         """
+        _ready(self)
         from ._count_sketch import _as_finite_values
         from ._murmurhash import _as_key_array
 
@@ -453,6 +482,8 @@ cdef class TopKHeap:
         if key_arr.ndim != 1 or key_arr.shape != weight_arr.shape:
             raise ValueError(f"keys and weights must be 1-D of equal length, "
                              f"got {key_arr.shape} and {weight_arr.shape}")
+        if weight_arr.size:
+            _stored(np.abs(weight_arr).max(), self._scale, "weight")
         cdef const int64_t[::1] k = key_arr
         cdef const double[::1] w = weight_arr
         cdef Py_ssize_t i
@@ -477,7 +508,7 @@ cdef class TopKHeap:
         cdef double* slot = self.aux_slot(_check_key(key))
         if slot == NULL:
             raise KeyError(key)
-        slot[0] = v / self._aux_scale
+        slot[0] = _stored(v, self._aux_scale, "auxiliary value")
 
     def scale_aux(self, factor):
         """Multiply every auxiliary value by ``factor`` in O(1).
@@ -488,10 +519,13 @@ cdef class TopKHeap:
             Finite multiplier.
         """
         self._check_has_aux()
-        self.multiply_aux(_check_weight(factor))
+        factor = _check_weight(factor)
+        _check_scaling(self._aux_scale, factor, self._arrays[3][:self._size], "auxiliary value")
+        self.multiply_aux(factor)
 
     def remove(self, key):
         """Remove ``key`` and return its weight; ``KeyError`` if absent."""
+        _ready(self)
         cdef double w
         if not self.discard(_check_key(key), &w):
             raise KeyError(key)
@@ -499,6 +533,7 @@ cdef class TopKHeap:
 
     def min(self):
         """The entry of smallest ``(|weight|, key)`` as ``(key, weight)``."""
+        _ready(self)
         if self._size == 0:
             raise IndexError("min() of an empty TopKHeap")
         return (self._keys[0], self._weights[0] * self._scale)
@@ -517,11 +552,14 @@ cdef class TopKHeap:
         factor : float
             Finite multiplier.
         """
+        _ready(self)
         factor = _check_weight(factor)
+        _check_scaling(self._scale, factor, self._arrays[1][:self._size], "weight")
         self.multiply(factor)
 
     def clear(self):
         """Remove every entry."""
+        _ready(self)
         self._allocate(self.capacity, self._aux != NULL)
 
     def items(self):
@@ -532,6 +570,7 @@ cdef class TopKHeap:
         keys : ndarray of int64
         weights : ndarray of float64
         """
+        _ready(self)
         keys = self._arrays[0][:self._size].copy()
         stored = self._arrays[1][:self._size]
         order = np.lexsort((keys, np.abs(stored)))[::-1]
@@ -554,7 +593,9 @@ cdef class TopKHeap:
         return self.items()[1]
 
     def check_invariants(self):
-        """Raise ``AssertionError`` if the heap order or the key map is broken."""
+        """Raise ``AssertionError`` if the heap order or the key map is broken, or a
+        weight, auxiliary value or scale factor is not finite."""
+        _ready(self)
         cdef Py_ssize_t pos, slot, n_mapped = 0
         cdef uint32_t v
         for pos in range(1, self._size):
@@ -574,6 +615,15 @@ cdef class TopKHeap:
                 raise AssertionError(f"key {self._keys[pos]} has a wrong tag")
         if n_mapped != self._size:
             raise AssertionError(f"key map holds {n_mapped} entries for {self._size}")
+        if not (isfinite(self._scale) and self._scale != 0.0 and isfinite(self._aux_scale)
+                and self._aux_scale != 0.0):
+            raise AssertionError(f"scale factors {self._scale}, {self._aux_scale} are not "
+                                 "finite and non-zero")
+        for pos in range(self._size):
+            if not isfinite(self._weights[pos] * self._scale):
+                raise AssertionError(f"key {self._keys[pos]} has a non-finite weight")
+            if self._aux != NULL and not isfinite(self._aux[pos] * self._aux_scale):
+                raise AssertionError(f"key {self._keys[pos]} has a non-finite auxiliary value")
 
     def __reduce__(self):
         aux = self._arrays[3]

@@ -5,7 +5,9 @@ time it is iterated, reads it in blocks of ``block_size`` bytes and hands each
 block to a compiled parser (``_parsers.pyx``), which parses the complete lines
 or records and leaves the cut-off tail for the next block. Only one block and
 one chunk are held at a time, whatever the file size; a line or record longer
-than a block makes the next reads grow geometrically until it fits.
+than a block makes the next reads grow geometrically until it fits, up to
+``max_line_bytes`` (256 MiB by default): a longer one raises ``ParseError``, so a
+small gzip file that expands to one huge line cannot fill the memory.
 """
 import gzip
 import locale
@@ -30,6 +32,8 @@ from ._parsers import (
 MAX_FEATURES = 2**63 - 1
 _GZIP_MAGIC = b"\x1f\x8b"
 _BASES = {True: 0, False: 1, "auto": 2}
+#: Default longest line (svmlight, Vowpal Wabbit) or record (FASTA, FASTQ) in bytes.
+MAX_LINE_BYTES = 2**28
 
 
 class ParseError(ValueError):
@@ -131,10 +135,12 @@ def _check_int(name, value, low, high=None):
     return int(value)
 
 
-def _check_options(on_error, block_size):
+def _check_options(on_error, block_size, max_line_bytes):
+    """Checked ``(block_size, max_line_bytes)``."""
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
-    return _check_int("block_size", block_size, 1)
+    return (_check_int("block_size", block_size, 1),
+            _check_int("max_line_bytes", max_line_bytes, 1))
 
 
 @contextmanager
@@ -148,11 +154,13 @@ def _open(path):
             yield raw, False
 
 
-def _parse_file(path, parser, max_units, block_size, prepare=None):
+def _parse_file(path, parser, max_units, block_size, max_line_bytes, prepare=None):
     """Feed ``path`` to ``parser``; yield ``parser.take()`` every ``max_units`` units.
 
     ``prepare(buf, start, final, c_numeric)`` is called before each new block
-    is parsed. A parse error or corrupt gzip data raises ``ParseError``.
+    is parsed. A parse error, corrupt gzip data or a unit (line or record)
+    longer than ``max_line_bytes`` raises ``ParseError``, with at most
+    ``max_line_bytes + block_size`` bytes of it read.
     """
     with _open(path) as (f, gzipped):
         buf = bytearray()
@@ -181,8 +189,15 @@ def _parse_file(path, parser, max_units, block_size, prepare=None):
                 if parser.n_units < max_units:
                     break
                 yield parser.take()
-            # A unit longer than the buffer: read more at a time until it fits.
-            size = block_size if pos > start else 2 * size
+            tail = len(buf) - pos
+            if tail > max_line_bytes:
+                raise ParseError(
+                    path, parser.line + 1,
+                    f"line or record longer than max_line_bytes={max_line_bytes} bytes "
+                    "(raise max_line_bytes if the file is right)")
+            # A unit longer than the buffer: read more at a time until it fits, but
+            # never more than the cap lets the unit grow to.
+            size = block_size if pos > start else min(2 * size, max_line_bytes + 1 - tail)
         if parser.n_units:
             yield parser.take()
 
@@ -236,6 +251,9 @@ class SvmlightReader:
         ``n_skipped_``.
     block_size : int, default=2**20
         Bytes read at a time.
+    max_line_bytes : int, default=2**28
+        Longest line in bytes (256 MiB); a longer one raises ``ParseError``
+        naming the file and line, before more than that is held in memory.
 
     Attributes
     ----------
@@ -262,7 +280,8 @@ class SvmlightReader:
     """
 
     def __init__(self, path, chunk_rows=10000, *, n_features=None, zero_based="auto",
-                 query_id=False, on_error="raise", block_size=2**20):
+                 query_id=False, on_error="raise", block_size=2**20,
+                 max_line_bytes=MAX_LINE_BYTES):
         self.path = fspath(path)
         self.chunk_rows = _check_int("chunk_rows", chunk_rows, 1)
         self.n_features = (None if n_features is None
@@ -271,7 +290,8 @@ class SvmlightReader:
             raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
         self.zero_based = zero_based
         self.query_id = bool(query_id)
-        self.block_size = _check_options(on_error, block_size)
+        self.block_size, self.max_line_bytes = _check_options(on_error, block_size,
+                                                              max_line_bytes)
         self.on_error = on_error
 
     def __iter__(self):
@@ -287,7 +307,8 @@ class SvmlightReader:
         self.n_skipped_ = 0
         self.zero_based_ = parser.zero_based
         for indptr, indices, data, y, qid, first_line in _parse_file(
-                self.path, parser, self.chunk_rows, self.block_size, parser.decide_base):
+                self.path, parser, self.chunk_rows, self.block_size, self.max_line_bytes,
+                parser.decide_base):
             self.n_skipped_ = parser.n_skipped
             self.zero_based_ = parser.zero_based
             X = _csr(data, indices, indptr, n_features, sorted_unique=True)
@@ -340,6 +361,9 @@ class VowpalWabbitReader:
         first name seen in the chunk when names collide on a key). The chunk
         keeps its lines' text and where each entry's feature starts; a name
         is only rebuilt when looked up.
+    max_line_bytes : int, default=2**28
+        Longest line in bytes (256 MiB); a longer one raises ``ParseError``
+        naming the file and line, before more than that is held in memory.
 
     Attributes
     ----------
@@ -371,11 +395,12 @@ class VowpalWabbitReader:
     """
 
     def __init__(self, path, chunk_rows=10000, *, n_bits=None, on_error="raise",
-                 block_size=2**20, keep_names=False):
+                 block_size=2**20, keep_names=False, max_line_bytes=MAX_LINE_BYTES):
         self.path = fspath(path)
         self.chunk_rows = _check_int("chunk_rows", chunk_rows, 1)
         self.n_bits = None if n_bits is None else _check_int("n_bits", n_bits, 1, 62)
-        self.block_size = _check_options(on_error, block_size)
+        self.block_size, self.max_line_bytes = _check_options(on_error, block_size,
+                                                              max_line_bytes)
         self.on_error = on_error
         self.keep_names = bool(keep_names)
 
@@ -391,7 +416,8 @@ class VowpalWabbitReader:
         n_features = MAX_FEATURES if self.n_bits is None else 2**self.n_bits
         parser = VowpalWabbitParser(self.n_bits or 0, self.on_error == "skip", self.keep_names)
         self.n_skipped_ = 0
-        for parsed in _parse_file(self.path, parser, self.chunk_rows, self.block_size):
+        for parsed in _parse_file(self.path, parser, self.chunk_rows, self.block_size,
+                                  self.max_line_bytes):
             indptr, indices, data, y, weight, first_line = parsed[:6]
             self.n_skipped_ = parser.n_skipped
             X = _csr(data, indices, indptr, n_features, sorted_unique=False)
@@ -400,7 +426,7 @@ class VowpalWabbitReader:
         self.n_skipped_ = parser.n_skipped
 
 
-def scan_labels(path, format, *, block_size=2**20):
+def scan_labels(path, format, *, block_size=2**20, max_line_bytes=MAX_LINE_BYTES):
     """The distinct labels of a svmlight or Vowpal Wabbit file, in one fast pass.
 
     Only the label of each line is read (the features are skipped), so this
@@ -415,6 +441,9 @@ def scan_labels(path, format, *, block_size=2**20):
         The file's format.
     block_size : int, default=2**20
         Bytes read at a time.
+    max_line_bytes : int, default=2**28
+        Longest line in bytes (256 MiB); a longer one raises ``ParseError``
+        naming the file and line, before more than that is held in memory.
 
     Returns
     -------
@@ -441,7 +470,8 @@ def scan_labels(path, format, *, block_size=2**20):
         raise ValueError(f"format must be 'svmlight' or 'vw', got {format!r}")
     parser = LabelParser(format == "vw", False)
     distinct = [np.unique(labels) for labels, _ in _parse_file(
-        fspath(path), parser, 2**20, _check_int("block_size", block_size, 1))]
+        fspath(path), parser, 2**20, _check_int("block_size", block_size, 1),
+        _check_int("max_line_bytes", max_line_bytes, 1))]
     return np.unique(np.concatenate(distinct)) if distinct else np.zeros(0)
 
 
@@ -452,7 +482,7 @@ class _ReadsReader:
     _has_quality = False
 
     def __init__(self, paths, chunk_reads=10000, *, label=None, on_error="raise",
-                 block_size=2**20):
+                 block_size=2**20, max_line_bytes=MAX_LINE_BYTES):
         if isinstance(paths, dict):
             if label is not None:
                 raise ValueError("give labels either by file (a dict of paths) or by a "
@@ -467,7 +497,8 @@ class _ReadsReader:
         self.paths = paths
         self.label = label
         self.chunk_reads = _check_int("chunk_reads", chunk_reads, 1)
-        self.block_size = _check_options(on_error, block_size)
+        self.block_size, self.max_line_bytes = _check_options(on_error, block_size,
+                                                              max_line_bytes)
         self.on_error = on_error
 
     def __iter__(self):
@@ -484,7 +515,7 @@ class _ReadsReader:
             parser = self._parser(self.on_error == "skip")
             skipped_before = self.n_skipped_
             for names, sequences, qualities, first_line in _parse_file(
-                    path, parser, self.chunk_reads, self.block_size):
+                    path, parser, self.chunk_reads, self.block_size, self.max_line_bytes):
                 self.n_skipped_ = skipped_before + parser.n_skipped
                 if by_file:
                     labels = np.asarray([file_label] * len(names))
@@ -521,6 +552,9 @@ class FastaReader(_ReadsReader):
         next header line) and count it in ``n_skipped_``.
     block_size : int, default=2**20
         Bytes read at a time.
+    max_line_bytes : int, default=2**28
+        Longest record in bytes (256 MiB); a longer one raises ``ParseError``
+        naming the file and line, before more than that is held in memory.
 
     Attributes
     ----------
@@ -571,6 +605,9 @@ class FastqReader(_ReadsReader):
         ``n_skipped_`` (a run of lines not starting with '@' counts once).
     block_size : int, default=2**20
         Bytes read at a time.
+    max_line_bytes : int, default=2**28
+        Longest record in bytes (256 MiB); a longer one raises ``ParseError``
+        naming the file and line, before more than that is held in memory.
 
     Attributes
     ----------
