@@ -239,14 +239,19 @@ def test_heap_refuses_overflow_and_check_invariants_checks_finiteness():
     h.check_invariants()
 
 
-def test_check_invariants_detects_a_non_finite_weight():
+def test_no_path_gives_a_heap_a_non_finite_weight():
+    # Neither an update nor a rebuilt (unpickled) heap can hold inf or NaN.
     from sklearn_sketch import TopKHeap
     from sklearn_sketch._core._topk_heap import _rebuild_topk_heap
 
-    heap = _rebuild_topk_heap(4, np.array([1, 2]), np.array([1.0, np.inf]), 1.0)
-    with pytest.raises(AssertionError, match="non-finite weight"):
+    for bad in (np.inf, np.nan):
+        with pytest.raises(ValueError):
+            _rebuild_topk_heap(4, np.array([1, 2]), np.array([1.0, bad]), 1.0)
+        heap = TopKHeap(4)
+        with pytest.raises(ValueError):
+            heap.push_or_update(1, bad)
+        assert len(heap) == 0
         heap.check_invariants()
-    TopKHeap(4).check_invariants()
 
 
 @pytest.mark.parametrize("store", ["SKETCH_ONLY", "WEIGHT_MEDIAN", "ACTIVE_SET", "BEAR"])
