@@ -11,6 +11,7 @@ import textwrap
 import numpy as np
 import pytest
 
+import sklearn_sketch
 from sklearn_sketch import (
     AWMSketchClassifier,
     BearClassifier,
@@ -26,14 +27,18 @@ from sklearn_sketch import (
     WMSketchClassifier,
 )
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Where the package under test was imported from: the checkout when built in
+# place, site-packages when installed (a checkout without compiled extensions
+# must not shadow it, so the child runs from that folder).
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(sklearn_sketch.__file__)))
 
 
 def run_child(code):
-    """Run ``code`` in a fresh interpreter on this checkout; its CompletedProcess."""
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    """Run ``code`` in a fresh interpreter on the package under test; its CompletedProcess."""
+    env = dict(os.environ,
+               PYTHONPATH=PACKAGE_PARENT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, env=env, timeout=300)
+                          text=True, env=env, cwd=PACKAGE_PARENT, timeout=300)
 
 
 # ---------------------------------------------------------------- batch sizes
