@@ -793,28 +793,23 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
             history.start_batch()
             if first_key:
                 history.add_key(INTERCEPT_KEY)
+            # 'normalized': the batch's mean ||x||^2 is the scale of curvature
+            # that the pairs cannot give (the first step, damping) on the
+            # features; the intercept, a feature of value 1, keeps 1. Steps then
+            # do not depend on the scale of the features.
+            norm2 = 0.0
             off = 0
             for b in range(stop - start):
                 row = order[start + b]
                 for p in range(indptr[row], indptr[row + 1]):
                     nnz_pos[off + p - indptr[row]] = history.add_key(indices[p])
+                    norm2 += data[p] * data[p]
                 off += indptr[row + 1] - indptr[row]
             n_active = history.n_active
             history.find_shared()
-            # 'normalized': the batch's mean ||x||^2 is the scale of curvature
-            # that the pairs cannot give (the first step, damping) on the
-            # features; the intercept, a feature of value 1, keeps 1. Steps then
-            # do not depend on the scale of the features.
-            norm2 = 1.0
-            if params.schedule == NORMALIZED:
-                norm2 = 0.0
-                for b in range(stop - start):
-                    row = order[start + b]
-                    for p in range(indptr[row], indptr[row + 1]):
-                        norm2 += data[p] * data[p]
-                norm2 /= stop - start
-                if not (norm2 > 0.0 and isfinite(norm2)):
-                    norm2 = 1.0
+            norm2 /= stop - start
+            if params.schedule != NORMALIZED or not (norm2 > 0.0 and isfinite(norm2)):
+                norm2 = 1.0
 
             # Weights: the sketch's estimate for heap members, 0 for the rest.
             for j in range(first_key, n_active):
