@@ -42,6 +42,11 @@ from ._core._murmurhash cimport _fmix64
 from ._core._topk_heap cimport HEAP_REPLACED, TopKHeap
 
 
+#: The auto prediction compares the heap's and the sketch's reads on every
+#: COMPARE_EVERY-th sample.
+cdef int64_t COMPARE_EVERY = 4
+
+
 cdef class SGDParams:
     """Settings of a pass (a small object instead of many positional arguments)."""
 
@@ -320,8 +325,9 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     read_errors : tuple of float
         With ``params.compare_reads`` and a sketch-and-heap store: the summed
         errors (squared error for regression, else misclassifications) of the
-        heap-only and of the sketch-reading predictions of each sample just
-        before its update; zeros otherwise.
+        heap-only and of the sketch-reading predictions, just before their
+        update, of every ``COMPARE_EVERY``-th sample by the clock; zeros
+        otherwise.
     """
     cdef Py_ssize_t K = intercept.shape[0], n_rows = order.shape[0]
     cdef Py_ssize_t bs = params.batch_size, depth = 0
@@ -375,7 +381,10 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     cdef Py_ssize_t mistakes = 0
     # Progressive validation of the two ways a MISSION model can predict: the
     # heap alone (what training reads) and the sketch for features outside it.
-    cdef bint compare = params.compare_reads and store == SKETCH_AND_HEAP
+    # Every COMPARE_EVERY-th sample is enough to tell which read errs less, and
+    # the sketch reads of the others (a sixth of the pass's time) are saved.
+    cdef bint compare_pass = params.compare_reads and store == SKETCH_AND_HEAP
+    cdef bint compare = False
     cdef double heap_error = 0.0, sketch_error = 0.0
     cdef CountSketch sketch0 = sketches[0] if has_sketch else None
     with nogil:
@@ -387,6 +396,7 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
             off = 0
             for b in range(stop - start):
                 row = order[start + b]
+                compare = compare_pass and (<int64_t>t + b) % COMPARE_EVERY == 0
                 if has_sketch:
                     for p in range(indptr[row], indptr[row + 1]):
                         q = off + p - indptr[row]

@@ -100,9 +100,10 @@ _PREDICT_WITH_DOC = """
         paper's model, ``coef_``). 'sketch': also the sketch's estimate of
         every feature outside the heap, so a sample is scored by all its
         features, as feature hashing scores it. 'auto' picks, at the end of
-        each fit or partial_fit, the one whose predictions of each training
-        sample just before its update erred less (progressive validation,
-        recent passes weighing most; ties go to the heap); ``predict_with_``
+        each fit or partial_fit, the one whose predictions of training samples
+        just before their update erred less (progressive validation, on every
+        fourth sample for MISSION, every sample for BEAR; recent
+        passes weigh most; ties go to the heap); ``predict_with_``
         says which. The sketch wins when the heap's ``k`` features are absent
         from most samples (DNA reads of held-out strains: 0.90 against 0.55 for
         the heap alone, with the paper's sizes); the heap wins when a few

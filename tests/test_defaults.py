@@ -88,14 +88,24 @@ def test_explicit_predict_with_is_kept():
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_heap_read_errors_are_the_online_mistakes(n_classes):
     # MISSION trains on the heap's weights, so the heap read's progressive
-    # errors of one pass are its online mistakes.
-    X, y = _many_weak_features_task(1000, 3)
+    # errors of one pass are its online mistakes on the compared samples:
+    # every fourth by the clock (t = 4, 8, ...: rows 3, 7, ... in order).
+    X, y = _many_weak_features_task(400, 3)
     if n_classes == 3:
         y = y + (np.asarray(X[:, :100].sum(axis=1)).ravel() > 0)
-    est = MissionClassifier(n_features_to_select=10, max_iter=1, random_state=0).fit(X, y)
+    params = dict(n_features_to_select=10, shuffle=False, random_state=0)
+    est = MissionClassifier(max_iter=1, **params).fit(X, y)
     heap_error, sketch_error = est._state.read_errors
-    assert heap_error == round(est.online_error_rate_ * X.shape[0])
-    assert 0 < sketch_error < X.shape[0]
+    # The same pass one row at a time gives each row's online mistake.
+    by_row = MissionClassifier(**params)
+    mistakes = []
+    for i in range(X.shape[0]):
+        by_row.partial_fit(X[i:i + 1], y[i:i + 1], classes=np.unique(y))
+        mistakes.append(by_row._state.mistakes)
+    mistakes = np.asarray(mistakes)
+    assert heap_error == mistakes[3::4].sum()
+    assert heap_error < mistakes.sum()
+    assert 0 < sketch_error < X.shape[0] / 4
 
 
 def test_predict_with_is_read_at_prediction_time():

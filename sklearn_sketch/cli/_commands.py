@@ -89,17 +89,31 @@ def cmd_demo(args):
 
 # ------------------------------------------------------------------- fit
 class _ReadEarly:
-    """The training stream, its first pass already being read by a background thread.
+    """The training stream, its labels scanned and its first pass read by a background thread.
 
-    The reading starts before the estimator (and scikit-learn) is imported,
-    so the import overlaps the parse; later passes are read ahead as
-    :func:`partial_fit_stream` would.
+    One thread scans the labels (svmlight, VW), then reads the first pass
+    ahead, while the main thread imports the estimator (and scikit-learn):
+    the import, which holds the GIL, keeps a core to itself. Later passes are
+    read ahead as :func:`partial_fit_stream` would.
     """
 
     def __init__(self, stream):
         from ..io._training import Prefetcher
         self.stream = stream
-        self.first = Prefetcher(stream, EARLY_READ_CHUNKS)
+        self.scanned = concurrent.futures.Future()
+        self.first = Prefetcher(self._scan_then_read(), EARLY_READ_CHUNKS)
+
+    def _scan_then_read(self):
+        try:
+            self.scanned.set_result(self.stream.classes())
+        except BaseException as exc:  # Raised in the main thread by classes().
+            self.scanned.set_exception(exc)
+            return
+        yield from self.stream
+
+    def classes(self):
+        """Every class of the input (waits for the scan)."""
+        return self.scanned.result()
 
     def __iter__(self):
         from ..io._training import _prefetched
@@ -144,23 +158,19 @@ def cmd_fit(args):
                          shuffle_buffer=shuffle_rows(args),
                          keep_names=ESTIMATORS[args.estimator][2])
     early = _ReadEarly(stream)
-    # The labels are scanned (svmlight, VW) while scikit-learn is imported.
-    scan = concurrent.futures.ThreadPoolExecutor(1)
     try:
-        scanned = scan.submit(stream.classes)
         estimator = _new_estimator(args.estimator)
         try:
             estimator.set_params(**params)
         except ValueError as exc:
             raise CommandError(f"bad --param for {args.estimator}: {exc}") from exc
-        classes = scanned.result()
+        classes = early.classes()
         counted = _Counted(early)
         from ..io import partial_fit_stream
         start = time.perf_counter()
         partial_fit_stream(estimator, counted, classes=classes, epochs=args.epochs,
                            verbose=0 if args.quiet else 1, prefetch=False)
     finally:
-        scan.shutdown(cancel_futures=True)
         early.close()
     if counted.weighted_rows == 0:
         raise CommandError("the input holds no example with a non-zero weight: nothing to "
