@@ -108,7 +108,9 @@ def parse_memory_budget(budget):
 
 def heap_bytes(capacity, aux=False):
     """``TopKHeap(capacity, aux=aux).memory_bytes`` without building it."""
-    return 16 * capacity + 4 * ((10 * capacity + 6) // 7) + (8 * capacity if aux else 0)
+    filter_bits = min((8 * capacity + 63) // 64 * 64, 2**32) if capacity >= 64 else 0
+    return (16 * capacity + 4 * ((10 * capacity + 6) // 7) + filter_bits // 8
+            + (8 * capacity if aux else 0))
 
 
 def sketch_bytes(width, depth):

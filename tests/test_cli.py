@@ -208,3 +208,34 @@ def test_fit_writes_a_model_file_with_its_input_options(svmlight, tmp_path, caps
     from sklearn_sketch import save
     save(estimator, model)
     assert "metadata" in one_line_error(capsys, ["select", "--model", str(model)])
+
+
+def _run_console(args, tmp_path):
+    """``python -m sklearn_sketch ARGS`` in a fresh interpreter on the package under test."""
+    import os
+    import subprocess
+    import sys
+
+    import sklearn_sketch
+    parent = os.path.dirname(os.path.dirname(os.path.abspath(sklearn_sketch.__file__)))
+    env = dict(os.environ, PYTHONPATH=parent + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("PYTHONUNBUFFERED", None)  # buffered output, as most users have
+    return subprocess.run([sys.executable, "-m", "sklearn_sketch", *args], capture_output=True,
+                          text=True, env=env, cwd=parent, timeout=300)
+
+
+def test_console_script_flushes_its_output_and_returns_the_status(tmp_path, svmlight):
+    # run() leaves with os._exit: what the command printed must still arrive whole,
+    # and a user error must still give status 2.
+    model = tmp_path / "model.skm"
+    fitted = _run_console(["fit", "--svmlight", str(svmlight), "--output", str(model)],
+                          tmp_path)
+    assert fitted.returncode == 0, fitted.stderr
+    assert "saved to" in fitted.stdout and model.exists()
+    selected = _run_console(["select", "--model", str(model), "--top", "5", "--format",
+                             "json"], tmp_path)
+    assert selected.returncode == 0, selected.stderr
+    assert len(json.loads(selected.stdout)) == 5  # the whole JSON document arrived
+    missing = _run_console(["select", "--model", str(tmp_path / "absent.skm")], tmp_path)
+    assert missing.returncode == 2
+    assert missing.stderr.startswith("sklearn-sketch: error:")

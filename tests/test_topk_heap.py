@@ -562,11 +562,13 @@ def test_memory_bytes_per_entry_at_most_24(capacity):
     assert len(heap) == capacity
     heap.check_invariants()
     assert heap.memory_bytes <= 24 * capacity
-    assert heap.memory_bytes == 16 * capacity + 4 * heap.n_slots
+    assert heap.memory_bytes == 16 * capacity + 4 * heap.n_slots + heap.filter_bits // 8
     assert heap.n_slots == -(-10 * capacity // 7)
+    # One filter byte an entry (rounded up to 8 bytes) from 64 entries on.
+    assert heap.filter_bits == (0 if capacity < 64 else -(-capacity // 8) * 64)
     arrays = [a for a in heap._arrays if a is not None]
     assert heap.memory_bytes == sum(a.nbytes for a in arrays)
-    assert len(arrays) == 3
+    assert len(arrays) == (3 if capacity < 64 else 4)
     with_aux = TopKHeap(capacity, aux=True)
     assert with_aux.memory_bytes == heap.memory_bytes + 8 * capacity
     assert with_aux.memory_bytes == sum(
@@ -634,3 +636,24 @@ def test_aux_values_travel_with_their_entries():
     assert heap.get_aux(10**6) is None
     with pytest.raises(KeyError):
         heap.set_aux(10**6, 1.0)
+
+
+def test_presence_filter_survives_rebuilds_under_churn():
+    # Every replacement sets a filter bit; after 2 * capacity of them the filter is
+    # rebuilt from the heap. A key in the heap must never be reported absent.
+    capacity = 64
+    heap = TopKHeap(capacity)
+    assert heap.filter_bits == 8 * capacity
+    reference = {}
+    rng = np.random.default_rng(0)
+    for step in range(20 * capacity):
+        key, weight = int(rng.integers(0, 10**6)), float(step + 1)  # each offer enters
+        evicted = heap.push_or_update(key, weight)
+        reference[key] = weight
+        if evicted is not None:
+            del reference[evicted[0]]
+        if step % 37 == 0:
+            heap.check_invariants()
+    assert sorted(heap.keys().tolist()) == sorted(reference)
+    assert all(heap.get(k) == w for k, w in reference.items())
+    assert not any(k in heap for k in range(10**6, 10**6 + 1000))

@@ -32,6 +32,12 @@ cdef class TopKHeap:
     cdef int _pos_bits
     cdef uint32_t _pos_mask
     cdef uint32_t _tag_mask
+    # A presence filter of _filter_bits bits (8 per entry; NULL below
+    # FILTER_MIN_CAPACITY entries): a bit is set for every key inserted since the
+    # last rebuild, so a clear bit proves a key absent without probing the map.
+    cdef uint64_t* _filter
+    cdef uint64_t _filter_bits
+    cdef Py_ssize_t _filter_inserts
     # Every array the heap holds (keys, weights, map, aux or None): memory_bytes.
     cdef readonly object _arrays
 
@@ -51,7 +57,12 @@ cdef class TopKHeap:
     cdef uint32_t _tag(self, uint64_t h) noexcept nogil
     cdef Py_ssize_t _pos_at(self, Py_ssize_t slot) noexcept nogil
     cdef bint _less(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil
+    cdef uint64_t _filter_bit(self, uint64_t h) noexcept nogil
+    cdef bint _maybe_present(self, uint64_t h) noexcept nogil
+    cdef void _filter_add(self, uint64_t h) noexcept nogil
+    cdef void _filter_rebuild(self) noexcept nogil
     cdef Py_ssize_t _find(self, int64_t key) noexcept nogil
+    cdef Py_ssize_t _find_hashed(self, int64_t key, uint64_t h) noexcept nogil
     cdef Py_ssize_t _slot_of(self, int64_t key, Py_ssize_t pos) noexcept nogil
     cdef void _set_pos(self, Py_ssize_t slot, Py_ssize_t pos) noexcept nogil
     cdef void _map_delete(self, Py_ssize_t slot) noexcept nogil

@@ -5,11 +5,17 @@ import numpy as np
 
 from libc.math cimport fabs, isfinite
 from libc.stdint cimport int64_t, uint32_t, uint64_t
+from libc.string cimport memset
 
 from ._count_sketch import _check_scaling
 from ._murmurhash cimport _fmix64
 
 cdef double _MIN_SCALE = 1e-9
+# Heaps of at least this many entries keep a presence filter of 8 bits an entry.
+FILTER_MIN_CAPACITY = 64
+cdef Py_ssize_t _FILTER_MIN_CAPACITY = FILTER_MIN_CAPACITY
+# Multiply-shift range reduction of 32 bits reaches at most 2**32 filter bits.
+cdef uint64_t _MAX_FILTER_BITS = <uint64_t>1 << 32
 _MAX_CAPACITY = 2**31 - 1
 
 
@@ -58,9 +64,13 @@ cdef class TopKHeap:
     equal after an inexact ``scale`` keep their earlier order.
 
     An entry costs at most 24 bytes when the heap is full: its int64 key and
-    float64 weight (16 bytes) and its share of the key map, ``ceil(10 *
+    float64 weight (16 bytes), its share of the key map, ``ceil(10 *
     capacity / 7)`` 4-byte slots (load 0.7) that hold a heap position and a
-    tag of the key's hash (the key itself is read from the heap). An
+    tag of the key's hash (the key itself is read from the heap), and from 64
+    entries on one byte of a presence filter: a bit set for each key inserted
+    since the filter was last rebuilt (it is rebuilt from the heap after
+    ``2 * capacity`` insertions), so that most keys not in the heap, the common
+    case of a model's lookups, are known absent without probing the map. An
     auxiliary value per entry (``aux=True``) adds 8 bytes.
 
     Parameters
@@ -80,9 +90,12 @@ cdef class TopKHeap:
     n_slots : int
         Slots of the key map.
     memory_bytes : int
-        Bytes of every array the heap holds (keys, weights, key map, auxiliary
-        values): ``16 * capacity + 4 * n_slots``, plus ``8 * capacity`` with
-        ``aux``.
+        Bytes of every array the heap holds (keys, weights, key map, presence
+        filter, auxiliary values): ``16 * capacity + 4 * n_slots +
+        filter_bits / 8``, plus ``8 * capacity`` with ``aux``.
+    filter_bits : int
+        Bits of the presence filter: ``8 * capacity`` rounded up to a multiple
+        of 64 (at most ``2**32``), 0 below 64 entries.
 
     Examples
     --------
@@ -99,7 +112,7 @@ cdef class TopKHeap:
     >>> heap.get(11), 10 in heap
     (-2.0, False)
     >>> TopKHeap(1000).memory_bytes / 1000
-    21.716
+    22.716
     """
 
     def __cinit__(self):
@@ -119,7 +132,18 @@ cdef class TopKHeap:
         weights = np.zeros(capacity, dtype=np.float64)
         slots = np.zeros(n_slots, dtype=np.uint32)
         aux_values = np.zeros(capacity, dtype=np.float64) if aux else None
-        self._arrays = (keys, weights, slots, aux_values)
+        cdef uint64_t filter_bits = 0
+        if capacity >= _FILTER_MIN_CAPACITY:
+            filter_bits = min(<uint64_t>(8 * capacity + 63) // 64 * 64, _MAX_FILTER_BITS)
+        presence = np.zeros(filter_bits // 64, dtype=np.uint64)
+        self._arrays = (keys, weights, slots, aux_values, presence if filter_bits else None)
+        cdef uint64_t[::1] f
+        self._filter = NULL
+        if filter_bits:
+            f = presence
+            self._filter = &f[0]
+        self._filter_bits = filter_bits
+        self._filter_inserts = 0
         cdef int64_t[::1] k = keys
         cdef double[::1] w = weights, a
         cdef uint32_t[::1] m = slots
@@ -147,9 +171,46 @@ cdef class TopKHeap:
     cdef inline uint32_t _tag(self, uint64_t h) noexcept nogil:
         return (<uint32_t>h & self._tag_mask) << self._pos_bits
 
+    cdef inline uint64_t _filter_bit(self, uint64_t h) noexcept nogil:
+        # Remixed so that the bit is independent of the map's home slot.
+        return (((h * 0x9E3779B97F4A7C15ULL) >> 32) * self._filter_bits) >> 32
+
+    cdef bint _maybe_present(self, uint64_t h) noexcept nogil:
+        """False proves the key of hash ``h`` absent; True means probe the map."""
+        cdef uint64_t bit
+        if self._filter == NULL:
+            return True
+        bit = self._filter_bit(h)
+        return (self._filter[bit >> 6] >> (bit & 63)) & 1
+
+    cdef void _filter_add(self, uint64_t h) noexcept nogil:
+        cdef uint64_t bit
+        if self._filter == NULL:
+            return
+        bit = self._filter_bit(h)
+        self._filter[bit >> 6] |= (<uint64_t>1) << (bit & 63)
+        self._filter_inserts += 1
+        # Removed keys leave their bits set: rebuild before they pile up.
+        if self._filter_inserts > 2 * self.capacity:
+            self._filter_rebuild()
+
+    cdef void _filter_rebuild(self) noexcept nogil:
+        cdef Py_ssize_t i
+        cdef uint64_t bit
+        if self._filter == NULL:
+            return
+        memset(self._filter, 0, self._filter_bits // 8)
+        for i in range(self._size):
+            bit = self._filter_bit(_fmix64(<uint64_t>self._keys[i]))
+            self._filter[bit >> 6] |= (<uint64_t>1) << (bit & 63)
+        self._filter_inserts = self._size
+
     cdef Py_ssize_t _find(self, int64_t key) noexcept nogil:
         """Map slot holding ``key``, or the empty slot where it would go."""
-        cdef uint64_t h = _fmix64(<uint64_t>key)
+        return self._find_hashed(key, _fmix64(<uint64_t>key))
+
+    cdef Py_ssize_t _find_hashed(self, int64_t key, uint64_t h) noexcept nogil:
+        """``_find`` of a key whose ``_fmix64`` hash is ``h``."""
         cdef uint32_t tag = self._tag(h), v
         cdef Py_ssize_t slot = self._home(h)
         while True:
@@ -288,8 +349,14 @@ cdef class TopKHeap:
     cdef HeapOutcome offer(self, int64_t key, double weight,
                            int64_t* evicted_key, double* evicted_weight) noexcept nogil:
         """Insert or update ``key``; on HEAP_REPLACED the evicted entry is written out."""
-        cdef Py_ssize_t slot = self._find(key), pos = self._pos_at(slot)
+        cdef uint64_t h = _fmix64(<uint64_t>key)
+        cdef Py_ssize_t slot, pos
         cdef double stored = weight / self._scale
+        if (self._size == self.capacity and not self._maybe_present(h)
+                and not self.accepts(key, weight)):
+            return HEAP_REJECTED  # absent and not good enough: no probe needed
+        slot = self._find_hashed(key, h)
+        pos = self._pos_at(slot)
         if pos >= 0:
             self._weights[pos] = stored
             if self._sift_up(pos, slot) == pos:
@@ -302,7 +369,8 @@ cdef class TopKHeap:
             self._weights[pos] = stored
             if self._aux != NULL:
                 self._aux[pos] = 0.0
-            self._map[slot] = self._tag(_fmix64(<uint64_t>key)) | <uint32_t>(pos + 1)
+            self._map[slot] = self._tag(h) | <uint32_t>(pos + 1)
+            self._filter_add(h)
             self._sift_up(pos, slot)
             return HEAP_INSERTED
         if not self.accepts(key, weight):
@@ -310,9 +378,10 @@ cdef class TopKHeap:
         evicted_key[0] = self._keys[0]
         evicted_weight[0] = self._weights[0] * self._scale
         self._map_delete(self._slot_of(self._keys[0], 0))
-        slot = self._find(key)  # the deletion may have shifted the probe run
-        self._map[slot] = self._tag(_fmix64(<uint64_t>key)) | 1
+        slot = self._find_hashed(key, h)  # the deletion may have shifted the probe run
+        self._map[slot] = self._tag(h) | 1
         self._keys[0] = key
+        self._filter_add(h)  # after the key is in place: a rebuild reads the keys
         self._weights[0] = stored
         if self._aux != NULL:
             self._aux[0] = 0.0
@@ -320,7 +389,11 @@ cdef class TopKHeap:
         return HEAP_REPLACED
 
     cdef bint lookup(self, int64_t key, double* weight) noexcept nogil:
-        cdef Py_ssize_t pos = self._pos_at(self._find(key))
+        cdef uint64_t h = _fmix64(<uint64_t>key)
+        cdef Py_ssize_t pos
+        if not self._maybe_present(h):
+            return False
+        pos = self._pos_at(self._find_hashed(key, h))
         if pos < 0:
             return False
         weight[0] = self._weights[pos] * self._scale
@@ -364,7 +437,11 @@ cdef class TopKHeap:
 
     cdef bint lookup_aux(self, int64_t key, double* weight, double* aux) noexcept nogil:
         """``lookup`` that also reads the auxiliary value (0 without auxiliary values)."""
-        cdef Py_ssize_t pos = self._pos_at(self._find(key))
+        cdef uint64_t h = _fmix64(<uint64_t>key)
+        cdef Py_ssize_t pos
+        if not self._maybe_present(h):
+            return False
+        pos = self._pos_at(self._find_hashed(key, h))
         if pos < 0:
             return False
         weight[0] = self._weights[pos] * self._scale
@@ -399,6 +476,10 @@ cdef class TopKHeap:
     def memory_bytes(self):
         _ready(self)
         return int(sum(a.nbytes for a in self._arrays if a is not None))
+
+    @property
+    def filter_bits(self):
+        return int(self._filter_bits)
 
     @property
     def has_aux(self):
@@ -615,6 +696,9 @@ cdef class TopKHeap:
                 raise AssertionError(f"key {self._keys[pos]} has a wrong tag")
         if n_mapped != self._size:
             raise AssertionError(f"key map holds {n_mapped} entries for {self._size}")
+        for pos in range(self._size):
+            if not self._maybe_present(_fmix64(<uint64_t>self._keys[pos])):
+                raise AssertionError(f"key {self._keys[pos]} is missing from the presence filter")
         if not (isfinite(self._scale) and self._scale != 0.0 and isfinite(self._aux_scale)
                 and self._aux_scale != 0.0):
             raise AssertionError(f"scale factors {self._scale}, {self._aux_scale} are not "

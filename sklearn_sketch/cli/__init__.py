@@ -5,9 +5,9 @@ input options into a stream of chunks, ``_model_file`` reads and writes model
 files and ``_demo`` holds the demos. Heavy modules load only when a command
 needs them, so ``--help`` and ``--version`` answer at once.
 """
-from ._main import main
+from ._main import main, run
 
-__all__ = ["main", "run_dna_demo", "run_heavy_hitters_demo"]
+__all__ = ["main", "run", "run_dna_demo", "run_heavy_hitters_demo"]
 
 
 def __getattr__(name):

@@ -1,5 +1,6 @@
 """Argument parsing and the entry point of the ``sklearn-sketch`` command."""
 import argparse
+import os
 import sys
 
 from .. import __version__
@@ -111,3 +112,20 @@ def main(argv=None):
         print(f"sklearn-sketch: error: {message}", file=sys.stderr)
         return 2
     return 0
+
+
+def run():
+    """The console script: :func:`main`, then exit without tearing the interpreter down.
+
+    Once a command has written its output, freeing scikit-learn's, SciPy's and
+    pandas' modules one by one only delays the shell: about 0.3 s, a tenth of
+    a ``fit`` on a 400 MB file. The output streams are flushed first (model
+    files are closed by the commands themselves).
+    """
+    status = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):  # The reader went away (``| head``).
+        pass
+    os._exit(status)
