@@ -37,7 +37,7 @@ _MISSION_BUDGET_DOC = """
         (``memory_bytes_ <= memory_budget``), or None to use
         ``n_features_to_select`` and ``sketch_width`` as given. A budget
         replaces both: after the intercepts each model (one per class for
-        multi-class) gets an equal part, a quarter to its heap (about 21.7
+        multi-class) gets an equal part, a quarter to its heap (about 22.7
         bytes an entry) and three quarters to its ``sketch_depth`` rows of
         float32 cells, since the heap holds the k selected features while the
         sketch carries the gradient of every feature. The shape chosen is in

@@ -51,7 +51,7 @@ _WM_PARAMS_DOC = """
         default is about MissionClassifier's default size)
         (``memory_bytes_ <= memory_budget``): after the intercepts, each
         model (one per class for multi-class) gets an equal part, split
-        between its heap (about 21.7 bytes an entry) and its sketch (4 bytes
+        between its heap (about 22.7 bytes an entry) and its sketch (4 bytes
         a cell): {heap_share}. The chosen shape is in ``sketch_width_``,
         ``sketch_depth_`` and ``n_features_to_select_``. ``None`` requires
         the three values below.
