@@ -106,7 +106,8 @@ class TruncationClassifier(_BudgetedBaseline):
     memory_budget : int or str, default='4MB'
         Bytes of the whole fitted estimator, all classes together: the
         intercepts, then equal heaps, about 22.7 bytes an entry (key, weight,
-        key map, presence filter), 30.7 for probabilistic truncation (plus the reservoir key).
+        key map, presence filter), 30.7 for probabilistic truncation (plus
+        the reservoir key).
         The capacity chosen is ``n_features_to_select_``.
     truncation : {{'simple', 'probabilistic'}}, default='simple'
         Which weights survive a truncation.
