@@ -4,9 +4,10 @@ Input validation, feature keys, learning-rate schedules, the training loop over
 passes (one compiled call per pass), the fitted attributes and the selection
 API live here; each algorithm family only says where its weights live.
 """
-import copy
 import re
 import sys
+import threading
+import weakref
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -187,6 +188,22 @@ def _init_sgd_params(self, learning_rate, eta0, power_t, alpha, fit_intercept, b
     self.verbose = verbose
 
 
+# One reentrant lock per estimator, made on first use and dropped with the
+# estimator: kept outside the instance so that pickling, clone, get_params and
+# the model files never see it.
+_LOCKS = weakref.WeakKeyDictionary()
+_LOCKS_GUARD = threading.Lock()
+
+
+def _estimator_lock(estimator):
+    """The lock that serializes training (and saving) of ``estimator``."""
+    with _LOCKS_GUARD:
+        lock = _LOCKS.get(estimator)
+        if lock is None:
+            lock = _LOCKS[estimator] = threading.RLock()
+        return lock
+
+
 class _ModelState:
     """What training changes: sketches, heaps, intercepts and the clock."""
 
@@ -205,6 +222,22 @@ class _ModelState:
         # Errors of heap-only and sketch-reading predictions before each update
         # (predict_with='auto'), earlier passes weighing half as much each time.
         self.read_errors = np.zeros(2)
+
+    def training_copy(self):
+        """A state to continue training on, leaving this one's small parts untouched.
+
+        The sketches are the same objects (the caller writes them through their
+        undo journals); heaps, intercepts, counters and BEAR's history are
+        copies, bounded by the heaps' capacity and the history, not by the
+        sketches.
+        """
+        out = _ModelState(list(self.sketches), [heap.copy() for heap in self.heaps],
+                          self.intercept.copy(), self.t, self.n_passes, self.shuffle_seed,
+                          history=None if self.history is None else self.history.copy())
+        out.mistakes = self.mistakes
+        out.last_pass_samples = self.last_pass_samples
+        out.read_errors = self.read_errors.copy()
+        return out
 
 
 def _as_csr_int64(X):
@@ -367,6 +400,10 @@ class _BaseSketchSGD(BaseEstimator):
                 state, params, indptr, indices, data, y, sample_weight, order,
                 _max_batch_nnz(indptr, order, params.batch_size))
             if status == PASS_DIVERGED or not self._state_is_finite(state):
+                if any(sketch.journal_failed for sketch in state.sketches):
+                    raise MemoryError(
+                        "cannot allocate the undo journal of the sketches; the model is "
+                        "left as it was before this call")
                 raise ValueError(
                     f"{type(self).__name__} diverged: the weights became infinite or NaN "
                     f"(eta0={self.eta0}); use a smaller eta0 or scale the features. The "
@@ -388,18 +425,30 @@ class _BaseSketchSGD(BaseEstimator):
 
     @staticmethod
     def _state_is_finite(state):
-        """Whether every weight is finite (the kernel only sees the weights it reads)."""
+        """Whether every weight is finite (the kernel only sees the weights it reads).
+
+        A journaled sketch (a fitted model, finite before the call) checks only
+        the cells written since its journal began.
+        """
         return (np.isfinite(state.intercept).all()
-                and all(np.isfinite(s.scale_factor) and np.isfinite(s.table).all()
+                and all(s.journal_finite() if s.journaling else s.all_finite()
                         for s in state.sketches)
-                and all(np.isfinite(h.weights()).all() and (not h.has_aux or np.isfinite(h.aux_items()).all())
-                        for h in state.heaps))
+                and all(h.all_finite() for h in state.heaps))
 
     def _fit(self, X, y, sample_weight, *, reset, partial, classes=None, n_passes):
-        """Validate, train on a fresh or copied state, and only then set attributes.
+        """Validate, train, and only then set attributes; leave the model as it was on error.
 
         ``reset`` starts a new model (and new input checks); ``partial`` says the
         call is ``partial_fit`` (classes come from ``classes``, not from ``y``).
+        A new model trains a fresh state. A fitted one trains
+        :meth:`_ModelState.training_copy`: copies of the heaps, intercepts,
+        counters and BEAR's history, and the model's own sketches, whose
+        writes go through their undo journals
+        (:meth:`~sklearn_sketch.CountSketch.journal_begin`). If anything
+        raises, the journals roll the sketches back bit for bit and the copies
+        are dropped (``_fit_guarded`` restores the attributes); on success the
+        journals are committed. So nothing of the sketches' size is copied: a
+        call costs the model, its input and what it touches.
         """
         raw_names = None
         if is_raw_input(X):
@@ -408,16 +457,31 @@ class _BaseSketchSGD(BaseEstimator):
             X, y, sample_weight, reset=reset, partial=partial, classes=classes)
         n_models = self._n_models(classes_)
         if reset:
-            state = self._new_state(n_models)
+            state, journaled = self._new_state(n_models), []
         else:
-            state = copy.deepcopy(self._state)
-        self._run_passes(state, X, y_encoded, sample_weight, n_passes)
-        if classes_ is not None:
-            self.classes_ = classes_
-        self._state = state
-        self.n_iter_ = n_passes
-        self._remember_names(raw_names, reset)
-        self._set_fitted_attributes()
+            state = self._state.training_copy()
+            journaled = state.sketches
+        opened = []
+        # Each pass writes at most depth cells per non-zero in every sketch.
+        nnz = X.nnz if sp.issparse(X) else X.size
+        writes = nnz * n_passes * (journaled[0].depth if journaled else 0)
+        try:
+            for sketch in journaled:
+                sketch.journal_begin(writes)
+                opened.append(sketch)
+            self._run_passes(state, X, y_encoded, sample_weight, n_passes)
+            if classes_ is not None:
+                self.classes_ = classes_
+            self._state = state
+            self.n_iter_ = n_passes
+            self._remember_names(raw_names, reset)
+            self._set_fitted_attributes()
+        except BaseException:
+            for sketch in opened:
+                sketch.journal_rollback()
+            raise
+        for sketch in opened:
+            sketch.journal_commit()
         return self
 
     def _remember_names(self, names, reset):
@@ -472,8 +536,9 @@ class _BaseSketchSGD(BaseEstimator):
         if not self._uses_heap:
             return self
         check_is_fitted(self, "selected_features_")
-        self._remember_names(names, reset=False)
-        self.memory_bytes_ = self._memory_bytes()
+        with _estimator_lock(self):
+            self._remember_names(names, reset=False)
+            self.memory_bytes_ = self._memory_bytes()
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -496,24 +561,94 @@ class _BaseSketchSGD(BaseEstimator):
         self : object
             Fitted estimator.
         """
-        reset = not (self.warm_start and hasattr(self, "_state"))
-        if not reset:
-            self._check_warm_start_targets(y)
-        return self._fit_guarded(X, y, sample_weight, reset=reset, partial=False,
-                                 n_passes=self.max_iter)
+        return self._fit_guarded(X, y, sample_weight, partial=False, n_passes=self.max_iter)
 
     def _check_warm_start_targets(self, y):
         """Raise if ``y`` cannot continue the current model (classifiers check classes)."""
 
-    def _fit_guarded(self, *args, **kwargs):
-        """``_fit`` that restores every attribute when it raises."""
-        saved = dict(self.__dict__)
-        try:
-            return self._fit(*args, **kwargs)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            raise
+    def _fit_guarded(self, X, y, sample_weight, *, partial, classes=None, n_passes):
+        """``_fit`` under the estimator's lock, restoring every attribute when it raises.
+
+        Concurrent ``fit``/``partial_fit`` calls on one estimator run one after
+        the other. Whether the call continues the model is decided under the
+        lock: ``partial_fit`` continues a fitted model, ``fit`` one with
+        ``warm_start``.
+        """
+        with _estimator_lock(self):
+            fitted = "_state" in self.__dict__
+            reset = not fitted if partial else not (self.warm_start and fitted)
+            if not (partial or reset):
+                self._check_warm_start_targets(y)
+            saved = dict(self.__dict__)
+            try:
+                return self._fit(X, y, sample_weight, reset=reset, partial=partial,
+                                 classes=classes, n_passes=n_passes)
+            except BaseException:
+                self.__dict__.clear()
+                self.__dict__.update(saved)
+                raise
+
+    def save(self, path, *, metadata=None):
+        """Write this estimator to a model file that executes nothing on load.
+
+        A thin wrapper of :func:`sklearn_sketch.save`; read the file back with
+        :meth:`load` or :func:`sklearn_sketch.load`.
+
+        Parameters
+        ----------
+        path : str or path-like
+            File to write (``.skm`` is customary).
+        metadata : dict, default=None
+            JSON-able data stored with the model.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import numpy as np
+        >>> from sklearn_sketch import MissionClassifier
+        >>> X = np.random.RandomState(0).normal(size=(60, 8)); y = (X[:, 2] > 0).astype(int)
+        >>> clf = MissionClassifier(3, sketch_width=64, random_state=0).fit(X, y)
+        >>> path = os.path.join(tempfile.mkdtemp(), "model.skm")
+        >>> clf.save(path)
+        >>> loaded = MissionClassifier.load(path)
+        >>> bool((loaded.predict(X) == clf.predict(X)).all())
+        True
+        >>> from sklearn_sketch import BearClassifier
+        >>> BearClassifier.load(path)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+            ...
+        sklearn_sketch._model_files.ModelFileError: ...: the file holds a MissionClassifier, not a BearClassifier
+        """
+        from ._model_files import save
+
+        save(self, path, metadata=metadata)
+
+    @classmethod
+    def load(cls, path):
+        """The estimator of a model file, which must hold this class (or a subclass).
+
+        A thin wrapper of :func:`sklearn_sketch.load` that checks the class
+        named in the file before building anything.
+
+        Parameters
+        ----------
+        path : str or path-like
+            A file written by :meth:`save` or :func:`sklearn_sketch.save`.
+
+        Returns
+        -------
+        estimator : estimator
+            An instance of ``cls``, fitted as it was saved.
+
+        Raises
+        ------
+        ModelFileError
+            The file fails a check of :func:`sklearn_sketch.load`, or holds an
+            estimator of another class.
+        """
+        from ._model_files import read_model
+
+        return read_model(path, expected_class=cls)[0]
 
     def _set_fitted_attributes(self):
         state = self._state
@@ -743,6 +878,27 @@ class _SketchSelectorMixin(SelectorMixin):
         return np.asarray([names.get(i, f"x{i}") for i in columns.tolist()], dtype=object)
 
 
+def _check_classification_targets(y):
+    """``check_classification_targets`` for a validated 1-D ``y``, cheaper where its dtype settles it.
+
+    Integer, boolean and string labels, and floats that are all whole numbers,
+    are class labels; anything else goes through scikit-learn's check (which
+    a streaming call would otherwise pay for every chunk).
+    """
+    kind = y.dtype.kind
+    if y.ndim == 1 and (kind in "biuUS" or (kind == "f" and np.array_equal(y, np.floor(y)))):
+        return
+    check_classification_targets(y)
+
+
+def _same_labels(classes, classes_):
+    """Whether ``unique_labels(classes)`` equals ``classes_`` (without it when possible)."""
+    arr = np.asarray(classes)
+    if arr.ndim == 1 and arr.dtype.kind in "biufUS":
+        return np.array_equal(np.unique(arr), classes_)
+    return np.array_equal(unique_labels(classes), classes_)
+
+
 def _has_log_loss(estimator):
     if estimator.loss != "log_loss":
         raise AttributeError(
@@ -765,7 +921,7 @@ class _SketchClassifierMixin:
         return _BINARY_LOSSES[self.loss]
 
     def _encode_targets(self, y, *, partial, classes):
-        check_classification_targets(y)
+        _check_classification_targets(y)
         if not partial:
             classes_ = unique_labels(y)
             if len(classes_) < 2:
@@ -780,11 +936,13 @@ class _SketchClassifierMixin:
                 raise ValueError(f"classes must hold at least 2 classes, got {classes_!r}")
         else:
             classes_ = self.classes_
-            if classes is not None and not np.array_equal(unique_labels(classes), classes_):
+            if classes is not None and not _same_labels(classes, classes_):
                 raise ValueError(
                     f"`classes={classes!r}` is not the same as on the first call to "
                     f"partial_fit: {classes_!r}")
-        unseen = np.setdiff1d(unique_labels(y), classes_)
+        # check_classification_targets has refused mixed label types: np.unique is
+        # unique_labels here, without a second type_of_target (a streaming call's cost).
+        unseen = np.setdiff1d(np.unique(y), classes_)
         if unseen.size:
             raise ValueError(f"y holds labels not in classes {classes_!r}: {unseen!r}")
         index = np.searchsorted(classes_, y)
@@ -819,8 +977,8 @@ class _SketchClassifierMixin:
         self : object
             Fitted estimator.
         """
-        return self._fit_guarded(X, y, sample_weight, reset=not hasattr(self, "_state"),
-                                 partial=True, classes=classes, n_passes=1)
+        return self._fit_guarded(X, y, sample_weight, partial=True, classes=classes,
+                                 n_passes=1)
 
     def decision_function(self, X):
         """Signed scores: ``X @ coef_.T + intercept_`` (one column per class).
@@ -925,8 +1083,7 @@ class _SketchRegressorMixin:
         self : object
             Fitted estimator.
         """
-        return self._fit_guarded(X, y, sample_weight, reset=not hasattr(self, "_state"),
-                                 partial=True, n_passes=1)
+        return self._fit_guarded(X, y, sample_weight, partial=True, n_passes=1)
 
     def predict(self, X):
         """Predicted targets: ``X @ coef_.T + intercept_``.

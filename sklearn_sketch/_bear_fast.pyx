@@ -336,6 +336,25 @@ cdef class LBFGSHistory:
             self.add_key(kv[j])
         self.find_shared()
 
+    def copy(self):
+        """An independent copy of the pairs (the batch's workspace is allocated anew).
+
+        Returns
+        -------
+        history : LBFGSHistory
+            Equal to this history: the same pairs, window position and count.
+        """
+        _ready(self)
+        cdef LBFGSHistory out = LBFGSHistory.__new__(LBFGSHistory)
+        out.history_size = self.history_size
+        out.n_models = self.n_models
+        out._load({name: self._arrays[name].copy() for name in _STATE}, self.n_pairs,
+                  self.head, self.n_batches)
+        return out
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
     def __reduce__(self):
         state = {name: self._arrays[name].copy() for name in _STATE}
         return (_rebuild_history, (self.history_size, self.n_models, state, self.n_pairs,

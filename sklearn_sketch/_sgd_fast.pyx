@@ -453,8 +453,10 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
             if params.alpha > 0.0:
                 decay = max(0.0, 1.0 - eta * params.alpha)
                 for c in range(K):
-                    if has_sketch:
-                        (<CountSketch>sk[c]).multiply(decay)
+                    # False only when a sketch's journal cannot copy its table to
+                    # fold the scale (nothing changed): the caller raises.
+                    if has_sketch and not (<CountSketch>sk[c]).multiply(decay):
+                        status = PASS_DIVERGED
                     if store == SPACE_SAVING:
                         (<TopKHeap>hp[c]).multiply_aux(decay)
                     elif has_heap:

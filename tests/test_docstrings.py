@@ -9,6 +9,8 @@ MODULES = [
     "sklearn_sketch._core._count_sketch",
     "sklearn_sketch._core._topk_heap",
     "sklearn_sketch._core._heavy_hitters",
+    "sklearn_sketch._base",
+    "sklearn_sketch._model_files",
     "sklearn_sketch.mission",
     "sklearn_sketch.bear",
     "sklearn_sketch._bear_fast",

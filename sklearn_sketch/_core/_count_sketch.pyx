@@ -3,13 +3,14 @@ import numbers
 
 import numpy as np
 
-from libc.math cimport fabs, isfinite
+from libc.math cimport NAN, fabs, isfinite
 
 cdef extern from "_minmax.h" nogil:
     double sk_min(double a, double b)
     double sk_max(double a, double b)
 from libc.stdint cimport int64_t, uint32_t, uint64_t
-from libc.string cimport memset
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcpy, memmove, memset
 
 from ._murmurhash cimport bucket_and_sign_scrambled, scramble_key
 
@@ -20,6 +21,9 @@ from ._murmurhash import _as_key_array
 # Below this magnitude the lazy scale is folded into the table, so stored values
 # never underflow (scikit-learn's WeightVector does the same).
 cdef double _MIN_SCALE = 1e-9
+
+# Entries of the first undo log allocated; it then doubles.
+cdef Py_ssize_t _JOURNAL_MIN_ENTRIES = 1024
 
 
 cdef inline double _median3(double a, double b, double c) noexcept nogil:
@@ -146,6 +150,17 @@ cdef class CountSketch:
     within ``O(||x||_2 / sqrt(width))`` with probability growing in ``depth``.
     ``scale`` multiplies the whole vector in O(1) through a global factor.
 
+    Between :meth:`journal_begin` and :meth:`journal_commit` or
+    :meth:`journal_rollback`, every write is undoable: the first write to a
+    cell logs its previous value (a bitmap of one bit per cell marks the cells
+    logged), so a rollback restores the cells and the scale factor bit for bit
+    at a cost proportional to the cells touched, not to the table. A journal
+    whose log would pass half the table's bytes, or that sees a write to every
+    cell (a renormalisation of the scale, :meth:`clear`, :meth:`merge`,
+    :meth:`set_table`), holds one copy of the table instead. The estimators
+    train a fitted model this way, so a diverging ``partial_fit`` leaves it as
+    it was without copying it first.
+
     Parameters
     ----------
     width : int
@@ -174,6 +189,14 @@ cdef class CountSketch:
         Global factor applied lazily to the table.
     memory_bytes : int
         Bytes held by the table and the seeds.
+    journaling : bool
+        Whether a journal is open.
+    journal_cells : int
+        Cells whose previous value the open journal keeps (every cell once it
+        holds a copy of the table); 0 without a journal.
+    journal_bytes : int
+        Bytes held by the journal: the touched bitmap (kept from the first
+        journal on, ``depth * width / 8`` bytes), the log and the copy.
 
     Examples
     --------
@@ -186,10 +209,24 @@ cdef class CountSketch:
     >>> cs.scale(0.5)
     >>> float(cs.query([7])[0])
     1.25
+
+    Undoing writes:
+
+    >>> cs.journal_begin()
+    >>> cs.update([7, 7], [10.0, 5.0])
+    >>> cs.scale(1e-12)          # renormalises: the journal takes a copy of the table
+    >>> cs.journal_rollback()
+    >>> float(cs.query([7])[0]), cs.scale_factor
+    (1.25, 0.5)
     """
 
     def __cinit__(self):
         self._scale = 1.0
+
+    def __dealloc__(self):
+        free(self._jbits)
+        free(self._jlog)
+        free(self._jsnapshot)
 
     def __init__(self, width, depth=3, *, dtype=np.float32, random_state=None, seeds=None):
         width = _check_int("width", width, 1, 1 << 31)
@@ -249,23 +286,24 @@ cdef class CountSketch:
             for j in range(self.depth):
                 __builtin_prefetch(&self._t32[cells[j]], 1, 3)
 
-    cdef bint add_many(self, const int64_t* keys, const double* deltas, Py_ssize_t n,
-                       Py_ssize_t* cell_log, double* old_log) noexcept nogil:
-        """``add`` over arrays, undone if a value stops being finite.
+    cdef bint add_many(self, const int64_t* keys, const double* deltas,
+                       Py_ssize_t n) noexcept nogil:
+        """``add`` over arrays; False when a value stops being finite or the journal fails.
 
-        Keys of a block are hashed ahead so cache misses overlap. Every touched
-        cell and its previous value go to ``cell_log`` and ``old_log`` (room for
-        ``n * depth`` each); when a cell times the scale factor is not finite,
-        the logged values are written back in reverse order (the table is then
-        bit for bit as before) and False is returned.
+        Keys of a block are hashed ahead so cache misses overlap. Each key's
+        cells go through the open journal (if any) before they are written; the
+        call stops after the block where a cell times the scale factor is not
+        finite, or at the key whose cells the journal could not log (nothing of
+        that key is written). It undoes nothing itself: :meth:`update` opens a
+        journal (or a savepoint) around it and rolls it back.
         """
         cdef Py_ssize_t cells[MAX_DEPTH * PREFETCH_BLOCK]
         cdef double signs[MAX_DEPTH * PREFETCH_BLOCK]
-        cdef Py_ssize_t start = 0, i, j, m, c, d = self.depth, n_log = 0
+        cdef Py_ssize_t start = 0, i, j, m, c, d = self.depth
         cdef double scale = self._scale, inv_scale = 1.0 / self._scale, delta, value
         cdef float* t32 = self._t32
         cdef double* t64 = self._t64
-        cdef bint finite = True
+        cdef bint finite = True, journal = self._jon
         while start < n and finite:
             m = min(<Py_ssize_t>PREFETCH_BLOCK, n - start)
             for i in range(m):
@@ -273,28 +311,20 @@ cdef class CountSketch:
             # Locals instead of self.*: extensions build with -fno-strict-aliasing,
             # so a table store would otherwise force reloading the object's fields.
             for i in range(m):
+                if journal and not self._journal(&cells[i * d], d):
+                    finite = False
+                    break
                 delta = deltas[start + i] * inv_scale
                 for j in range(d):
                     c = cells[i * d + j]
-                    cell_log[n_log] = c
                     if t64 != NULL:
-                        old_log[n_log] = t64[c]
                         t64[c] += signs[i * d + j] * delta
                         value = t64[c]
                     else:
-                        old_log[n_log] = t32[c]
                         t32[c] += <float>(signs[i * d + j] * delta)
                         value = t32[c]
-                    n_log += 1
                     finite &= isfinite(value * scale)
             start += m
-        if not finite:
-            while n_log > 0:
-                n_log -= 1
-                if t64 != NULL:
-                    t64[cell_log[n_log]] = old_log[n_log]
-                else:
-                    t32[cell_log[n_log]] = <float>old_log[n_log]
         return finite
 
     cdef void estimate_many(self, const int64_t* keys, double* out, Py_ssize_t n) noexcept nogil:
@@ -312,10 +342,16 @@ cdef class CountSketch:
 
     cdef bint add_located(self, const Py_ssize_t* cells, const double* signs,
                           double delta) noexcept nogil:
-        """Add ``delta`` at located cells; False when a cell overflowed (is not finite)."""
+        """Add ``delta`` at located cells; False when a cell overflowed (is not finite).
+
+        False too, with nothing written, when the open journal cannot log the
+        cells (``journal_failed``).
+        """
         cdef Py_ssize_t j
         cdef double d = delta / self._scale
         cdef bint finite = True
+        if self._jon and not self._journal(cells, self.depth):
+            return False
         if self._is64:
             for j in range(self.depth):
                 self._t64[cells[j]] += signs[j] * d
@@ -383,26 +419,40 @@ cdef class CountSketch:
         return self.estimate_located(cells, signs)
 
     cdef double add_and_estimate(self, int64_t key, double delta) noexcept nogil:
-        """Add ``delta`` at ``key`` and return the new estimate, hashing once."""
+        """Add ``delta`` at ``key`` and return the new estimate, hashing once.
+
+        NaN when :meth:`add_located` fails (a cell overflowed, or the journal
+        could not log the cells).
+        """
         cdef Py_ssize_t cells[MAX_DEPTH]
         cdef double signs[MAX_DEPTH]
         self.locate(key, cells, signs)
-        self.add_located(cells, signs, delta)
+        if not self.add_located(cells, signs, delta):
+            return NAN
         return self.estimate_located(cells, signs)
 
-    cdef void multiply(self, double factor) noexcept nogil:
-        """Multiply every value by ``factor`` (finite) in O(1), folding the scale when tiny."""
-        if factor == 0.0:
-            self._scale = 0.0
-        else:
-            self._scale *= factor
-        if fabs(self._scale) < _MIN_SCALE:
-            self._renormalize()
+    cdef bint multiply(self, double factor) noexcept nogil:
+        """Multiply every value by ``factor`` (finite) in O(1), folding the scale when tiny.
 
-    cdef void _renormalize(self) noexcept nogil:
-        """Fold the global scale into the table."""
+        False, with nothing changed, when folding needs a copy of the table for
+        the open journal and it cannot be allocated.
+        """
+        cdef double scale = 0.0 if factor == 0.0 else self._scale * factor
+        if fabs(scale) < _MIN_SCALE:
+            # Folding writes every cell: the journal covers them first.
+            if self._jon and not self._journal_all():
+                return False
+            self._scale = scale
+            return self._renormalize()
+        self._scale = scale
+        return True
+
+    cdef bint _renormalize(self) noexcept nogil:
+        """Fold the global scale into the table (False, nothing changed: journal failed)."""
         cdef Py_ssize_t i, n = self.depth * self.width
         cdef double s = self._scale
+        if self._jon and not self._journal_all():
+            return False
         if s == 0.0:
             if self._is64:
                 memset(self._t64, 0, n * sizeof(double))
@@ -415,6 +465,226 @@ cdef class CountSketch:
             for i in range(n):
                 self._t32[i] = <float>(self._t32[i] * s)
         self._scale = 1.0
+        return True
+
+    # ------------------------------------------------------------ the journal
+    cdef bint _journal(self, const Py_ssize_t* cells, Py_ssize_t n) noexcept nogil:
+        """Log the ``n`` cells about to be written: first writes, or every write in a savepoint.
+
+        Called before the writes, only while a journal is open. False when the
+        log cannot grow (``_jfailed``): the caller must then write nothing.
+        """
+        cdef Py_ssize_t j, c
+        cdef uint64_t bit
+        if self._jfailed:
+            return False
+        if self._jsnapshot != NULL and not self._jsave:
+            return True
+        for j in range(n):
+            c = cells[j]
+            bit = (<uint64_t>1) << (c & 63)
+            if self._jbits[c >> 6] & bit:
+                if self._jsave and not self._journal_push(~c, c):
+                    return False
+                continue
+            if not self._journal_push(c, c):
+                return False
+            if self._jsnapshot != NULL and not self._jsave:
+                # The push folded the log into a copy: every cell is covered now.
+                return True
+            self._jbits[c >> 6] |= bit
+        return True
+
+    cdef bint _journal_push(self, Py_ssize_t entry, Py_ssize_t cell) noexcept nogil:
+        """Append ``(entry, table[cell])`` to the log, growing it, or fold it into a copy.
+
+        A log past half the table's bytes would cost more than a copy of the
+        table: it is folded into one (outside a savepoint no entry is then
+        made; a savepoint keeps logging its writes). False when no memory is
+        left (``_jfailed``).
+        """
+        cdef Py_ssize_t limit, cap
+        cdef JournalEntry* grown
+        if self._jlen == self._jcap:
+            limit = self._journal_limit()
+            if self._jsnapshot == NULL and self._jlen >= limit:
+                if not self._journal_all():
+                    return False
+                if not self._jsave:
+                    return True
+        if self._jlen == self._jcap:
+            cap = max(_JOURNAL_MIN_ENTRIES, 2 * self._jcap)
+            if not self._jsave:
+                cap = min(cap, self._journal_limit())
+            grown = <JournalEntry*>realloc(self._jlog, cap * sizeof(JournalEntry))
+            if grown == NULL:
+                self._jfailed = True
+                return False
+            self._jlog = grown
+            self._jcap = cap
+        self._jlog[self._jlen].cell = entry
+        self._jlog[self._jlen].old = self._t64[cell] if self._is64 else self._t32[cell]
+        self._jlen += 1
+        return True
+
+    cdef Py_ssize_t _table_bytes(self) noexcept nogil:
+        return self.depth * self.width * (sizeof(double) if self._is64 else sizeof(float))
+
+    cdef Py_ssize_t _journal_limit(self) noexcept nogil:
+        """Entries past which the log is folded into a copy: half the table's bytes."""
+        return max(_JOURNAL_MIN_ENTRIES,
+                   self._table_bytes() // (2 * <Py_ssize_t>sizeof(JournalEntry)))
+
+    cdef bint _journal_all(self) noexcept nogil:
+        """Cover every cell: a copy of the table as it was when the journal began.
+
+        The copy is the current table with the logged old values written back
+        (newest first, so each cell ends with its oldest); the log is then
+        emptied, but for the entries of an open savepoint, which it needs to
+        undo its own writes. Nothing to do without a journal or with a copy
+        already. False when the copy cannot be allocated (``_jfailed``;
+        nothing changed).
+        """
+        cdef Py_ssize_t i, c, n = self._table_bytes(), keep_from
+        cdef float* snap32
+        cdef double* snap64
+        if not self._jon or self._jsnapshot != NULL:
+            return True
+        self._jsnapshot = malloc(n)
+        if self._jsnapshot == NULL:
+            self._jfailed = True
+            return False
+        memcpy(self._jsnapshot, self._t64 if self._is64 else <void*>self._t32, n)
+        snap32 = <float*>self._jsnapshot
+        snap64 = <double*>self._jsnapshot
+        i = self._jlen
+        while i > 0:
+            i -= 1
+            c = self._jlog[i].cell
+            if c < 0:
+                c = ~c
+            if self._is64:
+                snap64[c] = self._jlog[i].old
+            else:
+                snap32[c] = <float>self._jlog[i].old
+        # The bits now belong to the savepoint's entries only.
+        keep_from = self._jmark if self._jsave else self._jlen
+        for i in range(keep_from):
+            c = self._jlog[i].cell
+            if c >= 0:
+                self._jbits[c >> 6] &= ~((<uint64_t>1) << (c & 63))
+        if self._jsave:
+            memmove(self._jlog, &self._jlog[keep_from],
+                    (self._jlen - keep_from) * sizeof(JournalEntry))
+            self._jlen -= keep_from
+            self._jmark = 0
+        else:
+            free(self._jlog)
+            self._jlog = NULL
+            self._jlen = self._jcap = 0
+        return True
+
+    cdef void _journal_replay(self, Py_ssize_t stop) noexcept nogil:
+        """Write back the old values of the entries from ``stop`` on, newest first."""
+        cdef Py_ssize_t i = self._jlen, c
+        while i > stop:
+            i -= 1
+            c = self._jlog[i].cell
+            if c >= 0:
+                self._jbits[c >> 6] &= ~((<uint64_t>1) << (c & 63))
+            else:
+                c = ~c
+            if self._is64:
+                self._t64[c] = self._jlog[i].old
+            else:
+                self._t32[c] = <float>self._jlog[i].old
+        self._jlen = stop
+
+    cdef void _journal_close(self) noexcept nogil:
+        """Forget the journal: clear the bits its entries set, free the log and the copy."""
+        cdef Py_ssize_t i, c
+        for i in range(self._jlen):
+            c = self._jlog[i].cell
+            if c >= 0:
+                self._jbits[c >> 6] &= ~((<uint64_t>1) << (c & 63))
+        free(self._jlog)
+        free(self._jsnapshot)
+        self._jlog = NULL
+        self._jsnapshot = NULL
+        self._jlen = self._jcap = 0
+        self._jon = self._jsave = self._jfailed = False
+
+    cdef void _savepoint_release(self) noexcept nogil:
+        """End the savepoint keeping its writes: drop the entries the journal does not need.
+
+        A repeat write's entry is dropped (the cell's first entry holds its old
+        value), and every entry when the journal holds a copy; the log is
+        folded if it is now past its limit.
+        """
+        cdef Py_ssize_t i, c, n = self._jmark
+        for i in range(self._jmark, self._jlen):
+            c = self._jlog[i].cell
+            if self._jsnapshot != NULL:
+                if c >= 0:
+                    self._jbits[c >> 6] &= ~((<uint64_t>1) << (c & 63))
+            elif c >= 0:
+                self._jlog[n] = self._jlog[i]
+                n += 1
+        self._jlen = self._jmark if self._jsnapshot != NULL else n
+        self._jsave = False
+        if self._jsnapshot == NULL and self._jlen >= self._journal_limit():
+            self._journal_all()
+        self._journal_shrink()
+
+    cdef void _journal_shrink(self) noexcept nogil:
+        """Give back the log's room past twice its entries (a savepoint may have grown it)."""
+        cdef Py_ssize_t cap = max(_JOURNAL_MIN_ENTRIES, 2 * self._jlen)
+        cdef JournalEntry* shrunk
+        if self._jlen == 0:
+            free(self._jlog)
+            self._jlog = NULL
+            self._jcap = 0
+        elif self._jcap > cap:
+            shrunk = <JournalEntry*>realloc(self._jlog, cap * sizeof(JournalEntry))
+            if shrunk != NULL:
+                self._jlog = shrunk
+                self._jcap = cap
+
+    cdef Py_ssize_t _undo_point(self) except -2:
+        """Make the next writes undoable: a journal (returns -1) or, in an open one, a savepoint.
+
+        A savepoint (returns 0) logs every write, so :meth:`_undo_to` can
+        restore the values it found, which the journal's first-write entries
+        do not hold.
+        """
+        if not self._jon:
+            self.journal_begin()
+            return -1
+        if self._jsave:
+            raise RuntimeError("a savepoint is already open on this sketch")
+        if self._jfailed:
+            raise MemoryError("the open journal of this sketch failed to allocate its log")
+        self._jsave = True
+        self._jmark = self._jlen
+        return 0
+
+    cdef int _undo_release(self, Py_ssize_t mark) except -1:
+        """Keep the writes since :meth:`_undo_point` returned ``mark``."""
+        if mark < 0:
+            self.journal_commit()
+        else:
+            self._savepoint_release()
+        return 0
+
+    cdef int _undo_to(self, Py_ssize_t mark) except -1:
+        """Undo the writes since :meth:`_undo_point` returned ``mark``, bit for bit."""
+        if mark < 0:
+            self.journal_rollback()
+        else:
+            self._journal_replay(self._jmark)
+            self._jsave = False
+            self._journal_shrink()
+        return 0
 
     # ---------------------------------------------------------------- Python API
     @property
@@ -457,6 +727,15 @@ cdef class CountSketch:
         ------
         ValueError
             When a cell would overflow its dtype; the sketch is then unchanged.
+        MemoryError
+            When the undo log cannot be allocated; the sketch is then unchanged.
+
+        Notes
+        -----
+        The undo is the sketch's journal: the update opens one and commits it,
+        or, inside a journal opened by :meth:`journal_begin`, runs as a
+        savepoint of it (which logs every write of the update until it ends,
+        so its log is up to ``depth`` entries per key for that time).
         """
         _ready(self)
         key_arr, delta_arr = self._check_pairs(keys, deltas)
@@ -464,14 +743,21 @@ cdef class CountSketch:
         cdef const double[::1] d = delta_arr
         if k.shape[0] == 0:
             return
-        # The touched cells' previous values: an overflow restores them exactly.
-        cdef Py_ssize_t[::1] cell_log = np.empty(k.shape[0] * self.depth, dtype=np.intp)
-        cdef double[::1] old_log = np.empty(k.shape[0] * self.depth)
+        # The journal (or, in an open one, a savepoint) logs the touched cells'
+        # previous values: an overflow restores them exactly.
+        cdef Py_ssize_t mark = self._undo_point()
         cdef bint finite
         with nogil:
-            finite = self.add_many(&k[0], &d[0], k.shape[0], &cell_log[0], &old_log[0])
-        if not finite:
-            raise ValueError(
+            finite = self.add_many(&k[0], &d[0], k.shape[0])
+        if finite:
+            self._undo_release(mark)
+            return
+        failed = self._jfailed
+        self._undo_to(mark)
+        if failed:
+            raise MemoryError("cannot allocate the undo log of the update; the sketch is "
+                              "unchanged")
+        raise ValueError(
                 f"the update overflows the sketch's {self.dtype.name} cells (largest "
                 f"|delta| {np.abs(delta_arr).max():.3g}, scale factor {self._scale:.3g}); "
                 "the sketch is unchanged")
@@ -521,13 +807,214 @@ cdef class CountSketch:
         if not np.isfinite(factor):
             raise ValueError(f"factor must be finite, got {factor}")
         _check_scaling(self._scale, float(factor), self._table_arr, "value")
-        self.multiply(float(factor))
+        if not self.multiply(float(factor)):
+            raise MemoryError("cannot copy the table for the open journal; nothing was "
+                              "changed")
 
     def clear(self):
         """Set every value to zero (the seeds are kept)."""
         _ready(self)
+        self._cover_all_cells()
         self._scale = 0.0
         self._renormalize()
+
+    def _cover_all_cells(self):
+        """Before a write to every cell: make the open journal (if any) hold a copy."""
+        if not self._journal_all():
+            raise MemoryError("cannot copy the table for the open journal; nothing was "
+                              "changed")
+
+    def journal_begin(self, expected_writes=0):
+        """Open a journal: the writes until :meth:`journal_commit` become undoable.
+
+        The first write to each cell logs its previous value (once: a bitmap
+        of one bit per cell, allocated by the first journal and kept, marks
+        the cells logged); the scale factor is saved now. Every write path
+        goes through the journal: :meth:`update`, :meth:`scale`,
+        :meth:`clear`, :meth:`merge`, :meth:`set_table` and the training
+        kernels. A rollback then costs the cells touched, not the table.
+
+        Parameters
+        ----------
+        expected_writes : int, default=0
+            Cell writes the caller expects (a bound is enough: a training
+            call knows its non-zeros times the depth). When they could fill
+            the log past half the table's bytes, the journal takes its copy
+            of the table now instead of logging first and copying later.
+
+        Raises
+        ------
+        RuntimeError
+            When a journal is already open.
+        MemoryError
+            When the bitmap (or the copy) cannot be allocated.
+
+        Examples
+        --------
+        >>> from sklearn_sketch import CountSketch
+        >>> cs = CountSketch(64, 3, random_state=0)
+        >>> cs.update([1, 2], [1.0, 2.0])
+        >>> cs.journal_begin()
+        >>> cs.update([1, 1, 3], [5.0, 5.0, 7.0])
+        >>> cs.journal_cells              # 2 keys x 3 rows, each cell logged once
+        6
+        >>> cs.journal_rollback()
+        >>> cs.query([1, 2, 3]).tolist()
+        [1.0, 2.0, 0.0]
+        """
+        _ready(self)
+        if self._jon:
+            raise RuntimeError("a journal is already open on this sketch")
+        if self._jbits == NULL:
+            self._jbits = <uint64_t*>calloc((self.depth * self.width + 63) // 64,
+                                            sizeof(uint64_t))
+            if self._jbits == NULL:
+                raise MemoryError("cannot allocate the journal's bitmap")
+        if isinstance(expected_writes, (bool, np.bool_)) or not isinstance(
+                expected_writes, numbers.Integral) or expected_writes < 0:
+            raise ValueError(f"expected_writes must be a non-negative integer, "
+                             f"got {expected_writes!r}")
+        self._jlen = self._jcap = 0
+        self._jsave = self._jfailed = False
+        self._jscale = self._scale
+        self._jon = True
+        if expected_writes >= self._journal_limit() and not self._journal_all():
+            self._journal_close()
+            raise MemoryError("cannot copy the table for the journal")
+
+    def journal_rollback(self):
+        """Undo every write since :meth:`journal_begin` (cells and scale, bit for bit) and close it.
+
+        Raises
+        ------
+        RuntimeError
+            When no journal is open.
+        """
+        self._check_journal()
+        with nogil:
+            self._journal_replay(0)
+            if self._jsnapshot != NULL:
+                memcpy(self._t64 if self._is64 else <void*>self._t32, self._jsnapshot,
+                       self._table_bytes())
+            self._scale = self._jscale
+            self._journal_close()
+
+    def journal_commit(self):
+        """Keep the writes since :meth:`journal_begin` and close the journal (its log is freed).
+
+        Raises
+        ------
+        RuntimeError
+            When no journal is open.
+        """
+        self._check_journal()
+        with nogil:
+            self._journal_close()
+
+    def journal_finite(self):
+        """Whether the scale factor and every cell written since :meth:`journal_begin` are finite.
+
+        The cells not written keep the values they had, so a sketch finite
+        when the journal began is finite now exactly when this holds. Costs
+        the cells logged (the whole table once the journal holds a copy).
+
+        Returns
+        -------
+        finite : bool
+
+        Raises
+        ------
+        RuntimeError
+            When no journal is open.
+        """
+        self._check_journal()
+        if self._jsnapshot != NULL:
+            return self.all_finite()
+        if not (isfinite(self._scale) and self._scale != 0.0):
+            return False
+        cdef Py_ssize_t i, c
+        cdef double value
+        cdef bint finite = True
+        with nogil:
+            for i in range(self._jlen):
+                c = self._jlog[i].cell
+                if c < 0:
+                    c = ~c
+                value = self._t64[c] if self._is64 else self._t32[c]
+                if not (isfinite(value) and isfinite(value * self._scale)):
+                    finite = False
+                    break
+        return finite
+
+    def all_finite(self):
+        """Whether the scale factor and every cell times it are finite (no allocation).
+
+        Returns
+        -------
+        finite : bool
+        """
+        _ready(self)
+        cdef Py_ssize_t i, n = self.depth * self.width
+        cdef double scale = self._scale
+        cdef const uint32_t* bits32 = <const uint32_t*>self._t32
+        cdef const uint64_t* bits64 = <const uint64_t*>self._t64
+        cdef uint32_t bad32 = 0
+        cdef uint64_t bad64 = 0
+        if not (isfinite(scale) and scale != 0.0):
+            return False
+        with nogil:
+            # Infinity and NaN have every exponent bit set: an integer test the
+            # compiler vectorises (the extensions build with -fno-strict-aliasing).
+            if self._is64:
+                for i in range(n):
+                    bad64 |= (bits64[i] & 0x7FF0000000000000ULL) == 0x7FF0000000000000ULL
+            else:
+                for i in range(n):
+                    bad32 |= (bits32[i] & 0x7F800000U) == 0x7F800000U
+        if bad32 or bad64:
+            return False
+        if fabs(scale) <= 1.0:
+            return True
+        # A scale above 1 (only CountSketch.scale makes one) may overflow a finite cell.
+        return bool(isfinite(float(self._table_arr.max()) * scale)
+                    and isfinite(float(self._table_arr.min()) * scale))
+
+    def _check_journal(self):
+        _ready(self)
+        if not self._jon:
+            raise RuntimeError("no journal is open on this sketch (see journal_begin)")
+        if self._jsave:
+            raise RuntimeError("a savepoint is open on this sketch")
+
+    @property
+    def journaling(self):
+        return bool(self._jon)
+
+    @property
+    def journal_failed(self):
+        """Whether the open journal could not allocate its log or copy (writes were refused)."""
+        return bool(self._jon and self._jfailed)
+
+    @property
+    def journal_cells(self):
+        if not self._jon:
+            return 0
+        if self._jsnapshot != NULL:
+            return self.depth * self.width
+        cdef Py_ssize_t i, n = 0
+        for i in range(self._jlen):
+            n += self._jlog[i].cell >= 0
+        return n
+
+    @property
+    def journal_bytes(self):
+        cdef Py_ssize_t n = 0
+        if self._jbits != NULL:
+            n += (self.depth * self.width + 63) // 64 * sizeof(uint64_t)
+        n += self._jcap * sizeof(JournalEntry)
+        if self._jsnapshot != NULL:
+            n += self._table_bytes()
+        return int(n)
 
     def same_configuration(self, other):
         """Whether ``other`` hashes keys exactly as this sketch (shape, dtype, seeds)."""
@@ -557,6 +1044,7 @@ cdef class CountSketch:
                 f"(width={self.width}, depth={self.depth}, dtype={self.dtype}) and "
                 f"(width={other.width}, depth={other.depth}, dtype={other.dtype}), "
                 "or different seeds")
+        self._cover_all_cells()
         ratio = other._scale / self._scale
         if not np.isfinite(ratio):
             self._renormalize()
@@ -636,6 +1124,7 @@ cdef class CountSketch:
                              f"got {scale_factor}")
         if not np.isfinite(arr).all():
             raise ValueError("table must be finite; got NaN or infinity")
+        self._cover_all_cells()
         np.copyto(self._table_arr, arr)
         self._scale = float(scale_factor)
 

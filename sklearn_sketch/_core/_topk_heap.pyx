@@ -493,6 +493,51 @@ cdef class TopKHeap:
         """Raise ``RuntimeError`` unless the heap went through ``__init__``."""
         _ready(self)
 
+    def copy(self):
+        """An independent copy with the same layout: O(capacity), no re-insertion.
+
+        Returns
+        -------
+        heap : TopKHeap
+            A heap equal to this one array for array (heap order, key map and
+            scale factors), so it evolves exactly as this one would.
+
+        Examples
+        --------
+        >>> from sklearn_sketch import TopKHeap
+        >>> heap = TopKHeap(3)
+        >>> heap.push_many([1, 2, 3], [0.5, -2.0, 1.0])
+        >>> other = heap.copy()
+        >>> other.push_or_update(4, 9.0)
+        (1, 0.5)
+        >>> heap.keys().tolist(), other.keys().tolist()
+        ([2, 3, 1], [4, 2, 3])
+        """
+        _ready(self)
+        cdef TopKHeap out = TopKHeap.__new__(TopKHeap)
+        out._allocate(self.capacity, self._aux != NULL)
+        out._restore(self)
+        return out
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def _restore(self, TopKHeap other not None):
+        """Make this heap equal to ``other`` (a copy of it), array for array, in place."""
+        _ready(self)
+        _ready(other)
+        if other.capacity != self.capacity or (other._aux != NULL) != (self._aux != NULL):
+            raise ValueError("a heap is restored from a copy of the same capacity and aux")
+        for mine, theirs in zip(self._arrays, other._arrays):
+            if mine is not None:
+                np.copyto(mine, theirs)
+        self._size = other._size
+        self._scale = other._scale
+        self._aux_scale = other._aux_scale
+
     def _check_has_aux(self):
         _ready(self)
         if self._aux == NULL:
@@ -672,6 +717,24 @@ cdef class TopKHeap:
     def weights(self):
         """Weights in the order of :meth:`keys`."""
         return self.items()[1]
+
+    def all_finite(self):
+        """Whether every weight, auxiliary value and scale factor is finite: O(size), no sort.
+
+        Returns
+        -------
+        finite : bool
+        """
+        _ready(self)
+        cdef Py_ssize_t pos
+        if not (isfinite(self._scale) and isfinite(self._aux_scale)):
+            return False
+        for pos in range(self._size):
+            if not isfinite(self._weights[pos] * self._scale):
+                return False
+            if self._aux != NULL and not isfinite(self._aux[pos] * self._aux_scale):
+                return False
+        return True
 
     def check_invariants(self):
         """Raise ``AssertionError`` if the heap order or the key map is broken, or a
