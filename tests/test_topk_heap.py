@@ -657,3 +657,21 @@ def test_presence_filter_survives_rebuilds_under_churn():
     assert sorted(heap.keys().tolist()) == sorted(reference)
     assert all(heap.get(k) == w for k, w in reference.items())
     assert not any(k in heap for k in range(10**6, 10**6 + 1000))
+
+
+def test_copy_evolves_exactly_like_the_original_filter_included():
+    # A copy (what partial_fit trains on) must match the original array for array
+    # after the same offers: heap layout, key map and presence filter with its
+    # rebuild clock.
+    rng = np.random.default_rng(1)
+    heap = TopKHeap(64)
+    heap.push_many(rng.choice(10**6, 100, replace=False), rng.normal(size=100))
+    other = heap.copy()
+    keys, weights = rng.integers(0, 10**6, 300), rng.normal(size=300) * 3
+    heap.push_many(keys, weights)
+    other.push_many(keys, weights)
+    for mine, theirs in zip(heap._arrays, other._arrays):
+        assert (mine is None) == (theirs is None)
+        if mine is not None:
+            np.testing.assert_array_equal(mine, theirs)
+    other.check_invariants()

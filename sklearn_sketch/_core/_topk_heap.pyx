@@ -537,6 +537,8 @@ cdef class TopKHeap:
         self._size = other._size
         self._scale = other._scale
         self._aux_scale = other._aux_scale
+        # The presence filter was copied with the arrays; its rebuild clock too.
+        self._filter_inserts = other._filter_inserts
 
     def _check_has_aux(self):
         _ready(self)
