@@ -35,8 +35,8 @@ cdef class CountSketch:
     # Undo journal (``journal_begin``): off unless _jon. _jbits holds one bit per
     # cell (kept between journals, cleared entry by entry), _jlog the first old
     # value of every touched cell, _jsnapshot a copy of the whole table as it was
-    # when the journal began (taken instead of a log that grew past half the
-    # table, or before a write to every cell). _jsave: inside a savepoint every
+    # when the journal began (taken instead of a log that grew past an eighth
+    # of the table, or before a write to every cell). _jsave: inside a savepoint every
     # write is logged (its entries stay until it ends, a copy or not); _jfailed: the
     # log or the copy could not be allocated.
     cdef bint _jon
