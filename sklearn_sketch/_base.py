@@ -127,12 +127,23 @@ def largest_heap(n_bytes, aux=False):
     return capacity
 
 
-def names_bytes(names):
-    """Bytes of a ``{key: name}`` dict: the dict itself, its int keys and its strings."""
+def names_bytes(names, estimator=None):
+    """Bytes of a ``{key: name}`` dict: the dict itself, its int keys and its strings.
+
+    With ``estimator``, the entries' bytes it recorded for this very dict are
+    reused (a heap of 10**5 named keys would otherwise be walked per chunk).
+    """
     if not names:
         return 0
-    return sys.getsizeof(names) + sum(sys.getsizeof(k) + sys.getsizeof(v)
-                                      for k, v in names.items())
+    return sys.getsizeof(names) + _names_entry_bytes(estimator, names)
+
+
+def _names_entry_bytes(estimator, names):
+    """Bytes of the keys and strings of ``names``, as recorded by ``estimator`` if it can."""
+    recorded = getattr(estimator, "_names_bytes", None)
+    if recorded is not None and recorded[0] is names:
+        return recorded[1]
+    return sum(map(sys.getsizeof, names)) + sum(map(sys.getsizeof, names.values()))
 
 
 def budget_shape(budget, n_models, *, heap_share, depth, aux=False, capacity=None, width=None):
@@ -495,16 +506,25 @@ class _BaseSketchSGD(BaseEstimator):
         if names is None and not known or not self._uses_heap:
             self._feature_names = {}
             return
-        in_heaps = np.unique(np.concatenate([h.keys() for h in self._state.heaps])).tolist()
-        kept = {k: known[k] for k in in_heaps if k in known}
-        unnamed = [k for k in in_heaps if k not in kept]
-        if names is not None and unnamed:
+        # In C over the heaps' key arrays (unsorted): Python touches only the
+        # keys that left or entered the heaps, not every key of a large heap.
+        in_heaps = np.unique(np.concatenate([h._arrays[0][:len(h)] for h in self._state.heaps]))
+        known_keys = np.fromiter(known, dtype=np.int64, count=len(known))
+        kept = dict(known)  # a new dict: a failed call restores the old one
+        entry_bytes = _names_entry_bytes(self, known)
+        for key in known_keys[~np.isin(known_keys, in_heaps, assume_unique=True)].tolist():
+            entry_bytes -= sys.getsizeof(key) + sys.getsizeof(kept.pop(key))
+        unnamed = in_heaps[~np.isin(in_heaps, known_keys, assume_unique=True)]
+        if names is not None and unnamed.size:
             if hasattr(names, "lookup"):
-                kept.update(names.lookup(np.asarray(unnamed, dtype=np.int64)))
+                new = names.lookup(unnamed)
             else:
-                kept.update((k, names[k]) for k in unnamed if k in names)
+                new = {k: names[k] for k in unnamed.tolist() if k in names}
+            kept.update(new)
+            entry_bytes += _names_entry_bytes(None, new)
         # Counted in memory_bytes_ but not yet fitted into memory_budget (see issue 13).
         self._feature_names = kept
+        self._names_bytes = (kept, entry_bytes)
 
     def remember_feature_names(self, names):
         """Name the features in the heaps; ``selected_features_.names`` shows them.
@@ -535,7 +555,7 @@ class _BaseSketchSGD(BaseEstimator):
         """
         if not self._uses_heap:
             return self
-        check_is_fitted(self, "selected_features_")
+        check_is_fitted(self, "heaps_")
         with _estimator_lock(self):
             self._remember_names(names, reset=False)
             self.memory_bytes_ = self._memory_bytes()
@@ -682,7 +702,7 @@ class _BaseSketchSGD(BaseEstimator):
         ``coef_`` and ``selected_features_`` are built from the heaps when read,
         not kept.
         """
-        return self._model_bytes() + names_bytes(getattr(self, "_feature_names", {}))
+        return self._model_bytes() + names_bytes(getattr(self, "_feature_names", {}), self)
 
     @property
     def coef_(self):
@@ -794,7 +814,7 @@ class _SketchSelectorMixin(SelectorMixin):
 
     def _selected_columns(self):
         """Sorted selected column indices within ``[0, n_features_in_)``."""
-        check_is_fitted(self, "selected_features_")
+        check_is_fitted(self, "heaps_")
         keys = self.selected_features_.keys
         return np.sort(keys[(keys >= 0) & (keys < self.n_features_in_)])
 

@@ -21,3 +21,31 @@ def test_selected_column_names_from_a_dataframe(estimator):
     assert list(estimator.feature_names_in_) == names
     assert sorted(estimator.get_feature_names_out()) == ["kmer_21", "kmer_4"]
     assert list(estimator.transform(X).shape) == [2000, 2]
+
+
+def test_memory_bytes_counts_the_names_kept_through_heap_churn():
+    # remember_feature_names updates the names' byte count by what left and entered
+    # the heaps; it must equal a count of the final dict from scratch.
+    import sys
+
+    import scipy.sparse as sp
+
+    from sklearn_sketch._base import names_bytes
+
+    rng = np.random.default_rng(0)
+    est = MissionClassifier(20, sketch_width=512, random_state=0)
+    for chunk in range(6):
+        keys = rng.choice(10**6, size=(300, 5))
+        X = sp.csr_matrix((np.ones(keys.size), keys.ravel(), np.arange(0, keys.size + 1, 5)),
+                          shape=(300, 2**63 - 1))
+        y = rng.integers(0, 2, 300)
+        est.partial_fit(X, y, classes=[0, 1])
+        est.remember_feature_names({int(k): f"feature {k} of chunk {chunk}"
+                                    for k in np.unique(keys)})
+    names = est._feature_names
+    heap_keys = set(est.heaps_[0].keys().tolist())
+    assert set(names) == heap_keys
+    by_hand = (sys.getsizeof(names) + sum(sys.getsizeof(k) + sys.getsizeof(v)
+                                          for k, v in names.items()))
+    assert names_bytes(names) == by_hand
+    assert est.memory_bytes_ == est._model_bytes() + by_hand
