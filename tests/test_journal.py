@@ -610,3 +610,22 @@ def test_load_method_refuses_another_class(tmp_path):
         sk.BearClassifier.load(path)
     with pytest.raises(ModelFileError, match="not a MissionRegressor"):
         sk.MissionRegressor.load(path)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_nothing_of_a_journal_outlives_it(dtype):
+    # memory_bytes is the table and the seeds: the bitmap, log and copy of a journal
+    # are freed when it closes, committed or rolled back.
+    sketch = CountSketch(2**12, 3, dtype=dtype, random_state=0)
+    for close in (sketch.journal_commit, sketch.journal_rollback):
+        sketch.journal_begin()
+        sketch.update(np.arange(50), np.ones(50))
+        assert sketch.journal_bytes > 0
+        close()
+        assert sketch.journal_bytes == 0
+    est = sk.MissionClassifier(5, sketch_width=2**12, random_state=0)
+    X = np.random.default_rng(0).normal(size=(50, 20))
+    y = (X[:, 0] > 0).astype(int)
+    est.partial_fit(X, y, classes=[0, 1]).partial_fit(X, y)
+    assert all(s.journal_bytes == 0 for s in est.sketches_)
+    assert est.memory_bytes_ == est._model_bytes()

@@ -33,7 +33,7 @@ cdef class CountSketch:
     cdef object _seeds_arr
     cdef object _table_arr
     # Undo journal (``journal_begin``): off unless _jon. _jbits holds one bit per
-    # cell (kept between journals, cleared entry by entry), _jlog the first old
+    # cell (allocated and freed with each journal), _jlog the first old
     # value of every touched cell, _jsnapshot a copy of the whole table as it was
     # when the journal began (taken instead of a log that grew past an eighth
     # of the table, or before a write to every cell). _jsave: inside a savepoint every

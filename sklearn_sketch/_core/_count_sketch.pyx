@@ -152,8 +152,8 @@ cdef class CountSketch:
 
     Between :meth:`journal_begin` and :meth:`journal_commit` or
     :meth:`journal_rollback`, every write is undoable: the first write to a
-    cell logs its previous value (a bitmap of one bit per cell marks the cells
-    logged), so a rollback restores the cells and the scale factor bit for bit
+    cell logs its previous value (a bitmap of one bit per cell, freed with the
+    journal, marks the cells logged), so a rollback restores the cells and the scale factor bit for bit
     at a cost proportional to the cells touched, not to the table. A journal
     whose log would pass an eighth of the table's bytes, or that sees a write to every
     cell (a renormalisation of the scale, :meth:`clear`, :meth:`merge`,
@@ -603,14 +603,15 @@ cdef class CountSketch:
         self._jlen = stop
 
     cdef void _journal_close(self) noexcept nogil:
-        """Forget the journal: clear the bits its entries set, free the log and the copy."""
-        cdef Py_ssize_t i, c
-        for i in range(self._jlen):
-            c = self._jlog[i].cell
-            if c >= 0:
-                self._jbits[c >> 6] &= ~((<uint64_t>1) << (c & 63))
+        """Forget the journal: free its bitmap, log and copy.
+
+        Nothing of a journal outlives it, so ``memory_bytes`` (the table and
+        the seeds) is all a sketch holds between training calls.
+        """
+        free(self._jbits)
         free(self._jlog)
         free(self._jsnapshot)
+        self._jbits = NULL
         self._jlog = NULL
         self._jsnapshot = NULL
         self._jlen = self._jcap = 0
@@ -830,7 +831,7 @@ cdef class CountSketch:
         """Open a journal: the writes until :meth:`journal_commit` become undoable.
 
         The first write to each cell logs its previous value (once: a bitmap
-        of one bit per cell, allocated by the first journal and kept, marks
+        of one bit per cell, allocated with the journal and freed with it, marks
         the cells logged); the scale factor is saved now. Every write path
         goes through the journal: :meth:`update`, :meth:`scale`,
         :meth:`clear`, :meth:`merge`, :meth:`set_table` and the training
