@@ -25,6 +25,13 @@ from sklearn_sketch._bear_fast import LBFGSHistory
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _bear_reference import _gradient, _two_loop, _vector, dense_bear  # noqa: E402
+from _reference import (  # noqa: E402
+    assert_same_pairs,
+    assert_same_snapshot,
+    assert_same_state,
+    pair_tuples,
+    snapshot,
+)
 
 KINDS = ("binary", "multiclass", "regression")
 LABELS = np.array([10, 20, 30, 40])
@@ -87,57 +94,6 @@ def fit_without_collisions(make, keys, fit):
     raise AssertionError("test precondition: no collision-free random_state found")
 
 
-def pair_tuples(history):
-    return [(p["keys"], p["s"], p["r"], p["valid"]) for p in history.pairs()]
-
-
-def snapshot(est):
-    """Everything training changes, copied (the curvature pairs included)."""
-    h = est.history_
-    return {
-        "intercept_": np.array(est.intercept_, copy=True),
-        "t_": est.t_,
-        "n_features_in_": est.n_features_in_,
-        "memory_bytes_": est.memory_bytes_,
-        "tables": [np.array(s.table, copy=True) for s in est.sketches_],
-        "scales": [s.scale_factor for s in est.sketches_],
-        "seeds": [s.seeds.copy() for s in est.sketches_],
-        "heaps": [tuple(a.copy() for a in heap.items()) for heap in est.heaps_],
-        "coef_": est.coef_.toarray(),
-        "selected": est.selected_features_.keys.copy(),
-        "classes_": getattr(est, "classes_", None),
-        "history": (h.history_size, h.n_models, h.capacity, h.n_pairs, h.n_batches,
-                    h.memory_bytes),
-        "pairs": pair_tuples(h),
-    }
-
-
-def assert_same_snapshot(sa, sb):
-    assert sa.keys() == sb.keys()
-    for key in ("t_", "n_features_in_", "memory_bytes_", "scales", "history"):
-        assert sa[key] == sb[key], key
-    for key in ("intercept_", "coef_", "selected", "classes_"):
-        np.testing.assert_array_equal(sa[key], sb[key], err_msg=key)
-    for key in ("tables", "seeds"):
-        assert len(sa[key]) == len(sb[key])
-        for a, b in zip(sa[key], sb[key]):
-            np.testing.assert_array_equal(a, b, err_msg=key)
-    assert len(sa["heaps"]) == len(sb["heaps"])
-    for (ka, wa), (kb, wb) in zip(sa["heaps"], sb["heaps"]):
-        np.testing.assert_array_equal(ka, kb, err_msg="heap keys")
-        np.testing.assert_array_equal(wa, wb, err_msg="heap weights")
-    assert_same_pairs(sa["pairs"], sb["pairs"])
-
-
-def assert_same_pairs(pa, pb):
-    assert len(pa) == len(pb), "number of pairs"
-    for i, (a, b) in enumerate(zip(pa, pb)):
-        for name, x, y in zip(("keys", "s", "r", "valid"), a, b):
-            np.testing.assert_array_equal(x, y, err_msg=f"pair {i}: {name}")
-
-
-def assert_same_state(a, b):
-    assert_same_snapshot(snapshot(a), snapshot(b))
 
 
 def n_batches(n_samples, batch_size):

@@ -3,6 +3,8 @@ agreement with a dense NumPy reference of the SGD update, input handling, memory
 and the selection API."""
 import itertools
 import pickle
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,6 +25,9 @@ from sklearn_sketch import (
     MissionClassifier,
     MissionRegressor,
 )
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _reference import assert_same_snapshot, assert_same_state, snapshot  # noqa: E402
 
 ALL = [MissionClassifier, MissionRegressor, IHTClassifier, IHTRegressor,
        FeatureHashingClassifier]
@@ -69,45 +74,6 @@ def make_data(cls_or_kind, n_samples=45, n_features=15, n_classes=2, seed=0, den
 
 def fit_kwargs(est, y):
     return {"classes": np.unique(y)} if is_classifier(est) else {}
-
-
-def snapshot(est):
-    """Everything training changes, copied."""
-    state = {
-        "intercept_": np.array(est.intercept_, copy=True),
-        "t_": est.t_,
-        "n_features_in_": est.n_features_in_,
-        "tables": [np.array(s.table, copy=True) for s in est.sketches_],
-        "scales": [s.scale_factor for s in est.sketches_],
-        "heaps": [tuple(a.copy() for a in h.items()) for h in est.heaps_],
-        "memory_bytes_": est.memory_bytes_,
-    }
-    if hasattr(est, "coef_"):
-        state["coef_"] = est.coef_.toarray()
-        state["selected"] = est.selected_features_.keys.copy()
-    if hasattr(est, "classes_"):
-        state["classes_"] = est.classes_.copy()
-    return state
-
-
-def assert_same_snapshot(sa, sb):
-    assert sa.keys() == sb.keys()
-    for key in ("t_", "n_features_in_", "memory_bytes_", "scales"):
-        assert sa[key] == sb[key], key
-    for key in ("intercept_", "coef_", "selected", "classes_"):
-        if key in sa:
-            np.testing.assert_array_equal(sa[key], sb[key], err_msg=key)
-    assert len(sa["tables"]) == len(sb["tables"])
-    for ta, tb in zip(sa["tables"], sb["tables"]):
-        np.testing.assert_array_equal(ta, tb, err_msg="sketch table")
-    assert len(sa["heaps"]) == len(sb["heaps"])
-    for (ka, wa), (kb, wb) in zip(sa["heaps"], sb["heaps"]):
-        np.testing.assert_array_equal(ka, kb, err_msg="heap keys")
-        np.testing.assert_array_equal(wa, wb, err_msg="heap weights")
-
-
-def assert_same_state(a, b):
-    assert_same_snapshot(snapshot(a), snapshot(b))
 
 
 def planted_data(n_samples=400, n_features=200, seed=0):

@@ -4,6 +4,8 @@ collides, with explicit-decay replays of both algorithms on dense sketch arrays 
 buckets collide, the memory budget, the scikit-learn API, recovery on a planted
 stream and bad input."""
 import pickle
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +21,9 @@ from sklearn.utils.validation import check_is_fitted
 from sklearn_sketch import AWMSketchClassifier, WMSketchClassifier
 from sklearn_sketch._core import bucket_and_sign_arrays
 from sklearn_sketch.weight_median import parse_memory_budget
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _reference import assert_same_snapshot, assert_same_state, snapshot  # noqa: E402
 
 WM, AWM = WMSketchClassifier, AWMSketchClassifier
 BOTH = [WM, AWM]
@@ -311,42 +316,6 @@ def planted_data(n_samples=400, n_features=60, seed=0):
     planted = np.array([5, 17, 33, 48])
     y = (X[:, planted] @ np.array([2.0, -2.0, 1.5, -1.5]) > 0).astype(int)
     return X, y, planted
-
-
-def snapshot(est):
-    """Everything training changes, copied."""
-    state = {
-        "intercept_": np.array(est.intercept_, copy=True),
-        "t_": est.t_,
-        "n_features_in_": est.n_features_in_,
-        "online_error_rate_": est.online_error_rate_,
-        "tables": [np.array(s.table, copy=True) for s in est.sketches_],
-        "scales": [s.scale_factor for s in est.sketches_],
-        "heaps": [tuple(a.copy() for a in h.items()) for h in est.heaps_],
-        "coef_": est.coef_.toarray(),
-        "selected": est.selected_features_.keys.copy(),
-        "classes_": est.classes_.copy(),
-    }
-    return state
-
-
-def assert_same_snapshot(sa, sb):
-    assert sa.keys() == sb.keys()
-    for key in ("t_", "n_features_in_", "online_error_rate_", "scales"):
-        assert sa[key] == sb[key], key
-    for key in ("intercept_", "coef_", "selected", "classes_"):
-        np.testing.assert_array_equal(sa[key], sb[key], err_msg=key)
-    assert len(sa["tables"]) == len(sb["tables"])
-    for ta, tb in zip(sa["tables"], sb["tables"]):
-        np.testing.assert_array_equal(ta, tb, err_msg="sketch table")
-    assert len(sa["heaps"]) == len(sb["heaps"])
-    for (ka, wa), (kb, wb) in zip(sa["heaps"], sb["heaps"]):
-        np.testing.assert_array_equal(ka, kb, err_msg="heap keys")
-        np.testing.assert_array_equal(wa, wb, err_msg="heap weights")
-
-
-def assert_same_state(a, b):
-    assert_same_snapshot(snapshot(a), snapshot(b))
 
 
 def _assert_no_collisions(est, n_features):

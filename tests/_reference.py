@@ -1,0 +1,81 @@
+"""Helpers shared by the estimator tests: one snapshot of a fitted model and its comparison.
+
+``snapshot(est)`` copies every value that training changes or that a user reads
+after it (intercepts, counters, sketch tables, seeds and scales, heap entries
+with their auxiliary values, the coefficients and selection of a selector, the
+classes, BEAR's curvature pairs). ``assert_same_snapshot`` compares two of them
+exactly, so the same helper serves "a failed call changed nothing" and "two ways
+of training give the same model". The dense NumPy references of the updates
+stay beside the tests of each algorithm (``_bear_reference.py`` for BEAR).
+"""
+import numpy as np
+
+#: Scalars compared with ``==`` when the estimator has them.
+_SCALARS = ("t_", "n_features_in_", "memory_bytes_", "online_error_rate_")
+#: Arrays compared element for element when the estimator has them.
+_ARRAYS = ("intercept_", "coef_", "selected", "classes_")
+
+
+def _heap_entries(heap):
+    keys, weights = heap.items()
+    return keys.copy(), weights.copy(), heap.aux_items() if heap.has_aux else None
+
+
+def pair_tuples(history):
+    """BEAR's curvature pairs as ``(keys, s, r, valid)`` tuples, oldest first."""
+    return [(p["keys"], p["s"], p["r"], p["valid"]) for p in history.pairs()]
+
+
+def assert_same_pairs(pa, pb):
+    """Two lists of :func:`pair_tuples` are equal, bit for bit."""
+    assert len(pa) == len(pb), "number of pairs"
+    for i, (a, b) in enumerate(zip(pa, pb)):
+        for name, x, y in zip(("keys", "s", "r", "valid"), a, b):
+            np.testing.assert_array_equal(x, y, err_msg=f"pair {i}: {name}")
+
+
+def snapshot(est):
+    """Everything training changes in a fitted estimator, copied."""
+    state = {key: getattr(est, key) for key in _SCALARS if hasattr(est, key)}
+    state["intercept_"] = np.array(est.intercept_, copy=True)
+    state["tables"] = [np.array(s.table, copy=True) for s in est.sketches_]
+    state["scales"] = [s.scale_factor for s in est.sketches_]
+    state["seeds"] = [s.seeds.copy() for s in est.sketches_]
+    state["heaps"] = [_heap_entries(h) for h in est.heaps_]
+    if est.heaps_:
+        state["coef_"] = est.coef_.toarray()
+        state["selected"] = est.selected_features_.keys.copy()
+    if hasattr(est, "classes_"):
+        state["classes_"] = est.classes_.copy()
+    history = getattr(est, "history_", None)
+    if history is not None:
+        state["history"] = (history.history_size, history.n_models, history.capacity,
+                            history.n_pairs, history.n_batches, history.memory_bytes)
+        state["pairs"] = pair_tuples(history)
+    return state
+
+
+def assert_same_snapshot(sa, sb):
+    """Two snapshots hold the same values, bit for bit."""
+    assert sa.keys() == sb.keys()
+    for key in (*_SCALARS, "scales", "history"):
+        if key in sa:
+            assert sa[key] == sb[key], key
+    for key in _ARRAYS:
+        if key in sa:
+            np.testing.assert_array_equal(sa[key], sb[key], err_msg=key)
+    for key in ("tables", "seeds"):
+        assert len(sa[key]) == len(sb[key]), key
+        for a, b in zip(sa[key], sb[key]):
+            np.testing.assert_array_equal(a, b, err_msg=key)
+    assert len(sa["heaps"]) == len(sb["heaps"]), "number of heaps"
+    for ha, hb in zip(sa["heaps"], sb["heaps"]):
+        for xa, xb, what in zip(ha, hb, ("heap keys", "heap weights", "heap aux")):
+            np.testing.assert_array_equal(xa, xb, err_msg=what)
+    if "pairs" in sa:
+        assert_same_pairs(sa["pairs"], sb["pairs"])
+
+
+def assert_same_state(a, b):
+    """Two fitted estimators hold the same model."""
+    assert_same_snapshot(snapshot(a), snapshot(b))
