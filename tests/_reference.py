@@ -1,4 +1,4 @@
-"""Helpers shared by the estimator tests: one snapshot of a fitted model and its comparison.
+"""Helpers shared by the estimator tests: small cases of every estimator, one snapshot.
 
 ``snapshot(est)`` copies every value that training changes or that a user reads
 after it (intercepts, counters, sketch tables, seeds and scales, heap entries
@@ -9,6 +9,42 @@ of training give the same model". The dense NumPy references of the updates
 stay beside the tests of each algorithm (``_bear_reference.py`` for BEAR).
 """
 import numpy as np
+
+import sklearn_sketch as sk
+
+#: Every estimator family (one case per truncation), small enough to train in milliseconds.
+CASES = {
+    "MissionClassifier": dict(n_features_to_select=6, sketch_width=64),
+    "MissionRegressor": dict(n_features_to_select=6, sketch_width=64),
+    "BearClassifier": dict(n_features_to_select=6, sketch_width=64, batch_size=8),
+    "BearRegressor": dict(n_features_to_select=6, sketch_width=64, batch_size=8),
+    "WMSketchClassifier": dict(memory_budget="8KB"),
+    "AWMSketchClassifier": dict(memory_budget="8KB"),
+    "FeatureHashingClassifier": dict(sketch_width=64),
+    "IHTClassifier": dict(n_features_to_select=6),
+    "IHTRegressor": dict(n_features_to_select=6),
+    "TruncationClassifier-simple": dict(memory_budget="2KB", truncation="simple"),
+    "TruncationClassifier-probabilistic": dict(memory_budget="2KB",
+                                               truncation="probabilistic"),
+    "SpaceSavingClassifier": dict(memory_budget="2KB"),
+    "SparsePerceptronClassifier": dict(n_features_to_select=6),
+}
+
+
+def make(case, **extra):
+    """The estimator of ``CASES[case]`` (``extra`` overrides its parameters), seeded."""
+    return getattr(sk, case.split("-")[0])(random_state=0, **{**CASES[case], **extra})
+
+
+def data(case, n_classes=3, n=240, seed=0):
+    """Sparse-ish dense data for ``case``: string labels, or targets for a regressor."""
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, 30))
+    X[rng.rand(*X.shape) < 0.6] = 0
+    if "Regressor" in case:
+        return X, X[:, 2] - 2 * X[:, 7]
+    labels = np.array(["ant", "bee", "cat"][:n_classes])
+    return X, labels[(X[:, 2] > 0).astype(int) + (n_classes > 2) * (X[:, 7] > 0)]
 
 #: Scalars compared with ``==`` when the estimator has them.
 _SCALARS = ("t_", "n_features_in_", "memory_bytes_", "online_error_rate_")

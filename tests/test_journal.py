@@ -9,8 +9,10 @@ calls on one estimator are serialized by a per-estimator lock.
 import copy
 import gc
 import pickle
+import sys
 import threading
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,41 +23,13 @@ from sklearn_sketch import CountSketch, ModelFileError, TopKHeap
 from sklearn_sketch._base import _LOCKS, _BaseSketchSGD, _estimator_lock
 from sklearn_sketch._core import bucket_and_sign_arrays, track_heavy_hitters
 
+sys.path.insert(0, str(Path(__file__).parent))
+from _reference import CASES, data, make  # noqa: E402
+
 DTYPES = [np.float32, np.float64]
 
-# Every estimator family, small enough to train in milliseconds (as in test_model_files).
-CASES = {
-    "MissionClassifier": dict(n_features_to_select=6, sketch_width=64),
-    "MissionRegressor": dict(n_features_to_select=6, sketch_width=64),
-    "BearClassifier": dict(n_features_to_select=6, sketch_width=64, batch_size=8),
-    "BearRegressor": dict(n_features_to_select=6, sketch_width=64, batch_size=8),
-    "WMSketchClassifier": dict(memory_budget="8KB"),
-    "AWMSketchClassifier": dict(memory_budget="8KB"),
-    "FeatureHashingClassifier": dict(sketch_width=64),
-    "IHTClassifier": dict(n_features_to_select=6),
-    "IHTRegressor": dict(n_features_to_select=6),
-    "TruncationClassifier-simple": dict(memory_budget="2KB", truncation="simple"),
-    "TruncationClassifier-probabilistic": dict(memory_budget="2KB",
-                                               truncation="probabilistic"),
-    "SpaceSavingClassifier": dict(memory_budget="2KB"),
-    "SparsePerceptronClassifier": dict(n_features_to_select=6),
-}
 SKETCHED = [case for case in CASES if not case.startswith(
     ("IHT", "Truncation", "SpaceSaving", "SparsePerceptron"))]
-
-
-def make(case, **extra):
-    return getattr(sk, case.split("-")[0])(random_state=0, **{**CASES[case], **extra})
-
-
-def data(case, n=240, seed=0, n_classes=3):
-    rng = np.random.RandomState(seed)
-    X = rng.normal(size=(n, 30))
-    X[rng.rand(*X.shape) < 0.6] = 0
-    if "Regressor" in case:
-        return X, X[:, 2] - 2 * X[:, 7]
-    labels = np.array(["ant", "bee", "cat"][:n_classes])
-    return X, labels[(X[:, 2] > 0).astype(int) + (n_classes > 2) * (X[:, 7] > 0)]
 
 
 def kwargs_of(est, y):

@@ -2,7 +2,9 @@
 import io
 import json
 import pickle
+import sys
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,37 +15,8 @@ from sklearn_sketch._core._count_sketch import _rebuild_count_sketch
 from sklearn_sketch._core._topk_heap import _rebuild_topk_heap
 from sklearn_sketch._model_files import FORMAT_VERSION
 
-# Every estimator of the allow-list, small enough to train in milliseconds.
-CASES = {
-    "MissionClassifier": dict(n_features_to_select=6, sketch_width=64),
-    "MissionRegressor": dict(n_features_to_select=6, sketch_width=64),
-    "BearClassifier": dict(n_features_to_select=6, sketch_width=64, batch_size=8),
-    "BearRegressor": dict(n_features_to_select=6, sketch_width=64, batch_size=8),
-    "WMSketchClassifier": dict(memory_budget="8KB"),
-    "AWMSketchClassifier": dict(memory_budget="8KB"),
-    "FeatureHashingClassifier": dict(sketch_width=64),
-    "IHTClassifier": dict(n_features_to_select=6),
-    "IHTRegressor": dict(n_features_to_select=6),
-    "TruncationClassifier-simple": dict(memory_budget="2KB", truncation="simple"),
-    "TruncationClassifier-probabilistic": dict(memory_budget="2KB",
-                                               truncation="probabilistic"),
-    "SpaceSavingClassifier": dict(memory_budget="2KB"),
-    "SparsePerceptronClassifier": dict(n_features_to_select=6),
-}
-
-
-def make(case, **extra):
-    return getattr(sk, case.split("-")[0])(random_state=0, **CASES[case], **extra)
-
-
-def data(case, n_classes, n=240, seed=0):
-    rng = np.random.RandomState(seed)
-    X = rng.normal(size=(n, 30))
-    X[rng.rand(*X.shape) < 0.6] = 0
-    if "Regressor" in case:
-        return X, X[:, 2] - 2 * X[:, 7]
-    labels = np.array(["ant", "bee", "cat"][:n_classes])
-    return X, labels[(X[:, 2] > 0).astype(int) + (n_classes > 2) * (X[:, 7] > 0)]
+sys.path.insert(0, str(Path(__file__).parent))
+from _reference import CASES, data, make  # noqa: E402
 
 
 def snapshot(est):
