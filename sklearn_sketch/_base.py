@@ -278,6 +278,15 @@ def _as_csr_int64(X):
     return indptr, indices, data
 
 
+def largest_batch_nnz(X, batch_size):
+    """Most entries any ``batch_size`` rows of ``X`` hold (stored entries of a sparse ``X``)."""
+    row_nnz = np.diff(X.tocsr().indptr) if sp.issparse(X) else np.count_nonzero(X, axis=1)
+    if row_nnz.size == 0:
+        return 0
+    batch_size = min(batch_size, row_nnz.size)
+    return int(np.partition(row_nnz, row_nnz.size - batch_size)[-batch_size:].sum())
+
+
 def _max_batch_nnz(indptr, order, batch_size):
     row_nnz = np.diff(indptr)[order]
     if row_nnz.size == 0:
@@ -383,7 +392,8 @@ class _BaseSketchSGD(BaseEstimator):
             weights = heap.aux_items()
         return keys, weights
 
-    def _new_state(self, n_models):
+    def _new_state(self, n_models, X):
+        """A fresh model for ``n_models`` (``X``, the first training data, may size it)."""
         rng = check_random_state(self.random_state)
         width, depth, capacity = self._model_shape(n_models)
         sketches, heaps = [], []
@@ -468,7 +478,7 @@ class _BaseSketchSGD(BaseEstimator):
             X, y, sample_weight, reset=reset, partial=partial, classes=classes)
         n_models = self._n_models(classes_)
         if reset:
-            state, journaled = self._new_state(n_models), []
+            state, journaled = self._new_state(n_models, X), []
         else:
             state = self._state.training_copy()
             journaled = state.sketches

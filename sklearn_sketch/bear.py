@@ -14,6 +14,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._base import (
     _BaseSketchSGD,
     _init_sgd_params,
+    budget_shape,
+    largest_batch_nnz,
+    parse_memory_budget,
     _SketchClassifierMixin,
     _SketchRegressorMixin,
     _SketchSelectorMixin,
@@ -23,6 +26,7 @@ from ._sgd_fast import WeightStore
 from .mission import (
     _COMMON_ATTRIBUTES_DOC,
     _PREDICT_WITH_DOC,
+    _MEMORY_CONSTRAINTS,
     _SELECTION_CONSTRAINTS,
     _SKETCH_CONSTRAINTS,
 )
@@ -107,12 +111,27 @@ _BEAR_NOTES_DOC = """
     offered, since L-BFGS needs curvature."""
 
 
+_BEAR_BUDGET_DOC = """
+    memory_budget : int or str, default=None
+        Bytes of the whole fitted estimator, all classes together
+        (``memory_bytes_ <= memory_budget``), or None to use
+        ``n_features_to_select`` and ``sketch_width`` as given. The curvature
+        pairs are paid first: room for ``history_size`` pairs on the largest
+        active set that ``batch_size`` rows of the first training data can
+        form (known from that data, so the shape is chosen at the first fit);
+        the rest is split as :class:`MissionClassifier` splits its budget (a
+        quarter to the heaps). A later call whose batches need larger pairs
+        raises instead of growing past the budget. The shape chosen is in
+        ``sketch_width_``, ``sketch_depth_`` and ``n_features_to_select_``;
+        ``history_.memory_bytes`` is the pairs' part."""
+
+
 class _BearMixin:
     """Training through ``bear_pass``, with the curvature pairs in the model state."""
 
     _store = WeightStore.SKETCH_AND_HEAP
     _bear_constraints = {
-        **_SKETCH_CONSTRAINTS, **_SELECTION_CONSTRAINTS,
+        **_SKETCH_CONSTRAINTS, **_SELECTION_CONSTRAINTS, **_MEMORY_CONSTRAINTS,
         "history_size": [Interval(Integral, 1, 256, closed="both")],
         "damping": [Interval(Real, 0, None, closed="left")],
         "predict_with": [StrOptions({"auto", "heap", "sketch"})],
@@ -125,13 +144,40 @@ class _BearMixin:
         params.damping = float(self.damping)
         return params
 
-    def _new_state(self, n_models):
-        state = super()._new_state(n_models)
-        state.history = LBFGSHistory(self.history_size, n_models)
+    def _new_state(self, n_models, X):
+        history = LBFGSHistory(self.history_size, n_models)
+        self._history_bytes = 0
+        if self.memory_budget is not None:
+            # The pairs live on batch active sets: room for the largest batch X can
+            # form (plus the intercept) comes first, the sketch and heaps get the rest.
+            history.reserve(largest_batch_nnz(X, self.batch_size) + 1)
+            self._history_bytes = history.memory_bytes
+        state = super()._new_state(n_models, X)
+        state.history = history
         return state
+
+    def _model_shape(self, n_models=1):
+        if self.memory_budget is None:
+            return super()._model_shape(n_models)
+        budget = parse_memory_budget(self.memory_budget)
+        rest = budget - self._history_bytes
+        if rest <= 16 * n_models:
+            raise ValueError(
+                f"memory_budget={self.memory_budget!r} ({budget} bytes) cannot hold BEAR's "
+                f"curvature pairs ({self._history_bytes} bytes for history_size="
+                f"{self.history_size} pairs on batches of {self.batch_size} rows of this "
+                "data) and a model: give a larger budget, a smaller history_size or batch_size")
+        return budget_shape(rest, n_models, heap_share=self._budget_heap_share,
+                            depth=self.sketch_depth)
 
     def _train_pass(self, state, params, indptr, indices, data, y, sample_weight, order,
                     max_batch_nnz):
+        if self.memory_budget is not None and max_batch_nnz + 1 > state.history.capacity:
+            raise ValueError(
+                f"a batch of this call holds {max_batch_nnz} non-zeros, more than the "
+                f"{state.history.capacity - 1} that memory_budget reserved for BEAR's "
+                "curvature pairs when the model was created (from its first data): fit "
+                "anew, or use smaller batch_size or rows")
         state.history.reserve(max_batch_nnz + 1)
         return bear_pass(params, state.sketches, state.heaps, state.intercept, state.history,
                          indptr, indices, data, y, sample_weight, order, state.t, max_batch_nnz)
@@ -156,7 +202,7 @@ class BearClassifier(_SketchSelectorMixin, ClassifierMixin, _BearMixin, _SketchC
     n_features_to_select : int, default=1000
         Size ``k`` of each heap: the number of features kept and selected.
     loss : {{'log_loss'}}, default='log_loss'
-        Loss minimized (softmax for more than two classes).{_BEAR_PARAMS_DOC}{_PREDICT_WITH_DOC}
+        Loss minimized (softmax for more than two classes).{_BEAR_PARAMS_DOC}{_PREDICT_WITH_DOC}{_BEAR_BUDGET_DOC}
 
     Attributes
     ----------
@@ -204,7 +250,8 @@ class BearClassifier(_SketchSelectorMixin, ClassifierMixin, _BearMixin, _SketchC
                  sketch_depth=3, history_size=5, damping=1e-2, learning_rate="normalized",
                  eta0=0.3, power_t=0.5, alpha=0.0, fit_intercept=True, batch_size=64, max_iter=5,
                  shuffle=True, random_state=None, warm_start=False, verbose=0,
-                 predict_with="auto"):
+                 predict_with="auto", memory_budget=None):
+        self.memory_budget = memory_budget
         self.n_features_to_select = n_features_to_select
         self.loss = loss
         self.sketch_width = sketch_width
@@ -227,7 +274,7 @@ class BearRegressor(_SketchSelectorMixin, RegressorMixin, _BearMixin, _SketchReg
     n_features_to_select : int, default=1000
         Size ``k`` of the heap: the number of features kept and selected.
     loss : {{'squared_error'}}, default='squared_error'
-        Loss minimized.{_BEAR_PARAMS_DOC}{_PREDICT_WITH_DOC}
+        Loss minimized.{_BEAR_PARAMS_DOC}{_PREDICT_WITH_DOC}{_BEAR_BUDGET_DOC}
 
     Attributes
     ----------
@@ -269,7 +316,8 @@ class BearRegressor(_SketchSelectorMixin, RegressorMixin, _BearMixin, _SketchReg
                  sketch_depth=3, history_size=5, damping=1e-2, learning_rate="normalized",
                  eta0=0.3, power_t=0.5, alpha=0.0, fit_intercept=True, batch_size=64, max_iter=5,
                  shuffle=True, random_state=None, warm_start=False, verbose=0,
-                 predict_with="auto"):
+                 predict_with="auto", memory_budget=None):
+        self.memory_budget = memory_budget
         self.n_features_to_select = n_features_to_select
         self.loss = loss
         self.sketch_width = sketch_width

@@ -23,6 +23,7 @@ ESTIMATORS = [
     MissionRegressor(n_features_to_select=10, sketch_width=1024),
     BearClassifier(n_features_to_select=10, sketch_width=1024, batch_size=8),
     BearRegressor(n_features_to_select=10, sketch_width=1024, batch_size=8),
+    BearClassifier(batch_size=8, memory_budget="1MB"),
     IHTClassifier(n_features_to_select=10),
     IHTRegressor(n_features_to_select=10),
     FeatureHashingClassifier(sketch_width=1024),

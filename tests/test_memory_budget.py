@@ -4,6 +4,8 @@ import pytest
 
 from sklearn_sketch import (
     AWMSketchClassifier,
+    BearClassifier,
+    BearRegressor,
     FeatureHashingClassifier,
     MissionClassifier,
     SpaceSavingClassifier,
@@ -36,7 +38,8 @@ def _explicit_bytes(est):
     """The allocated arrays counted one by one."""
     return (sum(s.table.nbytes + s.seeds.nbytes for s in est.sketches_)
             + sum(sum(a.nbytes for a in h._arrays if a is not None) for h in est.heaps_)
-            + 2 * est.intercept_.nbytes)
+            + 2 * est.intercept_.nbytes
+            + (est.history_.memory_bytes if hasattr(est, "history_") else 0))
 
 
 @pytest.mark.parametrize("name", sorted(BUDGETED))
@@ -86,3 +89,46 @@ def test_explicit_values_override_the_budget_shares():
     est = WMSketchClassifier(None, n_features_to_select=3, sketch_width=9, sketch_depth=2,
                              max_iter=1, random_state=0).fit(X, y)
     assert (est.n_features_to_select_, est.sketch_width_, est.sketch_depth_) == (3, 9, 2)
+
+
+# BEAR pays its curvature pairs first: room for history_size pairs on the largest
+# active set batch_size rows of the first data form (about 0.5 KB a coordinate for 3
+# classes, 2 KB for 20), so its smallest budgets are larger than the others'.
+@pytest.mark.parametrize("n_classes", [2, 3, 20])
+@pytest.mark.parametrize("budget", ["4MB", 6_000_000, "16MB"])
+def test_bear_memory_bytes_within_budget_history_included(n_classes, budget):
+    X, y = _data(n_classes, n_samples=200)
+    est = BearClassifier(memory_budget=budget, max_iter=2, random_state=0).fit(X, y)
+    n_bytes = {"4MB": 2**22, "16MB": 2**24}.get(budget, budget)
+    assert est.memory_bytes_ == _explicit_bytes(est) <= n_bytes
+    assert est.memory_bytes_ > 0.9 * n_bytes
+    # The pairs' room was reserved from the data: the largest 64 rows, plus the intercept.
+    largest = np.sort(np.count_nonzero(X, axis=1))[-64:].sum()
+    assert est.history_.capacity == largest + 1
+    # Training on more of the same (no larger batch) keeps the shape and the bound.
+    est.partial_fit(X[:100], y[:100])
+    assert est.memory_bytes_ == _explicit_bytes(est) <= n_bytes
+    assert est.history_.capacity == largest + 1
+
+
+def test_bear_budget_refuses_batches_larger_than_it_reserved():
+    X, y = _data(3, n_samples=200)
+    est = BearRegressor(memory_budget="1MB", batch_size=8, random_state=0).fit(X, y)
+    before = est.memory_bytes_
+    dense = np.ones((16, X.shape[1]))
+    with pytest.raises(ValueError, match="more than the .* that memory_budget reserved"):
+        est.partial_fit(dense, np.zeros(16))
+    assert est.memory_bytes_ == before == _explicit_bytes(est)
+
+
+def test_bear_budget_too_small_for_its_pairs_says_so():
+    X, y = _data(20, n_samples=60)
+    with pytest.raises(ValueError, match="memory_budget=400 .*curvature pairs"):
+        BearClassifier(memory_budget=400).fit(X, y)
+
+
+def test_bear_budgeted_model_learns():
+    X, y = _data(3, n_samples=3000, n_features=200, seed=1)
+    est = BearClassifier(memory_budget="1MB", random_state=0).fit(X[:2000], y[:2000])
+    assert est.memory_bytes_ <= 2**20
+    assert est.score(X[2000:], y[2000:]) > 0.55  # chance is about 1/3
