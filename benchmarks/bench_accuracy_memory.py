@@ -422,7 +422,10 @@ def allocation_guard(estimator, budget, max_bytes, X_probe, y_probe):
     """
     if budget <= GUARD_PROBE_BUDGET:
         return None
-    probe = _probe_bytes(estimator, X_probe, y_probe, memory_budget=GUARD_PROBE_BUDGET)
+    try:
+        probe = _probe_bytes(estimator, X_probe, y_probe, memory_budget=GUARD_PROBE_BUDGET)
+    except ValueError:  # The probe's budget is too small for it (BEAR's pairs): no guess.
+        return None
     predicted = probe * budget / GUARD_PROBE_BUDGET
     if predicted > max_bytes:
         return (f"memory_budget={format_bytes(budget)} would allocate about "
