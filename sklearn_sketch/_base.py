@@ -392,7 +392,7 @@ class _BaseSketchSGD(BaseEstimator):
             weights = heap.aux_items()
         return keys, weights
 
-    def _new_state(self, n_models, X):
+    def _new_state(self, n_models, X=None):
         """A fresh model for ``n_models`` (``X``, the first training data, may size it)."""
         rng = check_random_state(self.random_state)
         width, depth, capacity = self._model_shape(n_models)

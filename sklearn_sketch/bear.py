@@ -144,10 +144,10 @@ class _BearMixin:
         params.damping = float(self.damping)
         return params
 
-    def _new_state(self, n_models, X):
+    def _new_state(self, n_models, X=None):
         history = LBFGSHistory(self.history_size, n_models)
         self._history_bytes = 0
-        if self.memory_budget is not None:
+        if self.memory_budget is not None and X is not None:
             # The pairs live on batch active sets: room for the largest batch X can
             # form (plus the intercept) comes first, the sketch and heaps get the rest.
             history.reserve(largest_batch_nnz(X, self.batch_size) + 1)
