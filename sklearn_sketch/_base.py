@@ -278,6 +278,11 @@ def _as_csr_int64(X):
     return indptr, indices, data
 
 
+def _budget_less(budget, reserved):
+    """``budget`` less ``reserved`` bytes (the budget as given when nothing is reserved)."""
+    return budget if not reserved else parse_memory_budget(budget) - reserved
+
+
 def largest_batch_nnz(X, batch_size):
     """Most entries any ``batch_size`` rows of ``X`` hold (stored entries of a sparse ``X``)."""
     row_nnz = np.diff(X.tocsr().indptr) if sp.issparse(X) else np.count_nonzero(X, axis=1)
@@ -349,18 +354,19 @@ class _BaseSketchSGD(BaseEstimator):
     # Share of each model's bytes that its heap gets under ``memory_budget``.
     _budget_heap_share = 0.25
 
-    def _model_shape(self, n_models=1):
+    def _model_shape(self, n_models=1, reserved=0):
         """``(sketch_width, sketch_depth, heap_capacity)``; unused entries may be None.
 
         With ``memory_budget`` (estimators that have it), :func:`budget_shape`
-        chooses the sketch width and the heap capacity for ``n_models``.
+        chooses the sketch width and the heap capacity for ``n_models`` in
+        the budget less ``reserved`` bytes (held by the model besides them).
         """
         depth = getattr(self, "sketch_depth", None)
         if getattr(self, "memory_budget", None) is not None:
             share = (0 if not self._uses_heap else 1 if not self._uses_sketch
                      else self._budget_heap_share)
-            return budget_shape(self.memory_budget, n_models, heap_share=share, depth=depth,
-                                aux=self._heap_value != 0)
+            return budget_shape(_budget_less(self.memory_budget, reserved), n_models,
+                                heap_share=share, depth=depth, aux=self._heap_value != 0)
         return (getattr(self, "sketch_width", None), depth,
                 getattr(self, "n_features_to_select", None))
 
@@ -392,10 +398,13 @@ class _BaseSketchSGD(BaseEstimator):
             weights = heap.aux_items()
         return keys, weights
 
-    def _new_state(self, n_models, X=None):
-        """A fresh model for ``n_models`` (``X``, the first training data, may size it)."""
+    def _new_state(self, n_models, X=None, reserved=0):
+        """A fresh model for ``n_models``, its shape chosen in the budget less ``reserved``.
+
+        ``X``, the first training data, lets a subclass size what it reserves.
+        """
         rng = check_random_state(self.random_state)
-        width, depth, capacity = self._model_shape(n_models)
+        width, depth, capacity = self._model_shape(n_models, reserved)
         sketches, heaps = [], []
         if self._uses_sketch:
             seeds = rng.randint(0, 2**32, size=depth, dtype=np.uint64)

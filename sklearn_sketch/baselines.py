@@ -20,7 +20,7 @@ from ._base import (
     _SketchSelectorMixin,
 )
 from ._sgd_fast import Loss, Schedule, SGDParams, WeightStore
-from ._base import budget_shape
+from ._base import _budget_less, budget_shape
 from .weight_median import _BUDGET_CONSTRAINTS
 
 _SGD_PARAMS_DOC = """
@@ -91,13 +91,13 @@ class _BudgetedBaseline(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
 
     _parameter_constraints = _BUDGET_CONSTRAINTS
 
-    def _model_shape(self, n_models=1):
+    def _model_shape(self, n_models=1, reserved=0):
         if self.n_features_to_select is not None:
             return None, None, self.n_features_to_select
         if self.memory_budget is None:
             raise ValueError("give memory_budget or n_features_to_select")
-        return budget_shape(self.memory_budget, n_models, heap_share=1, depth=None,
-                            aux=self._heap_value != 0)
+        return budget_shape(_budget_less(self.memory_budget, reserved), n_models,
+                            heap_share=1, depth=None, aux=self._heap_value != 0)
 
 
 class TruncationClassifier(_BudgetedBaseline):

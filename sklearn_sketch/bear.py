@@ -14,7 +14,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._base import (
     _BaseSketchSGD,
     _init_sgd_params,
-    budget_shape,
     largest_batch_nnz,
     parse_memory_budget,
     _SketchClassifierMixin,
@@ -144,31 +143,24 @@ class _BearMixin:
         params.damping = float(self.damping)
         return params
 
-    def _new_state(self, n_models, X=None):
+    def _new_state(self, n_models, X=None, reserved=0):
         history = LBFGSHistory(self.history_size, n_models)
-        self._history_bytes = 0
         if self.memory_budget is not None and X is not None:
             # The pairs live on batch active sets: room for the largest batch X can
             # form (plus the intercept) comes first, the sketch and heaps get the rest.
             history.reserve(largest_batch_nnz(X, self.batch_size) + 1)
-            self._history_bytes = history.memory_bytes
-        state = super()._new_state(n_models, X)
+            reserved += history.memory_bytes
+            budget = parse_memory_budget(self.memory_budget)
+            if budget - reserved <= 16 * n_models:
+                raise ValueError(
+                    f"memory_budget={self.memory_budget!r} ({budget} bytes) cannot hold "
+                    f"BEAR's curvature pairs ({history.memory_bytes} bytes for history_size="
+                    f"{self.history_size} pairs on batches of {self.batch_size} rows of this "
+                    "data) and a model: give a larger budget, a smaller history_size or "
+                    "batch_size")
+        state = super()._new_state(n_models, X, reserved)
         state.history = history
         return state
-
-    def _model_shape(self, n_models=1):
-        if self.memory_budget is None:
-            return super()._model_shape(n_models)
-        budget = parse_memory_budget(self.memory_budget)
-        rest = budget - self._history_bytes
-        if rest <= 16 * n_models:
-            raise ValueError(
-                f"memory_budget={self.memory_budget!r} ({budget} bytes) cannot hold BEAR's "
-                f"curvature pairs ({self._history_bytes} bytes for history_size="
-                f"{self.history_size} pairs on batches of {self.batch_size} rows of this "
-                "data) and a model: give a larger budget, a smaller history_size or batch_size")
-        return budget_shape(rest, n_models, heap_share=self._budget_heap_share,
-                            depth=self.sketch_depth)
 
     def _train_pass(self, state, params, indptr, indices, data, y, sample_weight, order,
                     max_batch_nnz):

@@ -14,6 +14,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._base import (  # noqa: F401  (parse_memory_budget is public here)
     _CLASSIFIER_LOSSES,
     _BaseSketchSGD,
+    _budget_less,
     _init_sgd_params,
     _SketchClassifierMixin,
     _SketchSelectorMixin,
@@ -165,8 +166,10 @@ class _WeightMedianBase(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
         _init_sgd_params(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
                          max_iter, shuffle, random_state, warm_start, verbose)
 
-    def _model_shape(self, n_models=1):
-        return resolve_budget(self.memory_budget, self.n_features_to_select,
+    def _model_shape(self, n_models=1, reserved=0):
+        budget = None if self.memory_budget is None else _budget_less(self.memory_budget,
+                                                                      reserved)
+        return resolve_budget(budget, self.n_features_to_select,
                               self.sketch_width, self.sketch_depth, self._default_depth,
                               n_models, self._budget_heap_share)
 
