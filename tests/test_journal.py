@@ -359,6 +359,20 @@ def assert_journal_mode(est, X, n_passes, size):
     assert (writes < limit) == (size == "log"), (writes, limit)
 
 
+def _fitted_and_probe(case, wide, size):
+    """A fitted ``case`` (float64 sketches if ``wide``), _chunk's rows, and a copy of the
+    model trained on the good rows, which must differ from it: the failing calls to
+    come write before they fail."""
+    X, y = data(case)
+    est = make_sized(case, size, shuffle=False).fit(X, y)
+    if wide:
+        to_float64(est)
+    X2, y2, weight, n_good = _chunk(case)
+    probe = pickle.loads(pickle.dumps(est)).partial_fit(X2[:n_good], y2[:n_good])
+    assert snapshot(probe, layout=False)["_state"] != snapshot(est, layout=False)["_state"]
+    return est, probe, X2, y2, weight, n_good
+
+
 def _force_divergence(monkeypatch):
     """Make the check after each pass report divergence: the pass has written everything."""
     monkeypatch.setattr(_BaseSketchSGD, "_state_is_finite", staticmethod(lambda state: False))
@@ -387,14 +401,7 @@ def test_a_forced_divergence_leaves_every_attribute_bit_for_bit(case, wide, size
     """Every estimator family: a whole chunk written, then the divergence check fails."""
     if wide and case not in SKETCHED:
         pytest.skip("no sketch")
-    X, y = data(case)
-    est = make_sized(case, size, shuffle=False).fit(X, y)
-    if wide:
-        to_float64(est)
-    X2, y2, _, n_good = _chunk(case)
-    # The rows change the model: the failing calls wrote before they failed.
-    probe = pickle.loads(pickle.dumps(est)).partial_fit(X2[:n_good], y2[:n_good])
-    assert snapshot(probe, layout=False)["_state"] != snapshot(est, layout=False)["_state"]
+    est, probe, X2, y2, _, n_good = _fitted_and_probe(case, wide, size)
     with monkeypatch.context() as patch:
         _force_divergence(patch)
         _assert_failed_calls_change_nothing(est, X2[:n_good], y2[:n_good], size=size)
@@ -415,13 +422,7 @@ _DIVERGING = [("BearClassifier", False), ("BearClassifier", True), ("BearRegress
 @pytest.mark.parametrize("size", ["copy", "log"])
 @pytest.mark.parametrize("case, wide", _DIVERGING)
 def test_a_diverging_kernel_leaves_every_attribute_bit_for_bit(case, wide, size):
-    X, y = data(case)
-    est = make_sized(case, size, shuffle=False).fit(X, y)
-    if wide:
-        to_float64(est)
-    X2, y2, weight, n_good = _chunk(case)
-    probe = pickle.loads(pickle.dumps(est)).partial_fit(X2[:n_good], y2[:n_good])
-    assert snapshot(probe, layout=False)["_state"] != snapshot(est, layout=False)["_state"]
+    est, probe, X2, y2, weight, n_good = _fitted_and_probe(case, wide, size)
     _assert_failed_calls_change_nothing(est, X2, y2, weight)
     est.partial_fit(X2[:n_good], y2[:n_good])
     assert snapshot(est, layout=False)["_state"] == snapshot(probe, layout=False)["_state"]
