@@ -4,9 +4,10 @@ Input validation, feature keys, learning-rate schedules, the training loop over
 passes (one compiled call per pass), the fitted attributes and the selection
 API live here; each algorithm family only says where its weights live.
 """
+import math
 import re
-import sys
 import threading
+import warnings
 import weakref
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -28,6 +29,7 @@ from sklearn.utils.validation import (
 )
 
 from ._core import CountSketch, TopKHeap
+from ._names import NAME_OVERHEAD, PackedNames, mean_name_bytes
 from ._raw_features import hash_raw, is_raw_input
 from ._sgd_fast import Loss, PassStatus, Schedule, SGDParams, WeightStore, sgd_pass
 from ._sgd_fast import decision_function_kernel, rows_repeat_a_column
@@ -119,60 +121,50 @@ def sketch_bytes(width, depth):
     return 4 * depth * (width + 1)
 
 
-def largest_heap(n_bytes, aux=False):
-    """Largest capacity whose heap fits in ``n_bytes`` (0 if none does)."""
-    capacity = max(0, int(n_bytes // (heap_bytes(7, aux) / 7)))
-    while capacity > 0 and heap_bytes(capacity, aux) > n_bytes:
+def largest_heap(n_bytes, aux=False, name_bytes=0):
+    """Largest capacity whose heap (and ``name_bytes`` an entry) fits in ``n_bytes``."""
+    def cost(capacity):
+        return heap_bytes(capacity, aux) + name_bytes * capacity
+
+    capacity = max(0, int(n_bytes // (cost(7) / 7)))
+    while capacity > 0 and cost(capacity) > n_bytes:
         capacity -= 1
     return capacity
 
 
-def names_bytes(names, estimator=None):
-    """Bytes of a ``{key: name}`` dict: the dict itself, its int keys and its strings.
-
-    With ``estimator``, the entries' bytes it recorded for this very dict are
-    reused (a heap of 10**5 named keys would otherwise be walked per chunk).
-    """
-    if not names:
-        return 0
-    return sys.getsizeof(names) + _names_entry_bytes(estimator, names)
-
-
-def _names_entry_bytes(estimator, names):
-    """Bytes of the keys and strings of ``names``, as recorded by ``estimator`` if it can."""
-    recorded = getattr(estimator, "_names_bytes", None)
-    if recorded is not None and recorded[0] is names:
-        return recorded[1]
-    return sum(map(sys.getsizeof, names)) + sum(map(sys.getsizeof, names.values()))
-
-
-def budget_shape(budget, n_models, *, heap_share, depth, aux=False, capacity=None, width=None):
+def budget_shape(budget, n_models, *, heap_share, depth, aux=False, capacity=None, width=None,
+                 name_bytes=0):
     """``(width, depth, capacity)`` of the largest model of ``n_models`` in ``budget``.
 
     The budget (bytes, for the whole estimator) pays first for the
     ``n_models`` float64 intercepts (kept twice: the model's and
     ``intercept_``); each model gets an equal part, of which
-    ``heap_share`` goes to its heap (``TopKHeap`` bytes, :func:`heap_bytes`)
-    and the rest to its sketch of ``depth`` rows (:func:`sketch_bytes`).
-    ``heap_share=0`` means no heap, ``1`` no sketch. ``capacity`` or ``width``
-    fix that part; the other takes what is left.
+    ``heap_share`` goes to its heap (``TopKHeap`` bytes, :func:`heap_bytes`,
+    plus ``name_bytes`` an entry for the names of the heap keys when the
+    data carries names) and the rest to its sketch of ``depth`` rows
+    (:func:`sketch_bytes`). ``heap_share=0`` means no heap, ``1`` no
+    sketch. ``capacity`` or ``width`` fix that part; the other takes what is
+    left.
     """
     n_bytes = parse_memory_budget(budget)
     per_model = (n_bytes - 16 * n_models) // n_models
+
+    def heap_cost(capacity):
+        return heap_bytes(capacity, aux) + name_bytes * capacity if capacity else 0
+
     if heap_share == 0:
         capacity = None
     elif capacity is None and width is not None:
-        capacity = largest_heap(per_model - sketch_bytes(width, depth), aux)
+        capacity = largest_heap(per_model - sketch_bytes(width, depth), aux, name_bytes)
     elif capacity is None:
-        capacity = largest_heap(per_model * heap_share, aux)
+        capacity = largest_heap(per_model * heap_share, aux, name_bytes)
     if heap_share == 1:
         width = depth = None
     elif width is None:
-        rest = per_model - (heap_bytes(capacity, aux) if capacity else 0)
+        rest = per_model - heap_cost(capacity)
         width = rest // (4 * depth) - 1
     total = 16 * n_models + n_models * (
-        (heap_bytes(capacity, aux) if capacity else 0)
-        + (sketch_bytes(width, depth) if width is not None else 0))
+        heap_cost(capacity) + (sketch_bytes(width, depth) if width is not None else 0))
     if (capacity is not None and capacity < 1) or (width is not None and width < 1) \
             or total > n_bytes:
         raise ValueError(
@@ -366,7 +358,8 @@ class _BaseSketchSGD(BaseEstimator):
             share = (0 if not self._uses_heap else 1 if not self._uses_sketch
                      else self._budget_heap_share)
             return budget_shape(_budget_less(self.memory_budget, reserved), n_models,
-                                heap_share=share, depth=depth, aux=self._heap_value != 0)
+                                heap_share=share, depth=depth, aux=self._heap_value != 0,
+                                name_bytes=self._name_bytes_per_entry())
         return (getattr(self, "sketch_width", None), depth,
                 getattr(self, "n_features_to_select", None))
 
@@ -487,6 +480,10 @@ class _BaseSketchSGD(BaseEstimator):
             X, y, sample_weight, reset=reset, partial=partial, classes=classes)
         n_models = self._n_models(classes_)
         if reset:
+            # Names given to remember_feature_names before the first fit.
+            coming = self.__dict__.pop("_names_to_come", None)
+            raw_names = raw_names if raw_names is not None else coming
+            self._reserve_names(raw_names)
             state, journaled = self._new_state(n_models, X), []
         else:
             state = self._state.training_copy()
@@ -514,36 +511,49 @@ class _BaseSketchSGD(BaseEstimator):
             sketch.journal_commit()
         return self
 
+    def _reserve_names(self, names):
+        """Set the bytes a heap entry's name takes from ``memory_budget`` (0: no names).
+
+        ``names`` (the first data's ``{key: name}``, or None) gives the mean
+        length; the budget reserves a quarter more than that an entry (at
+        least 16 bytes: the selected features may be longer than the typical
+        name), plus :data:`~sklearn_sketch._names.NAME_OVERHEAD`.
+        """
+        mean = mean_name_bytes(names) if names is not None else 0.0
+        budgeted = getattr(self, "memory_budget", None) is not None and self._uses_heap
+        self._name_bytes = (NAME_OVERHEAD + max(16, math.ceil(1.25 * mean))
+                            if budgeted and mean else 0)
+
+    def _name_bytes_per_entry(self):
+        return getattr(self, "_name_bytes", 0)
+
     def _remember_names(self, names, reset):
         """Keep the names of the heap keys (bounded by the heaps, not by the data).
 
         ``names`` (None, a ``{key: name}`` mapping or an object with
         ``lookup(keys) -> {key: name}``) names the heap keys not named yet: a
-        key keeps its first name while it stays in the heaps.
+        key keeps its first name while it stays in the heaps. Under
+        ``memory_budget`` the names take what the model leaves (the share
+        reserved for them when the first data carried names): new names that
+        do not fit are left out, with a warning.
         """
-        known = {} if reset else getattr(self, "_feature_names", {})
+        known = PackedNames() if reset else getattr(self, "_feature_names", PackedNames())
         if names is None and not known or not self._uses_heap:
-            self._feature_names = {}
+            self._feature_names = PackedNames()
             return
         # In C over the heaps' key arrays (unsorted): Python touches only the
-        # keys that left or entered the heaps, not every key of a large heap.
+        # keys that entered the heaps, not every key of a large heap.
         in_heaps = np.unique(np.concatenate([h._arrays[0][:len(h)] for h in self._state.heaps]))
-        known_keys = np.fromiter(known, dtype=np.int64, count=len(known))
-        kept = dict(known)  # a new dict: a failed call restores the old one
-        entry_bytes = _names_entry_bytes(self, known)
-        for key in known_keys[~np.isin(known_keys, in_heaps, assume_unique=True)].tolist():
-            entry_bytes -= sys.getsizeof(key) + sys.getsizeof(kept.pop(key))
-        unnamed = in_heaps[~np.isin(in_heaps, known_keys, assume_unique=True)]
-        if names is not None and unnamed.size:
-            if hasattr(names, "lookup"):
-                new = names.lookup(unnamed)
-            else:
-                new = {k: names[k] for k in unnamed.tolist() if k in names}
-            kept.update(new)
-            entry_bytes += _names_entry_bytes(None, new)
-        # Counted in memory_bytes_ but not yet fitted into memory_budget (see issue 13).
-        self._feature_names = kept
-        self._names_bytes = (kept, entry_bytes)
+        room = None
+        if getattr(self, "memory_budget", None) is not None:
+            room = parse_memory_budget(self.memory_budget) - self._model_bytes()
+        self._feature_names, dropped = known.updated(in_heaps, names, room)
+        if dropped:
+            warnings.warn(
+                f"memory_budget={self.memory_budget!r} leaves {room} bytes for the names of "
+                f"the selected features: {dropped} name(s) were not kept (their keys still "
+                "are). Give a larger memory_budget, or None to keep every name.",
+                UserWarning, stacklevel=3)
 
     def remember_feature_names(self, names):
         """Name the features in the heaps; ``selected_features_.names`` shows them.
@@ -560,6 +570,13 @@ class _BaseSketchSGD(BaseEstimator):
         chunk that carries names. An estimator without a heap
         (``FeatureHashingClassifier``) keeps no names: the call does nothing.
 
+        Called before the model is first fitted, it gives the names of the
+        data the first ``fit`` or ``partial_fit`` trains on: that call names
+        its heap keys with them, and, under ``memory_budget``, reserves room
+        for the names of the heap keys (from the names' mean length). Names
+        given only after a budgeted model was fitted get the bytes the model
+        leaves; names that do not fit are left out, with a warning.
+
         Parameters
         ----------
         names : mapping or KeyNames
@@ -574,8 +591,10 @@ class _BaseSketchSGD(BaseEstimator):
         """
         if not self._uses_heap:
             return self
-        check_is_fitted(self, "heaps_")
         with _estimator_lock(self):
+            if "_state" not in self.__dict__:
+                self._names_to_come = names
+                return self
             self._remember_names(names, reset=False)
             self.memory_bytes_ = self._memory_bytes()
         return self
@@ -721,7 +740,8 @@ class _BaseSketchSGD(BaseEstimator):
         ``coef_`` and ``selected_features_`` are built from the heaps when read,
         not kept.
         """
-        return self._model_bytes() + names_bytes(getattr(self, "_feature_names", {}), self)
+        names = getattr(self, "_feature_names", None)
+        return self._model_bytes() + (names.nbytes if names is not None else 0)
 
     @property
     def coef_(self):
@@ -812,8 +832,7 @@ class _BaseSketchSGD(BaseEstimator):
         order = np.lexsort((-all_keys, -importance))[: heaps[0].capacity]
         names = None
         if getattr(self, "_feature_names", None):
-            names = np.array([self._feature_names.get(k) for k in all_keys[order].tolist()],
-                             dtype=object)
+            names = self._feature_names.names_of(all_keys[order])
         return SelectedFeatures(keys=all_keys[order], weights=weights[order], names=names)
 
     def __sklearn_tags__(self):

@@ -37,6 +37,8 @@ import zipfile
 
 import numpy as np
 
+from ._names import PackedNames
+
 #: Version of the layout written by :func:`save`; :func:`load` reads this one and older.
 FORMAT_VERSION = 1
 _FORMAT_NAME = "sklearn-sketch model"
@@ -170,10 +172,6 @@ def _encode_fitted(est, arrays):
         arrays.update((f"history_{key}", value) for key, value in pairs.items())
         history = {"history_size": int(size), "n_pairs": int(n_pairs), "head": int(head),
                    "n_batches": int(n_batches)}
-    bad_names = [k for k, v in est._feature_names.items() if not isinstance(v, str)]
-    if bad_names:
-        raise ModelFileError(f"cannot save the name of key {bad_names[0]}: names must be "
-                             "strings")
     fitted = {
         "n_features_in_": int(est.n_features_in_), "n_iter_": int(est.n_iter_),
         "feature_names_in_": (None if not hasattr(est, "feature_names_in_")
@@ -510,7 +508,7 @@ def _decode_fitted(est, fitted, members):
         est.feature_names_in_ = np.array(names_in, dtype=object)
     est._state = state
     est.n_iter_ = n_iter
-    est._feature_names = feature_names
+    est._feature_names = PackedNames(feature_names)
     est._set_fitted_attributes()
 
 

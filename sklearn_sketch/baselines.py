@@ -97,7 +97,8 @@ class _BudgetedBaseline(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
         if self.memory_budget is None:
             raise ValueError("give memory_budget or n_features_to_select")
         return budget_shape(_budget_less(self.memory_budget, reserved), n_models,
-                            heap_share=1, depth=None, aux=self._heap_value != 0)
+                            heap_share=1, depth=None, aux=self._heap_value != 0,
+                            name_bytes=self._name_bytes_per_entry())
 
 
 class TruncationClassifier(_BudgetedBaseline):

@@ -26,7 +26,7 @@ from ._sgd_fast import WeightStore
 
 
 def resolve_budget(budget, n_features_to_select, sketch_width, sketch_depth, default_depth,
-                   n_models=1, heap_share=0.5):
+                   n_models=1, heap_share=0.5, name_bytes=0):
     """Sketch shape and heap capacity of ``n_models`` models in ``budget`` real bytes.
 
     See :func:`sklearn_sketch._base.budget_shape`; any explicit value
@@ -43,7 +43,7 @@ def resolve_budget(budget, n_features_to_select, sketch_width, sketch_depth, def
         return sketch_width, sketch_depth, n_features_to_select
     return budget_shape(budget, n_models, heap_share=heap_share,
                         depth=sketch_depth or default_depth, capacity=n_features_to_select,
-                        width=sketch_width)
+                        width=sketch_width, name_bytes=name_bytes)
 
 
 _WM_PARAMS_DOC = """
@@ -171,7 +171,8 @@ class _WeightMedianBase(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
                                                                       reserved)
         return resolve_budget(budget, self.n_features_to_select,
                               self.sketch_width, self.sketch_depth, self._default_depth,
-                              n_models, self._budget_heap_share)
+                              n_models, self._budget_heap_share,
+                              self._name_bytes_per_entry())
 
 
 class WMSketchClassifier(_WeightMedianBase):

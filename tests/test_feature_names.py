@@ -24,13 +24,9 @@ def test_selected_column_names_from_a_dataframe(estimator):
 
 
 def test_memory_bytes_counts_the_names_kept_through_heap_churn():
-    # remember_feature_names updates the names' byte count by what left and entered
-    # the heaps; it must equal a count of the final dict from scratch.
-    import sys
-
+    # remember_feature_names keeps the names of the keys in the heaps only; their
+    # bytes (a key, an end offset and the UTF-8 name each) are in memory_bytes_.
     import scipy.sparse as sp
-
-    from sklearn_sketch._base import names_bytes
 
     rng = np.random.default_rng(0)
     est = MissionClassifier(20, sketch_width=512, random_state=0)
@@ -40,12 +36,10 @@ def test_memory_bytes_counts_the_names_kept_through_heap_churn():
                           shape=(300, 2**63 - 1))
         y = rng.integers(0, 2, 300)
         est.partial_fit(X, y, classes=[0, 1])
-        est.remember_feature_names({int(k): f"feature {k} of chunk {chunk}"
-                                    for k in np.unique(keys)})
-    names = est._feature_names
-    heap_keys = set(est.heaps_[0].keys().tolist())
-    assert set(names) == heap_keys
-    by_hand = (sys.getsizeof(names) + sum(sys.getsizeof(k) + sys.getsizeof(v)
-                                          for k, v in names.items()))
-    assert names_bytes(names) == by_hand
+        named = {int(k): f"feature {k} of chunk {chunk} é" for k in np.unique(keys)}
+        est.remember_feature_names(named)
+        heap_keys = set(est.heaps_[0].keys().tolist())
+        assert set(est._feature_names) == heap_keys
+        assert all(name.startswith(f"feature {k} ") for k, name in est._feature_names.items())
+    by_hand = sum(16 + len(name.encode()) for name in est._feature_names.values())
     assert est.memory_bytes_ == est._model_bytes() + by_hand

@@ -132,3 +132,78 @@ def test_bear_budgeted_model_learns():
     est = BearClassifier(memory_budget="1MB", random_state=0).fit(X[:2000], y[:2000])
     assert est.memory_bytes_ <= 2**20
     assert est.score(X[2000:], y[2000:]) > 0.55  # chance is about 1/3
+
+
+def _token_data(n_classes, n_samples=300, seed=0):
+    """Token lists: random words of 3 to 14 letters, some of them telling the class."""
+    rng = np.random.RandomState(seed)
+    words = ["".join(rng.choice(list("abcdéfgh"), size=rng.randint(3, 15)))
+             for _ in range(3000)]
+    y = rng.randint(0, n_classes, size=n_samples)
+    docs = [[words[j] for j in rng.randint(0, len(words), size=12)]
+            + [words[c * 7 + j] for j in rng.randint(0, 7, size=3)] for c in y]
+    return docs, y
+
+
+def _names_bytes_by_hand(est):
+    return sum(16 + len(name.encode("utf-8")) for name in est._feature_names.values())
+
+
+@pytest.mark.parametrize("name", sorted(set(BUDGETED) - {"hashing"}))
+@pytest.mark.parametrize("n_classes", [2, 20])
+@pytest.mark.parametrize("budget", ["16KB", "1MB"])
+def test_names_of_raw_input_fit_inside_the_budget(name, n_classes, budget):
+    # The names of the heap keys are part of the estimator: the budget reserves
+    # room for them when the first data carries names, and the heaps are named.
+    docs, y = _token_data(n_classes)
+    est = BUDGETED[name](budget).set_params(max_iter=2).fit(docs, y)
+    n_bytes = {"16KB": 2**14, "1MB": 2**20}[budget]
+    names = est._feature_names
+    assert est.memory_bytes_ == _explicit_bytes(est) + _names_bytes_by_hand(est) <= n_bytes
+    # The shape fills the budget with room for a name per heap entry (a worst
+    # case: the heaps of different classes often share keys, named once).
+    n_entries = len(est.heaps_) * est.n_features_to_select_
+    assert est._model_bytes() + n_entries * est._name_bytes > 0.9 * n_bytes
+    assert est._name_bytes >= 16 + 16
+    heap_keys = np.unique(np.concatenate([h.keys() for h in est.heaps_]))
+    assert set(names) <= set(heap_keys.tolist())
+    assert len(names) >= 0.9 * heap_keys.size
+    # Names stay inside the budget through further training on new words.
+    more, y_more = _token_data(n_classes, seed=1)
+    est.partial_fit(more, y_more)
+    assert est.memory_bytes_ == _explicit_bytes(est) + _names_bytes_by_hand(est) <= n_bytes
+
+
+def test_names_that_outgrow_their_room_are_left_out_with_a_warning():
+    # Room is reserved from the first data's names (short here); much longer
+    # names later cannot all be kept in the budget: the keys stay, the
+    # estimator says how many names it left out, and the bound holds.
+    docs, y = _token_data(2)
+    est = MissionClassifier(memory_budget="16KB", random_state=0).fit(docs, y)
+    rng = np.random.RandomState(3)
+    long_words = ["long-feature-name-" * 4 + str(i) for i in range(200)]
+    long_docs = [[long_words[j] for j in rng.randint(0, 200, size=10)] for _ in y]
+    with pytest.warns(UserWarning, match=r"name\(s\) were not kept .*memory_budget"):
+        for _ in range(3):
+            est.partial_fit(long_docs, y)
+    assert est.memory_bytes_ == _explicit_bytes(est) + _names_bytes_by_hand(est) <= 2**14
+    names = est.selected_features_.names
+    assert any(n is None for n in names)
+    kept = [n for n in names if n is not None]
+    assert kept and all(n in long_words or n in sum(docs, []) for n in kept)
+
+
+def test_streamed_names_fit_inside_the_budget(tmp_path):
+    # A Vowpal Wabbit stream names its keys after each chunk; the first chunk's
+    # names set the room the budget keeps for them.
+    from sklearn_sketch.io import VowpalWabbitReader, partial_fit_stream
+
+    docs, y = _token_data(2, n_samples=600)
+    path = tmp_path / "train.vw"
+    path.write_text("".join(f"{2 * c - 1} |w {' '.join(doc)}\n" for doc, c in zip(docs, y)))
+    est = MissionClassifier(memory_budget="16KB", random_state=0)
+    partial_fit_stream(est, VowpalWabbitReader(path, chunk_rows=200, keep_names=True),
+                       classes=[-1, 1], epochs=2)
+    assert est.memory_bytes_ == _explicit_bytes(est) + _names_bytes_by_hand(est) <= 2**14
+    names = est.selected_features_.names
+    assert all(n is not None and n.startswith("w^") for n in names)

@@ -5,7 +5,6 @@ import mmh3
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.exceptions import NotFittedError
 
 from sklearn_sketch import (
     AWMSketchClassifier,
@@ -95,7 +94,9 @@ def test_names_are_kept_for_the_heap_keys_only(tmp_path, name):
     model = ESTIMATORS[name]()
     capacity = sum(h.capacity for h in ESTIMATORS[name]()._new_state(1).heaps)
     seen = set()
-    for chunk in VowpalWabbitReader(path, 300, keep_names=True):
+    for i, chunk in enumerate(VowpalWabbitReader(path, 300, keep_names=True)):
+        if i == 0:  # a budget keeps room for names given before the first call
+            assert model.remember_feature_names(chunk.feature_names) is model
         model.partial_fit(chunk.X, chunk.y, classes=[-1, 1])
         assert model.remember_feature_names(chunk.feature_names) is model
         seen.update(chunk.feature_names.keys.tolist())
@@ -145,8 +146,13 @@ def test_remember_feature_names_from_a_mapping():
     # A new fit starts without names.
     model.fit(X, y)
     assert model.selected_features_.names is None
-    with pytest.raises(NotFittedError):
-        MissionClassifier(4).remember_feature_names(mapping)
+    # Before the first fit, the names are those of the data that fit trains on.
+    fresh = MissionClassifier(4, sketch_width=64, random_state=0)
+    assert fresh.remember_feature_names(mapping) is fresh
+    assert not hasattr(fresh, "selected_features_")
+    fresh.fit(X, y)
+    assert fresh.selected_features_.names.tolist() == [
+        f"col{k}" for k in fresh.selected_features_.keys]
 
 
 def test_estimator_without_heap_ignores_names(vw_path):

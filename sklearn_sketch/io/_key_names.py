@@ -66,6 +66,13 @@ class KeyNames:
         """ndarray of int64: the distinct keys, sorted."""
         return np.unique(self._keys)
 
+    def mean_name_bytes(self, sample=4096):
+        """Mean length in bytes of the names (of up to ``sample`` of them, evenly spread)."""
+        if not len(self._keys):
+            return 0.0
+        rows = np.unique(np.linspace(0, len(self._keys) - 1, sample).astype(np.int64))
+        return float(np.mean([len(name) for name in self._names_of(rows)]))
+
     def lookup(self, keys):
         """Names of the requested keys that the table holds.
 

@@ -77,9 +77,14 @@ def partial_fit_stream(estimator, chunks, *, classes=None, epochs=1, verbose=0,
                 progress.update(chunk.X.shape[0])
                 continue  # Legal (VW importance 0) but nothing to learn.
             _check_labelled(chunk)
-            estimator.partial_fit(chunk.X, chunk.y, sample_weight=weight, **fit_kwargs)
             names = getattr(chunk, "feature_names", None)
-            if names is not None and hasattr(estimator, "remember_feature_names"):
+            remember = names is not None and hasattr(estimator, "remember_feature_names")
+            if remember and not hasattr(estimator, "n_iter_"):
+                # Before a new model's first call: its memory_budget then keeps room
+                # for the names of its heap keys.
+                estimator.remember_feature_names(names)
+            estimator.partial_fit(chunk.X, chunk.y, sample_weight=weight, **fit_kwargs)
+            if remember:
                 estimator.remember_feature_names(names)
             progress.update(chunk.X.shape[0])
         progress.close()

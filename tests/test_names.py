@@ -1,0 +1,60 @@
+"""PackedNames: the heap keys' names in three arrays, checked against a dict."""
+import numpy as np
+import pytest
+
+from sklearn_sketch._names import NAME_OVERHEAD, PackedNames, mean_name_bytes
+
+
+def _nbytes(mapping):
+    return sum(NAME_OVERHEAD + len(v.encode("utf-8")) for v in mapping.values())
+
+
+def test_churn_matches_a_dict_reference():
+    rng = np.random.default_rng(0)
+    names = {k: f"n{k}" + "é" * (k % 5) for k in range(5000)}
+    table, reference = PackedNames(), {}
+    for _ in range(30):
+        keys = np.unique(rng.choice(5000, size=300))
+        offered = {int(k): names[int(k)] for k in rng.choice(5000, size=400)}
+        table, dropped = table.updated(keys, offered)
+        reference = {k: reference.get(k, offered.get(k)) for k in keys.tolist()}
+        reference = {k: v for k, v in reference.items() if v is not None}
+        assert dropped == 0
+        assert dict(table) == reference
+        assert table.nbytes == _nbytes(reference)
+        np.testing.assert_array_equal(table.keys_array, sorted(reference))
+    assert len(reference) > 10
+    probe = np.array(list(reference) + [10**9, -1])
+    assert table.names_of(probe).tolist() == list(reference.values()) + [None, None]
+
+
+def test_a_key_keeps_its_first_name_and_bytes_names_read_as_str():
+    table, _ = PackedNames({1: "one"}).updated([1, 2], {1: "uno", 2: b"caf\xc3\xa9"})
+    assert dict(table) == {1: "one", 2: "café"}
+    assert table.get(3) is None and 2 in table and 3 not in table
+
+
+@pytest.mark.parametrize("max_bytes", [0, 20, 40, 70, 1000])
+def test_max_bytes_keeps_the_shortest_new_names(max_bytes):
+    table = PackedNames({5: "kept"})
+    new = {1: "a" * 30, 2: "bb", 3: "c" * 10, 4: "dddd"}
+    out, dropped = table.updated([1, 2, 3, 4, 5], new, max_bytes=max_bytes + table.nbytes)
+    added = {k: v for k, v in out.items() if k != 5}
+    assert out[5] == "kept"
+    assert out.nbytes <= max_bytes + table.nbytes
+    assert dropped == len(new) - len(added)
+    # Shortest first: the added names are a prefix of the names by length.
+    by_length = sorted(new, key=lambda k: len(new[k]))
+    assert sorted(added) == sorted(by_length[:len(added)])
+    if dropped:
+        next_name = new[by_length[len(added)]]
+        assert out.nbytes + NAME_OVERHEAD + len(next_name) > max_bytes + table.nbytes
+
+
+def test_mean_name_bytes_of_a_mapping_and_of_key_names():
+    from sklearn_sketch.io import KeyNames
+
+    assert mean_name_bytes({1: "ab", 2: "cdéf"}) == 3.5
+    assert mean_name_bytes({}) == 0.0
+    table = KeyNames([7, 8, 9], [0, 2, 5, 9], b"abcdefghi")
+    assert table.mean_name_bytes() == 3.0
