@@ -157,7 +157,8 @@ def budget_shape(budget, n_models, *, heap_share, depth, aux=False, capacity=Non
     elif capacity is None and width is not None:
         capacity = largest_heap(per_model - sketch_bytes(width, depth), aux, name_bytes)
     elif capacity is None:
-        capacity = largest_heap(per_model * heap_share, aux, name_bytes)
+        # A selector selects at least one feature, even when its share buys none.
+        capacity = max(1, largest_heap(per_model * heap_share, aux, name_bytes))
     if heap_share == 1:
         width = depth = None
     elif width is None:
