@@ -136,8 +136,9 @@ cdef class LBFGSHistory:
     cdef int32_t* _pair_len
     cdef int64_t* _pair_key      # (history_size, capacity)
     cdef uint64_t* _pair_hash    # (history_size, capacity): fmix64 of the keys
-    cdef double* _pair_s         # (history_size, n_models, capacity)
-    cdef double* _pair_r
+    # float32, as the sketch cells: a pair coordinate costs half the bytes.
+    cdef float* _pair_s          # (history_size, n_models, capacity)
+    cdef float* _pair_r
     cdef double* _pair_rho       # (history_size, n_models): 1 / r^T s
     cdef double* _pair_gamma     # r^T s / r^T r
     cdef uint8_t* _pair_valid
@@ -171,8 +172,8 @@ cdef class LBFGSHistory:
             "pair_len": np.zeros(tau, dtype=np.int32),
             "pair_key": np.zeros((tau, 1), dtype=np.int64),
             "pair_hash": np.zeros((tau, 1), dtype=np.uint64),
-            "pair_s": np.zeros((tau, K, 1)),
-            "pair_r": np.zeros((tau, K, 1)),
+            "pair_s": np.zeros((tau, K, 1), dtype=np.float32),
+            "pair_r": np.zeros((tau, K, 1), dtype=np.float32),
             "pair_rho": np.zeros((tau, K)),
             "pair_gamma": np.zeros((tau, K)),
             "pair_valid": np.zeros((tau, K), dtype=np.uint8),
@@ -201,8 +202,8 @@ cdef class LBFGSHistory:
         self._pair_len = _ptr32(arrays["pair_len"])
         self._pair_key = _ptr64(arrays["pair_key"])
         self._pair_hash = _ptru64(arrays["pair_hash"])
-        self._pair_s = _ptrf(arrays["pair_s"])
-        self._pair_r = _ptrf(arrays["pair_r"])
+        self._pair_s = _ptrf32(arrays["pair_s"])
+        self._pair_r = _ptrf32(arrays["pair_r"])
         self._pair_rho = _ptrf(arrays["pair_rho"])
         self._pair_gamma = _ptrf(arrays["pair_gamma"])
         cdef uint8_t[::1] valid = arrays["pair_valid"].reshape(-1)
@@ -239,7 +240,7 @@ cdef class LBFGSHistory:
             arrays[name] = np.zeros((tau, capacity), dtype=old[name].dtype)
             arrays[name][:, :C] = old[name]
         for name in ("pair_s", "pair_r"):
-            arrays[name] = np.zeros((tau, K, capacity))
+            arrays[name] = np.zeros((tau, K, capacity), dtype=np.float32)
             arrays[name][:, :, :C] = old[name]
         self._load(arrays, self.n_pairs, self.head, self.n_batches)
 
@@ -444,8 +445,8 @@ cdef class LBFGSHistory:
         cdef double rq[MAX_HISTORY]         # r_i^T q
         cdef const double* sr = &self._pair_sr[c * tau * tau]
         cdef const double* rr = &self._pair_rr[c * tau * tau]
-        cdef const double* sv
-        cdef const double* rv
+        cdef const float* sv
+        cdef const float* rv
         cdef const int32_t* sp
         cdef const int32_t* sb
         for m in range(self.n_pairs):
@@ -510,10 +511,10 @@ cdef class LBFGSHistory:
         cdef Py_ssize_t tau = self.history_size, K = self.n_models, C = self.capacity
         cdef Py_ssize_t h = self.head, n = self.n_active, c, j, m, i, t
         cdef double rs, rr, ss, a, b, d
-        cdef double* s
-        cdef double* r
-        cdef const double* si
-        cdef const double* ri
+        cdef float* s
+        cdef float* r
+        cdef const float* si
+        cdef const float* ri
         cdef const int32_t* sp
         cdef const int32_t* sb
         for c in range(K):
@@ -525,9 +526,10 @@ cdef class LBFGSHistory:
             for j in range(n):
                 r[j] += (intercept_damping if self._active_key[j] == INTERCEPT_KEY
                          else damping) * s[j]
-                rs += r[j] * s[j]
-                rr += r[j] * r[j]
-                ss += s[j] * s[j]
+                # In double: a float product of two small values underflows.
+                rs += <double>r[j] * s[j]
+                rr += <double>r[j] * r[j]
+                ss += <double>s[j] * s[j]
             self._pair_valid[h * K + c] = (
                 isfinite(rs) and isfinite(rr) and isfinite(ss)
                 and rs > CURVATURE_EPS * sqrt(rr) * sqrt(ss))
@@ -546,9 +548,9 @@ cdef class LBFGSHistory:
                 b = 0.0
                 d = 0.0
                 for t in range(self._shared_len[i]):
-                    a += s[sb[t]] * ri[sp[t]]
-                    b += si[sp[t]] * r[sb[t]]
-                    d += r[sb[t]] * ri[sp[t]]
+                    a += <double>s[sb[t]] * ri[sp[t]]
+                    b += <double>si[sp[t]] * r[sb[t]]
+                    d += <double>r[sb[t]] * ri[sp[t]]
                 self._pair_sr[(c * tau + h) * tau + i] = a
                 self._pair_sr[(c * tau + i) * tau + h] = b
                 self._pair_rr[(c * tau + h) * tau + i] = d
@@ -579,13 +581,16 @@ def _rebuild_history(history_size, n_models, state, n_pairs, head, n_batches):
     if not isinstance(state, dict) or set(state) != set(_STATE):
         raise ValueError(f"the state of a history holds the arrays {', '.join(_STATE)}")
     arrays = {name: np.asarray(state[name]) for name in _STATE}
+    for name in ("pair_s", "pair_r"):
+        if arrays[name].dtype == np.float64:  # model files of 0.1.0.dev0 before float32 pairs
+            arrays[name] = arrays[name].astype(np.float32)
     key = arrays["pair_key"]
     if key.ndim != 2 or key.shape[0] != history_size or key.shape[1] < 1:
         raise ValueError(f"pair_key must have shape ({history_size}, capacity), got {key.shape}")
     tau, K, C = history_size, n_models, key.shape[1]
     expected = {"pair_len": ((tau,), np.int32), "pair_key": ((tau, C), np.int64),
-                "pair_hash": ((tau, C), np.uint64), "pair_s": ((tau, K, C), np.float64),
-                "pair_r": ((tau, K, C), np.float64), "pair_rho": ((tau, K), np.float64),
+                "pair_hash": ((tau, C), np.uint64), "pair_s": ((tau, K, C), np.float32),
+                "pair_r": ((tau, K, C), np.float32), "pair_rho": ((tau, K), np.float64),
                 "pair_gamma": ((tau, K), np.float64), "pair_valid": ((tau, K), np.uint8),
                 "pair_sr": ((K, tau, tau), np.float64), "pair_rr": ((K, tau, tau), np.float64)}
     for name, (shape, dtype) in expected.items():
@@ -635,6 +640,11 @@ cdef int32_t* _ptr32(object a):
 
 cdef double* _ptrf(object a):
     cdef double[::1] v = a.reshape(-1)
+    return &v[0]
+
+
+cdef float* _ptrf32(object a):
+    cdef float[::1] v = a.reshape(-1)
     return &v[0]
 
 
@@ -798,8 +808,8 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
     cdef int64_t evicted_key
     cdef double eta, delta, hw, evicted_weight, norm2
     cdef bint no_pair
-    cdef double* s_out
-    cdef double* r_out
+    cdef float* s_out
+    cdef float* r_out
     cdef const int64_t* keys = history._active_key
     cdef int status = PASS_OK
     cdef bint compare = params.compare_reads
@@ -866,9 +876,11 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                     delta = -eta * z[j]
                     if no_pair and j >= first_key:
                         delta /= norm2
+                    # The step taken is the step stored: w + s is the new weights.
+                    delta = <float>delta
                     if not isfinite(delta):
                         status = PASS_DIVERGED
-                    s_out[j] = delta
+                    s_out[j] = <float>delta
                     if j < first_key:
                         intercept[c] += delta
                     elif not (<CountSketch>sk[c]).add_located(&cells[j * depth],
@@ -893,11 +905,9 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
             if status != PASS_OK:
                 break
 
-            # r = g(new weights) - g(old weights) on the same batch, written in place.
-            for c in range(K):
-                r_out = &history._pair_r[(idx * K + c) * C]
-                for j in range(n_active):
-                    r_out[j] = -g[c * C + j]
+            # r = g(new weights) - g(old weights) on the same batch, taken in double
+            # (w_sketch is free by now) and rounded once.
+            memcpy(w_sketch, g, K * C * sizeof(double))
             if not _batch_gradient(params, K, C, n_active, first_key, indptr, data, y,
                                    sample_weight, order, start, stop, nnz_pos, w, g, scores,
                                    dl, NULL):
@@ -906,7 +916,7 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
             for c in range(K):
                 r_out = &history._pair_r[(idx * K + c) * C]
                 for j in range(n_active):
-                    r_out[j] += g[c * C + j]
+                    r_out[j] = <float>(g[c * C + j] - w_sketch[c * C + j])
             history.push_batch(params.damping * norm2, params.damping)
             t += stop - start
             start = stop

@@ -2,7 +2,10 @@
 
 It follows the kernel's rules (see ``sklearn_sketch.bear``) with a dense weight
 vector in place of the sketch and heap, so without collisions and with a heap
-that holds every feature the two must agree to float32 precision.
+that holds every feature the two must agree to float32 precision. Like the
+kernel, it keeps the pairs' ``s`` and ``r`` in float32: a step is rounded to
+float32 before it is taken, ``r`` is the gradients' difference rounded once,
+and adding the damping rounds it again.
 """
 import numpy as np
 from scipy.special import softmax
@@ -73,7 +76,7 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
                 g = _vector(gW[c], gb[c], active, fit_intercept)
                 z = _two_loop(g, active, c, window, fit_intercept)
                 has_pair = any(v[c] for _, _, _, v in window)
-                step = -eta0 * z / (1.0 if has_pair else metric)
+                step = _f32(-eta0 * z / (1.0 if has_pair else metric))
                 if fit_intercept:
                     step_b[c], step_W[c] = step[0], step[1:]
                 else:
@@ -83,13 +86,19 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
             gW2, gb2 = _gradient(loss, Xb, yb, swb, W, b, active, alpha)
             s = np.stack([_vector(step_W[c], step_b[c], active, fit_intercept)
                           for c in range(K)])
-            r = np.stack([_vector(gW2[c] - gW[c], gb2[c] - gb[c], active, fit_intercept)
-                          for c in range(K)]) + damping * metric * s
+            r = _f32(np.stack([_vector(gW2[c] - gW[c], gb2[c] - gb[c], active, fit_intercept)
+                               for c in range(K)]))
+            r = _f32(r + damping * metric * s)
             rs = (r * s).sum(axis=1)
             valid = rs > eps * np.linalg.norm(r, axis=1) * np.linalg.norm(s, axis=1)
             window.append((active, s, r, valid))
             window = window[-history_size:]
     return W, b, window
+
+
+def _f32(a):
+    """``a`` rounded to float32, in float64 (how the kernel stores a pair)."""
+    return np.asarray(a, dtype=np.float32).astype(np.float64)
 
 
 def _vector(w_active, w_intercept, active, fit_intercept):

@@ -341,8 +341,10 @@ def test_normalized_steps_equal_dense_reference(kind, damping, feature_scale):
                          history_size=3, n_passes=2, damping=damping, normalized=True)
     scale = max(1.0 / feature_scale, np.abs(W).max())
     assert 0.01 / feature_scale < np.abs(W).max()  # something was learned
-    np.testing.assert_allclose(est.coef_.toarray(), W, rtol=1e-5, atol=1e-5 * scale)
-    np.testing.assert_allclose(est.intercept_, b, rtol=1e-5, atol=1e-5 * scale)
+    # Float32 cells and pairs: without damping at feature scale 0.01 the weights
+    # reach 1e10 and the two drift apart by up to 3e-5.
+    np.testing.assert_allclose(est.coef_.toarray(), W, rtol=1e-4, atol=1e-5 * scale)
+    np.testing.assert_allclose(est.intercept_, b, rtol=1e-4, atol=1e-5 * scale)
 
 
 # ============================================================ 2. pairs, two-loop and memory
@@ -382,7 +384,30 @@ def _random_pair(rng, universe, n_models, size):
     r = s * rng.uniform(0.2, 3.0, size=(n_models, size)) + 0.3 * rng.normal(size=(n_models, size))
     flip = rng.random(n_models) < 0.2
     r[flip] = -r[flip]
-    return keys, s, r
+    # The history keeps pairs in float32: give it values it holds exactly.
+    return keys, s.astype(np.float32).astype(float), r.astype(np.float32).astype(float)
+
+
+def test_pairs_are_float32_and_older_float64_states_load():
+    # The pairs' s and r are float32 (half the bytes of a pair coordinate); a state
+    # saved with float64 pairs (model files of earlier 0.1.0 builds) loads rounded.
+    rng = np.random.default_rng(0)
+    history = LBFGSHistory(3, 2)
+    universe = np.r_[-1, np.arange(50)]
+    for _ in range(4):
+        history.push(*_random_pair(rng, universe, 2, size=10))
+    rebuild, (size, n_models, state, n_pairs, head, n_batches) = history.__reduce__()
+    assert state["pair_s"].dtype == state["pair_r"].dtype == np.float32
+    old_state = dict(state, pair_s=state["pair_s"].astype(np.float64),
+                     pair_r=state["pair_r"].astype(np.float64))
+    loaded = rebuild(size, n_models, old_state, n_pairs, head, n_batches)
+    assert loaded.memory_bytes == history.memory_bytes
+    for got, expected in zip(loaded.pairs(), history.pairs()):
+        for name in ("keys", "s", "r", "valid"):
+            np.testing.assert_array_equal(got[name], expected[name])
+    g_keys = universe[:20]
+    np.testing.assert_array_equal(loaded.direction(1, g_keys, np.ones(20)),
+                                  history.direction(1, g_keys, np.ones(20)))
 
 
 @pytest.mark.parametrize("tau, n_models", [(1, 1), (3, 1), (5, 3), (8, 2)])
