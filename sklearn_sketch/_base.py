@@ -304,7 +304,7 @@ class _BaseSketchSGD(BaseEstimator):
     # Each estimator adds its own "loss" and model-size constraints.
     _parameter_constraints = {
         "learning_rate": [StrOptions(set(_SCHEDULES))],
-        "eta0": [Interval(Real, 0, None, closed="neither")],
+        "eta0": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "power_t": [Interval(Real, None, None, closed="neither")],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "fit_intercept": ["boolean"],
@@ -328,7 +328,7 @@ class _BaseSketchSGD(BaseEstimator):
     def _loss_code(self, n_models):
         raise NotImplementedError
 
-    def _sgd_params(self, n_models):
+    def _sgd_params(self, n_models, eta0=None):
         schedule = _SCHEDULES[self.learning_rate]
         if schedule == OPTIMAL and self.alpha == 0:
             raise ValueError("learning_rate='optimal' needs alpha > 0 (the step is 1 / (alpha * t))")
@@ -339,10 +339,48 @@ class _BaseSketchSGD(BaseEstimator):
             optimal_init = 1.0 / (typical_weight * self.alpha)
         return SGDParams(
             loss=self._loss_code(n_models), schedule=schedule, store=self._store,
-            eta0=float(self.eta0), power_t=float(self.power_t), alpha=float(self.alpha),
+            eta0=self._eta0() if eta0 is None else float(eta0),
+            power_t=float(self.power_t), alpha=float(self.alpha),
             optimal_init=optimal_init, batch_size=int(self.batch_size),
             fit_intercept=bool(self.fit_intercept),
             compare_reads=getattr(self, "predict_with", None) == "auto")
+
+    # eta0='auto' tries these (with the estimator's learning_rate) on a probe.
+    _AUTO_ETA0 = (1.0, 3.0, 10.0)
+
+    def _eta0(self):
+        """The step in use: ``eta0``, or for 'auto' the one chosen at the first fit."""
+        if self.eta0 != "auto":
+            return float(self.eta0)
+        if not hasattr(self, "eta0_"):
+            raise AttributeError("eta0='auto' is chosen by the first fit or partial_fit")
+        return float(self.eta0_)
+
+    def _choose_eta0(self, n_models, X, y, sample_weight):
+        """eta0='auto': the candidate of fewest mistakes on a probe of the first pass.
+
+        Each candidate trains a fresh model on the first tenth of the first
+        pass's order (at least 2000 rows, at most all), counting the samples
+        it misclassifies just before their update (progressive validation);
+        the fewest wins, ties going to the smaller step. Costs about
+        ``0.1 * len(_AUTO_ETA0)`` passes.
+        """
+        indptr, indices, data = _as_csr_int64(X)
+        n_samples = indptr.shape[0] - 1
+        probe = self._pass_order(self._new_state(n_models, X), n_samples)
+        probe = probe[:min(n_samples, max(2000, n_samples // 10))]
+        best = None
+        for eta0 in self._AUTO_ETA0:
+            state = self._new_state(n_models, X)
+            params = self._sgd_params(n_models, eta0=eta0)
+            params.seed = state.shuffle_seed
+            max_batch_nnz = _max_batch_nnz(indptr, probe, params.batch_size)
+            _, status, mistakes, _ = self._train_pass(state, params, indptr, indices, data, y,
+                                                      sample_weight, probe, max_batch_nnz)
+            if status != PASS_DIVERGED and self._state_is_finite(state) and (
+                    best is None or mistakes < best[0]):
+                best = (mistakes, eta0)
+        return self._AUTO_ETA0[0] if best is None else best[1]
 
     # Share of each model's bytes that its heap gets under ``memory_budget``.
     _budget_heap_share = 0.25
@@ -415,11 +453,7 @@ class _BaseSketchSGD(BaseEstimator):
         params.seed = state.shuffle_seed
         n_samples = indptr.shape[0] - 1
         for _ in range(n_passes):
-            if self.shuffle:
-                rng = np.random.default_rng([state.shuffle_seed, state.n_passes])
-                order = rng.permutation(n_samples).astype(np.int64)
-            else:
-                order = np.arange(n_samples, dtype=np.int64)
+            order = self._pass_order(state, n_samples)
             t, status, mistakes, read_errors = self._train_pass(
                 state, params, indptr, indices, data, y, sample_weight, order,
                 _max_batch_nnz(indptr, order, params.batch_size))
@@ -430,7 +464,7 @@ class _BaseSketchSGD(BaseEstimator):
                         "left as it was before this call")
                 raise ValueError(
                     f"{type(self).__name__} diverged: the weights became infinite or NaN "
-                    f"(eta0={self.eta0}); use a smaller eta0 or scale the features. The "
+                    f"(eta0={self._eta0():g}); use a smaller eta0 or scale the features. The "
                     "model is left as it was before this call.")
             state.t = t
             state.n_passes += 1
@@ -440,6 +474,13 @@ class _BaseSketchSGD(BaseEstimator):
             if self.verbose:
                 print(f"-- Pass {state.n_passes}, samples seen {int(t - 1)}")
         return state
+
+    def _pass_order(self, state, n_samples):
+        """The order of the next pass of ``state``: shuffled by its seed and pass count."""
+        if self.shuffle:
+            rng = np.random.default_rng([state.shuffle_seed, state.n_passes])
+            return rng.permutation(n_samples).astype(np.int64)
+        return np.arange(n_samples, dtype=np.int64)
 
     def _train_pass(self, state, params, indptr, indices, data, y, sample_weight, order,
                     max_batch_nnz):
@@ -485,6 +526,8 @@ class _BaseSketchSGD(BaseEstimator):
             coming = self.__dict__.pop("_names_to_come", None)
             raw_names = raw_names if raw_names is not None else coming
             self._reserve_names(raw_names)
+            if self.eta0 == "auto":
+                self.eta0_ = self._choose_eta0(n_models, X, y_encoded, sample_weight)
             state, journaled = self._new_state(n_models, X), []
         else:
             state = self._state.training_copy()

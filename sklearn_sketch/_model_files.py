@@ -183,6 +183,8 @@ def _encode_fitted(est, arrays):
                   "last_pass_samples": int(state.last_pass_samples),
                   "sketches": sketches, "heaps": heaps, "history": history},
     }
+    if hasattr(est, "eta0_"):  # eta0='auto': the step chosen at the first fit
+        fitted["eta0_"] = float(est.eta0_)
     if hasattr(est, "classes_"):
         classes = est.classes_
         if classes.dtype.kind in "biuf":
@@ -367,9 +369,10 @@ def _decode_header(member):
 
 
 # Checks of JSON values: each raises ModelFileError naming the field.
-def _check_dict(value, what, keys):
-    if not isinstance(value, dict) or set(value) != set(keys):
-        raise ModelFileError(f"{what} must be an object with the fields {', '.join(keys)}")
+def _check_dict(value, what, keys, optional=()):
+    if not isinstance(value, dict) or not set(keys) <= set(value) <= set(keys) | set(optional):
+        raise ModelFileError(f"{what} must be an object with the fields {', '.join(keys)}"
+                             + (f" (and optionally {', '.join(optional)})" if optional else ""))
     return value
 
 
@@ -474,7 +477,10 @@ def _decode_fitted(est, fitted, members):
     from ._base import KEY_SPACE
 
     _check_dict(fitted, "fitted", ("n_features_in_", "n_iter_", "feature_names_in_",
-                                   "feature_names", "classes", "state"))
+                                   "feature_names", "classes", "state"), optional=("eta0_",))
+    eta0 = fitted.get("eta0_")
+    if eta0 is not None and not (isinstance(eta0, float) and math.isfinite(eta0) and eta0 > 0):
+        raise ModelFileError(f"eta0_ must be a positive number, got {eta0!r}")
     n_features = _int(fitted["n_features_in_"], "n_features_in_", 1, KEY_SPACE)
     n_iter = _int(fitted["n_iter_"], "n_iter_", 1, _MAX_INT64)
     names_in = fitted["feature_names_in_"]
@@ -509,6 +515,8 @@ def _decode_fitted(est, fitted, members):
     est._state = state
     est.n_iter_ = n_iter
     est._feature_names = PackedNames(feature_names)
+    if eta0 is not None:
+        est.eta0_ = eta0
     est._set_fitted_attributes()
 
 

@@ -141,8 +141,8 @@ class _BearMixin:
         "eta0": [Interval(Real, 0, None, closed="neither")],
     }
 
-    def _sgd_params(self, n_models):
-        params = super()._sgd_params(n_models)
+    def _sgd_params(self, n_models, eta0=None):
+        params = super()._sgd_params(n_models, eta0)
         params.damping = float(self.damping)
         return params
 

@@ -21,8 +21,9 @@ def _dloss(loss, scores, y):
         return np.clip(scores - y[:, None], -1e12, 1e12)
     if scores.shape[1] == 1:
         z = scores[:, 0] * y
-        d = np.where(z > 18, -y * np.exp(-np.minimum(z, 700)),
-                     np.where(z < -18, -y, -y / (np.exp(np.clip(z, -700, 700)) + 1.0)))
+        with np.errstate(over="ignore"):  # np.where computes the branches it drops too
+            d = np.where(z > 18, -y * np.exp(-np.minimum(z, 700)),
+                         np.where(z < -18, -y, -y / (np.exp(np.clip(z, -700, 700)) + 1.0)))
         return d[:, None]
     p = softmax(scores, axis=1)
     p[np.arange(len(y)), y.astype(int)] -= 1.0

@@ -1,0 +1,86 @@
+"""eta0='auto': the step of fewest progressive mistakes on a probe of the first pass."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_sketch import IHTClassifier, MissionClassifier, TruncationClassifier
+
+CANDIDATES = IHTClassifier._AUTO_ETA0
+
+
+def wide_task(seed=0, n=3000, p=5000, nnz=60):
+    """Binary rows of 60 of 5000 features, labelled by a dense random direction."""
+    rng = np.random.RandomState(seed)
+    w = rng.normal(size=p)
+    X = sp.csr_matrix((np.ones(n * nnz), (np.repeat(np.arange(n), nnz),
+                                          rng.randint(0, p, size=n * nnz))), shape=(n, p))
+    X.sum_duplicates()
+    return X, (X @ w > 0).astype(int)
+
+
+def narrow_task(seed=0, n=3000, p=50):
+    """Gaussian rows, two informative columns and label noise."""
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, p))
+    return X, (X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=n) > 0).astype(int)
+
+
+def make(kind, k, **params):
+    if kind == "iht":
+        return IHTClassifier(k, shuffle=False, random_state=0, **params)
+    return TruncationClassifier(None, n_features_to_select=k, shuffle=False, random_state=0,
+                                **params)
+
+
+@pytest.mark.parametrize("kind", ["iht", "truncation"])
+def test_auto_takes_the_step_of_fewest_probe_mistakes_then_fits_with_it(kind):
+    chosen = {}
+    for name, (X, y), k in (("wide", wide_task(), 200), ("narrow", narrow_task(), 5)):
+        # The probe: the first max(2000, n // 10) rows of the first pass (no shuffle).
+        mistakes = [make(kind, k, eta0=c, max_iter=1).fit(X[:2000], y[:2000])
+                    .online_error_rate_ for c in CANDIDATES]
+        expected = CANDIDATES[int(np.argmin(mistakes))]
+        auto = make(kind, k, eta0="auto").fit(X, y)
+        assert auto.eta0_ == expected
+        fixed = make(kind, k, eta0=expected).fit(X, y)
+        np.testing.assert_array_equal(auto.coef_.toarray(), fixed.coef_.toarray())
+        np.testing.assert_array_equal(auto.intercept_, fixed.intercept_)
+        chosen[name] = auto.eta0_
+    # The two tasks want different steps: the choice is made from the data.
+    assert chosen["wide"] != chosen["narrow"]
+
+
+def test_partial_fit_chooses_on_its_first_call_and_keeps_the_step():
+    X, y = narrow_task()
+    est = IHTClassifier(5, random_state=0)
+    est.partial_fit(X[:1000], y[:1000], classes=[0, 1])
+    first = est.eta0_
+    mistakes = [IHTClassifier(5, eta0=c, max_iter=1, random_state=0)
+                .partial_fit(X[:1000], y[:1000], classes=[0, 1]).online_error_rate_
+                for c in CANDIDATES]
+    assert first in CANDIDATES and first == CANDIDATES[int(np.argmin(mistakes))]
+    est.partial_fit(X[1000:], y[1000:])
+    assert est.eta0_ == first
+    # A number set later is used as given.
+    est.set_params(eta0=0.5)
+    assert est._sgd_params(1).eta0 == 0.5
+
+
+def test_auto_step_survives_a_model_file(tmp_path):
+    X, y = narrow_task()
+    est = TruncationClassifier("4KB", random_state=0).fit(X, y)
+    path = tmp_path / "model.skm"
+    est.save(path)
+    loaded = TruncationClassifier.load(path)
+    assert loaded.eta0 == "auto" and loaded.eta0_ == est.eta0_
+    est.partial_fit(X[:500], y[:500])
+    loaded.partial_fit(X[:500], y[:500])
+    np.testing.assert_array_equal(loaded.coef_.toarray(), est.coef_.toarray())
+
+
+def test_auto_is_offered_where_no_number_is_needed():
+    X, y = narrow_task()
+    est = MissionClassifier(5, sketch_width=256, eta0="auto", random_state=0).fit(X, y)
+    assert est.eta0_ in CANDIDATES and est.score(X, y) > 0.7
+    with pytest.raises(ValueError, match="eta0"):
+        IHTClassifier(eta0="fast").fit(X, y)
