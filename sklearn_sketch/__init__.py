@@ -19,6 +19,7 @@ _SOURCES = {
     "TruncationClassifier": ".baselines",
     "KmerVectorizer": ".feature_extraction",
     "ModelFileError": "._model_files",
+    "average_estimators": "._merge",
     "load": "._model_files",
     "save": "._model_files",
     "FeatureHashingClassifier": ".mission",

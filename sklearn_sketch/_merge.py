@@ -1,0 +1,181 @@
+"""Parameter mixing: one estimator from fitted copies trained on different data."""
+import copy
+
+import numpy as np
+
+from ._core import TopKHeap
+from ._sgd_fast import WeightStore
+
+# Heaps whose entries carry a second value (a reservoir key, a count) that
+# has no average.
+_NOT_AVERAGED = {WeightStore.PROB_TRUNCATION: "probabilistic truncation's reservoir keys",
+                 WeightStore.SPACE_SAVING: "Space-Saving's counts"}
+_SKETCH_READ_HEAPS = {WeightStore.SKETCH_AND_HEAP, WeightStore.WEIGHT_MEDIAN}
+
+
+def average_estimators(estimators, weights=None):
+    """The weighted average of fitted estimators of one class and one configuration.
+
+    Parameter mixing (McDonald et al., 2010; the sketches are linear): train
+    copies of one estimator (same parameters and ``random_state``, so the
+    same hash functions) on different parts of the data, on different cores or
+    machines, and average them. The sketches and intercepts are averaged
+    exactly (the sketch of the averaged weights); each heap is rebuilt over
+    the union of the copies' heap keys with their averaged weights, read from
+    the averaged sketch where the heap holds sketch estimates (MISSION, BEAR,
+    WM-Sketch) and from the copies' own weights elsewhere (AWM-Sketch: heap
+    weight or sketch estimate; hard thresholding and truncation: heap weight
+    or 0), keeping the ``n_features_to_select_`` heaviest. Feature names are
+    merged. BEAR's curvature pairs belong to one run's steps and are not
+    averaged: the result starts a new window. Probabilistic truncation and
+    Space-Saving, whose heap entries hold reservoir keys or counts, cannot be
+    averaged.
+
+    Parameters
+    ----------
+    estimators : sequence of estimators
+        Fitted estimators of one class, with equal parameters, classes and
+        input features.
+    weights : array-like of shape (n_estimators,), default=None
+        Non-negative weights (for example the rows each copy trained on),
+        normalised to sum to 1; equal weights by default.
+
+    Returns
+    -------
+    estimator : estimator
+        A new fitted estimator; the inputs are unchanged.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_sketch import MissionClassifier, average_estimators
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(2000, 50)); y = (X[:, 3] - 2 * X[:, 17] > 0).astype(int)
+    >>> parts = [MissionClassifier(4, sketch_width=128, random_state=0).fit(X[i::2], y[i::2])
+    ...          for i in range(2)]
+    >>> model = average_estimators(parts)
+    >>> sorted(model.get_support(indices=True)[:2].tolist()), model.score(X, y) > 0.9
+    ([3, 17], True)
+    """
+    estimators = list(estimators)
+    if not estimators:
+        raise ValueError("average_estimators needs at least one fitted estimator")
+    first = estimators[0]
+    _check_compatible(estimators)
+    lam = _weights(weights, len(estimators))
+    if len(estimators) == 1:
+        return copy.deepcopy(first)
+    out = copy.deepcopy(first)
+    state = out._state
+    states = [e._state for e in estimators]
+    store = first._store
+    root = (np.sqrt(first.sketch_depth_) if store in (WeightStore.WEIGHT_MEDIAN,
+                                                       WeightStore.ACTIVE_SET) else 1.0)
+    for c in range(len(state.intercept)):
+        if state.sketches:
+            state.sketches[c] = _average_sketches([s.sketches[c] for s in states], lam)
+        if state.heaps:
+            state.heaps[c] = _average_heap(store, [s.heaps[c] for s in states],
+                                           [s.sketches[c] for s in states] if state.sketches
+                                           else None, state.sketches[c] if state.sketches
+                                           else None, lam, root)
+    state.intercept = sum(w * s.intercept for w, s in zip(lam, states))
+    state.t = max(s.t for s in states)
+    state.n_passes = max(s.n_passes for s in states)
+    state.mistakes = sum(s.mistakes for s in states)
+    state.last_pass_samples = sum(s.last_pass_samples for s in states)
+    state.read_errors = sum(w * s.read_errors for w, s in zip(lam, states))
+    if state.history is not None:
+        history = type(state.history)(state.history.history_size, state.history.n_models)
+        history.reserve(first._state.history.capacity)
+        state.history = history
+    out.n_iter_ = max(e.n_iter_ for e in estimators)
+    out._remember_names(None, reset=False)  # the names of keys that left the heaps go
+    for other in estimators[1:]:
+        if getattr(other, "_feature_names", None):
+            out._remember_names(other._feature_names, reset=False)
+    out._set_fitted_attributes()
+    return out
+
+
+def _check_compatible(estimators):
+    first = estimators[0]
+    cls = type(first)
+    params = first.get_params(deep=False)
+    for i, est in enumerate(estimators):
+        if type(est) is not cls:
+            raise TypeError(f"estimator {i} is a {type(est).__name__}, not a {cls.__name__}: "
+                            "only copies of one estimator can be averaged")
+        if "_state" not in est.__dict__:
+            raise ValueError(f"estimator {i} is not fitted")
+        if first._store in _NOT_AVERAGED:
+            raise ValueError(f"{cls.__name__} cannot be averaged: "
+                             f"{_NOT_AVERAGED[first._store]} have no average")
+        other = est.get_params(deep=False)
+        for name, value in params.items():
+            if name != "verbose" and not _same(value, other[name]):
+                raise ValueError(f"estimator {i} has {name}={other[name]!r}, estimator 0 "
+                                 f"{value!r}: averaged estimators need equal parameters "
+                                 "(and random_state, for the same hash functions)")
+        for name in ("classes_", "n_features_in_", "feature_names_in_",
+                     "sketch_width_", "sketch_depth_", "n_features_to_select_"):
+            if hasattr(first, name) != hasattr(est, name) or (
+                    hasattr(first, name) and not np.array_equal(getattr(first, name),
+                                                                getattr(est, name))):
+                raise ValueError(f"estimator {i} differs from estimator 0 in {name}")
+        if est._state.sketches and not all(
+                a.same_configuration(b) for a, b in zip(first._state.sketches,
+                                                        est._state.sketches)):
+            raise ValueError(f"estimator {i} hashes with other seeds than estimator 0: "
+                             "give the copies the same integer random_state")
+
+
+def _same(a, b):
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return a is b
+
+
+def _weights(weights, n):
+    if weights is None:
+        return np.full(n, 1.0 / n)
+    lam = np.asarray(weights, dtype=np.float64)
+    if lam.shape != (n,) or not np.isfinite(lam).all() or (lam < 0).any() or lam.sum() <= 0:
+        raise ValueError(f"weights must be {n} non-negative finite numbers, not all 0")
+    return lam / lam.sum()
+
+
+def _average_sketches(sketches, lam):
+    out = sketches[0].copy()
+    out.scale(float(lam[0]))
+    for sketch, w in zip(sketches[1:], lam[1:]):
+        part = sketch.copy()
+        part.scale(float(w))
+        out.merge(part)
+    return out
+
+
+def _average_heap(store, heaps, sketches, merged_sketch, lam, root):
+    """The heap of the averaged model: the heaviest averaged weights of the heaps' keys."""
+    capacity = heaps[0].capacity
+    keys = np.unique(np.concatenate([h.keys() for h in heaps]))
+    if store in _SKETCH_READ_HEAPS:
+        weights = root * merged_sketch.query(keys)
+    else:
+        weights = np.zeros(keys.size)
+        for heap, sketch, w in zip(heaps, sketches or [None] * len(heaps), lam):
+            own = np.zeros(keys.size) if sketch is None else root * sketch.query(keys)
+            heap_keys, heap_weights = heap.items()
+            own[np.searchsorted(keys, heap_keys)] = heap_weights
+            weights += w * own
+    order = np.lexsort((keys, -np.abs(weights)))
+    kept, dropped = order[:capacity], order[capacity:]
+    heap = TopKHeap(capacity)
+    heap.push_many(keys[kept], weights[kept])
+    if store == WeightStore.ACTIVE_SET and dropped.size:
+        # As the kernel does on an eviction, the sketch is moved to read the averaged
+        # weight of each key that is not kept (the AWM sketch holds the tail).
+        out = keys[dropped]
+        merged_sketch.update(out, (weights[dropped] - root * merged_sketch.query(out)) / root)
+    return heap
