@@ -66,29 +66,13 @@ def average_estimators(estimators, weights=None):
     if len(estimators) == 1:
         return copy.deepcopy(first)
     out = copy.deepcopy(first)
-    state = out._state
-    states = [e._state for e in estimators]
-    store = first._store
-    root = (np.sqrt(first.sketch_depth_) if store in (WeightStore.WEIGHT_MEDIAN,
-                                                       WeightStore.ACTIVE_SET) else 1.0)
-    for c in range(len(state.intercept)):
-        if state.sketches:
-            state.sketches[c] = _average_sketches([s.sketches[c] for s in states], lam)
-        if state.heaps:
-            state.heaps[c] = _average_heap(store, [s.heaps[c] for s in states],
-                                           [s.sketches[c] for s in states] if state.sketches
-                                           else None, state.sketches[c] if state.sketches
-                                           else None, lam, root)
-    state.intercept = sum(w * s.intercept for w, s in zip(lam, states))
-    state.t = max(s.t for s in states)
-    state.n_passes = max(s.n_passes for s in states)
-    state.mistakes = sum(s.mistakes for s in states)
-    state.last_pass_samples = sum(s.last_pass_samples for s in states)
-    state.read_errors = sum(w * s.read_errors for w, s in zip(lam, states))
-    if state.history is not None:
-        history = type(state.history)(state.history.history_size, state.history.n_models)
-        history.reserve(first._state.history.capacity)
-        state.history = history
+    average_states(first, [e._state for e in estimators], lam, into=out._state)
+    history = out._state.history
+    if history is not None:
+        # The pairs measure one run's steps: the average starts a new window.
+        fresh = type(history)(history.history_size, history.n_models)
+        fresh.reserve(history.capacity)
+        out._state.history = fresh
     out.n_iter_ = max(e.n_iter_ for e in estimators)
     out._remember_names(None, reset=False)  # the names of keys that left the heaps go
     for other in estimators[1:]:
@@ -96,6 +80,33 @@ def average_estimators(estimators, weights=None):
             out._remember_names(other._feature_names, reset=False)
     out._set_fitted_attributes()
     return out
+
+
+def average_states(estimator, states, lam, *, into):
+    """Write the ``lam``-weighted average of ``states`` (models of ``estimator``) into ``into``.
+
+    ``into`` gets new sketch and heap objects (the inputs are not changed);
+    it keeps its own BEAR history. Its clock is the latest of the states'.
+    """
+    store = estimator._store
+    root = (np.sqrt(states[0].sketches[0].depth)
+            if store in (WeightStore.WEIGHT_MEDIAN, WeightStore.ACTIVE_SET) else 1.0)
+    sketches = list(into.sketches)
+    heaps = list(into.heaps)
+    for c in range(len(into.intercept)):
+        own = [s.sketches[c] for s in states] if sketches else None
+        if sketches:
+            sketches[c] = _average_sketches(own, lam)
+        if heaps:
+            heaps[c] = _average_heap(store, [s.heaps[c] for s in states], own,
+                                     sketches[c] if sketches else None, lam, root)
+    into.sketches, into.heaps = sketches, heaps
+    into.intercept = sum(w * s.intercept for w, s in zip(lam, states))
+    into.t = max(s.t for s in states)
+    into.n_passes = max(s.n_passes for s in states)
+    into.mistakes = sum(s.mistakes for s in states)
+    into.last_pass_samples = sum(s.last_pass_samples for s in states)
+    into.read_errors = sum(w * s.read_errors for w, s in zip(lam, states))
 
 
 def _check_compatible(estimators):

@@ -14,6 +14,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import (
+    N_JOBS_DOC,
     _BaseSketchSGD,
     _init_sgd_params,
     _SketchClassifierMixin,
@@ -53,7 +54,8 @@ default='normalized'
         Print a line per pass."""
 
 _TRUNCATION_SGD_PARAMS_DOC = _SGD_PARAMS_DOC.replace(
-    "    eta0 : float, default=@ETA0@\n        Step size (the first one for 'invscaling').@ETA0_NOTE@",
+    "    eta0 : float, default=@ETA0@\n"
+    "        Step size (the first one for 'invscaling').@ETA0_NOTE@",
     ETA0_AUTO_DOC.strip("\n").replace(
         "on L2-normalized 20 Newsgroups; 'auto' chose 10 on both (0.661 and\n        0.782).",
         "on L2-normalized 20 Newsgroups (hard thresholding; simple\n"
@@ -126,7 +128,7 @@ class TruncationClassifier(_BudgetedBaseline):
     truncation : {{'simple', 'probabilistic'}}, default='simple'
         Which weights survive a truncation.
     n_features_to_select : int, default=None
-        K, overriding the budget.{_TRUNCATION_SGD_PARAMS_DOC}
+        K, overriding the budget.{_TRUNCATION_SGD_PARAMS_DOC}{N_JOBS_DOC}
 
     Attributes
     ----------{_ATTRIBUTES_DOC}
@@ -149,7 +151,8 @@ class TruncationClassifier(_BudgetedBaseline):
     def __init__(self, memory_budget="4MB", *, truncation="simple", n_features_to_select=None,
                  loss="log_loss", learning_rate="normalized", eta0="auto", power_t=0.5,
                  alpha=1e-6, fit_intercept=True, batch_size=1, max_iter=5, shuffle=True,
-                 random_state=None, warm_start=False, verbose=0):
+                 random_state=None, warm_start=False, verbose=0, n_jobs=None):
+        self.n_jobs = n_jobs
         self.memory_budget = memory_budget
         self.truncation = truncation
         self.n_features_to_select = n_features_to_select
@@ -183,7 +186,7 @@ class SpaceSavingClassifier(_BudgetedBaseline):
         intercepts, then equal heaps, about 30.7 bytes an entry (key, count,
         weight, key map, presence filter). The capacity chosen is ``n_features_to_select_``.
     n_features_to_select : int, default=None
-        K, overriding the budget.{_SPACE_SAVING_SGD_PARAMS_DOC}
+        K, overriding the budget.{_SPACE_SAVING_SGD_PARAMS_DOC}{N_JOBS_DOC}
 
     Attributes
     ----------{_ATTRIBUTES_DOC}
@@ -207,7 +210,8 @@ class SpaceSavingClassifier(_BudgetedBaseline):
     def __init__(self, memory_budget="4MB", *, n_features_to_select=None, loss="log_loss",
                  learning_rate="normalized", eta0=1.0, power_t=0.5, alpha=1e-6,
                  fit_intercept=True, batch_size=1, max_iter=5, shuffle=True, random_state=None,
-                 warm_start=False, verbose=0):
+                 warm_start=False, verbose=0, n_jobs=None):
+        self.n_jobs = n_jobs
         self.memory_budget = memory_budget
         self.n_features_to_select = n_features_to_select
         self.loss = loss
@@ -217,7 +221,7 @@ class SpaceSavingClassifier(_BudgetedBaseline):
 
 class SparsePerceptronClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifierMixin,
                                  _BaseSketchSGD):
-    """Soft-thresholded margin perceptron with a density cap (Xie et al., Algorithm 1).
+    __doc__ = f"""Soft-thresholded margin perceptron with a density cap (Xie et al., Algorithm 1).
 
     When a sample's margin ``y * w.x`` is at most ``margin``, every weight of
     its features takes the perceptron step ``eta0 * y * x_j`` and is then
@@ -250,7 +254,7 @@ class SparsePerceptronClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchC
     warm_start : bool, default=False
         Continue from the previous model in :meth:`fit`.
     verbose : int, default=0
-        Print a line per pass.
+        Print a line per pass.{N_JOBS_DOC}
 
     Attributes
     ----------
@@ -293,6 +297,7 @@ class SparsePerceptronClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchC
            for name in ("fit_intercept", "batch_size", "max_iter", "shuffle",
                         "random_state", "warm_start", "verbose")},
         "eta0": [Interval(Real, 0, None, closed="neither")],
+        "n_jobs": [Integral, None],
         "n_features_to_select": [Interval(Integral, 1, None, closed="left")],
         "margin": [Interval(Real, None, None, closed="neither")],
         "threshold": [Interval(Real, 0, None, closed="left")],
@@ -300,7 +305,8 @@ class SparsePerceptronClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchC
 
     def __init__(self, n_features_to_select=1000, *, margin=1.0, eta0=1.0, threshold=0.01,
                  fit_intercept=True, batch_size=1, max_iter=5, shuffle=True, random_state=None,
-                 warm_start=False, verbose=0):
+                 warm_start=False, verbose=0, n_jobs=None):
+        self.n_jobs = n_jobs
         self.n_features_to_select = n_features_to_select
         self.margin = margin
         self.eta0 = eta0
@@ -316,6 +322,7 @@ class SparsePerceptronClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchC
     def _sgd_params(self, n_models, eta0=None):
         return SGDParams(
             loss=Loss.MARGIN_PERCEPTRON, schedule=Schedule.CONSTANT, store=self._store,
-            eta0=float(self.eta0 if eta0 is None else eta0), power_t=0.0, alpha=0.0, optimal_init=0.0,
+            eta0=float(self.eta0 if eta0 is None else eta0), power_t=0.0, alpha=0.0,
+            optimal_init=0.0,
             batch_size=int(self.batch_size), fit_intercept=bool(self.fit_intercept),
             margin=float(self.margin), threshold=float(self.threshold))

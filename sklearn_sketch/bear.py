@@ -12,6 +12,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import (
+    N_JOBS_DOC,
     _BaseSketchSGD,
     _init_sgd_params,
     largest_batch_nnz,
@@ -197,7 +198,7 @@ class BearClassifier(_SketchSelectorMixin, ClassifierMixin, _BearMixin, _SketchC
     n_features_to_select : int, default=1000
         Size ``k`` of each heap: the number of features kept and selected.
     loss : {{'log_loss'}}, default='log_loss'
-        Loss minimized (softmax for more than two classes).{_BEAR_PARAMS_DOC}{_PREDICT_WITH_DOC}{_BEAR_BUDGET_DOC}
+        Loss minimized (softmax for more than two classes).{_BEAR_PARAMS_DOC}{_PREDICT_WITH_DOC}{_BEAR_BUDGET_DOC}{N_JOBS_DOC}
 
     Attributes
     ----------
@@ -245,7 +246,8 @@ class BearClassifier(_SketchSelectorMixin, ClassifierMixin, _BearMixin, _SketchC
                  sketch_depth=3, history_size=5, damping=1e-2, learning_rate="normalized",
                  eta0=0.3, power_t=0.5, alpha=0.0, fit_intercept=True, batch_size=64, max_iter=5,
                  shuffle=True, random_state=None, warm_start=False, verbose=0,
-                 predict_with="auto", memory_budget=None):
+                 predict_with="auto", memory_budget=None, n_jobs=None):
+        self.n_jobs = n_jobs
         self.memory_budget = memory_budget
         self.n_features_to_select = n_features_to_select
         self.loss = loss
@@ -269,7 +271,7 @@ class BearRegressor(_SketchSelectorMixin, RegressorMixin, _BearMixin, _SketchReg
     n_features_to_select : int, default=1000
         Size ``k`` of the heap: the number of features kept and selected.
     loss : {{'squared_error'}}, default='squared_error'
-        Loss minimized.{_BEAR_PARAMS_DOC}{_PREDICT_WITH_DOC}{_BEAR_BUDGET_DOC}
+        Loss minimized.{_BEAR_PARAMS_DOC}{_PREDICT_WITH_DOC}{_BEAR_BUDGET_DOC}{N_JOBS_DOC}
 
     Attributes
     ----------
@@ -311,7 +313,8 @@ class BearRegressor(_SketchSelectorMixin, RegressorMixin, _BearMixin, _SketchReg
                  sketch_depth=3, history_size=5, damping=1e-2, learning_rate="normalized",
                  eta0=0.3, power_t=0.5, alpha=0.0, fit_intercept=True, batch_size=64, max_iter=5,
                  shuffle=True, random_state=None, warm_start=False, verbose=0,
-                 predict_with="auto", memory_budget=None):
+                 predict_with="auto", memory_budget=None, n_jobs=None):
+        self.n_jobs = n_jobs
         self.memory_budget = memory_budget
         self.n_features_to_select = n_features_to_select
         self.loss = loss

@@ -12,6 +12,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import (
+    N_JOBS_DOC,
     _CLASSIFIER_LOSSES,
     _BaseSketchSGD,
     _init_sgd_params,
@@ -182,7 +183,7 @@ class MissionClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
     sketch_width : int, default=2**18
         Buckets per sketch row.
     sketch_depth : int, default=3
-        Sketch rows (independent hashes).{_SELECTOR_PARAMS_DOC}{_PREDICT_WITH_DOC}{_MISSION_BUDGET_DOC}
+        Sketch rows (independent hashes).{_SELECTOR_PARAMS_DOC}{_PREDICT_WITH_DOC}{_MISSION_BUDGET_DOC}{N_JOBS_DOC}
 
     Attributes
     ----------
@@ -222,7 +223,8 @@ class MissionClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
                  sketch_depth=3, learning_rate="normalized", eta0=3.0, power_t=0.5,
                  alpha=0.0, fit_intercept=True, batch_size=1, max_iter=5, shuffle=True,
                  random_state=None, warm_start=False, verbose=0, predict_with="auto",
-                 memory_budget=None):
+                 memory_budget=None, n_jobs=None):
+        self.n_jobs = n_jobs
         self.memory_budget = memory_budget
         self.n_features_to_select = n_features_to_select
         self.loss = loss
@@ -247,7 +249,7 @@ class MissionRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMix
     sketch_width : int, default=2**18
         Buckets per sketch row.
     sketch_depth : int, default=3
-        Sketch rows (independent hashes).{_REGRESSOR_PARAMS_DOC}{_PREDICT_WITH_DOC}{_MISSION_BUDGET_DOC}
+        Sketch rows (independent hashes).{_REGRESSOR_PARAMS_DOC}{_PREDICT_WITH_DOC}{_MISSION_BUDGET_DOC}{N_JOBS_DOC}
 
     Attributes
     ----------
@@ -283,7 +285,8 @@ class MissionRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMix
                  sketch_depth=3, learning_rate="invscaling", eta0=0.01, power_t=0.25,
                  alpha=0.0, fit_intercept=True, batch_size=1, max_iter=5, shuffle=True,
                  random_state=None, warm_start=False, verbose=0, predict_with="auto",
-                 memory_budget=None):
+                 memory_budget=None, n_jobs=None):
+        self.n_jobs = n_jobs
         self.memory_budget = memory_budget
         self.n_features_to_select = n_features_to_select
         self.loss = loss
@@ -306,7 +309,7 @@ class IHTClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifierMixi
     n_features_to_select : int, default=1000
         Number of weights kept (``k``).
     loss : {{'log_loss', 'hinge', 'modified_huber'}}, default='log_loss'
-        Loss minimized.{_AUTO_SELECTOR_PARAMS_DOC}
+        Loss minimized.{_AUTO_SELECTOR_PARAMS_DOC}{N_JOBS_DOC}
 
     Attributes
     ----------
@@ -340,7 +343,8 @@ class IHTClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifierMixi
     def __init__(self, n_features_to_select=1000, *, loss="log_loss",
                  learning_rate="normalized", eta0="auto", power_t=0.5, alpha=0.0,
                  fit_intercept=True, batch_size=1, max_iter=5, shuffle=True, random_state=None,
-                 warm_start=False, verbose=0):
+                 warm_start=False, verbose=0, n_jobs=None):
+        self.n_jobs = n_jobs
         self.n_features_to_select = n_features_to_select
         self.loss = loss
         _init_sgd_params(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
@@ -357,7 +361,7 @@ class IHTRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMixin, 
     n_features_to_select : int, default=1000
         Number of weights kept (``k``).
     loss : {{'squared_error'}}, default='squared_error'
-        Loss minimized.{_REGRESSOR_PARAMS_DOC}
+        Loss minimized.{_REGRESSOR_PARAMS_DOC}{N_JOBS_DOC}
 
     Attributes
     ----------
@@ -388,7 +392,8 @@ class IHTRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMixin, 
     def __init__(self, n_features_to_select=1000, *, loss="squared_error",
                  learning_rate="invscaling", eta0=0.01, power_t=0.25, alpha=0.0,
                  fit_intercept=True, batch_size=1, max_iter=5, shuffle=True, random_state=None,
-                 warm_start=False, verbose=0):
+                 warm_start=False, verbose=0, n_jobs=None):
+        self.n_jobs = n_jobs
         self.n_features_to_select = n_features_to_select
         self.loss = loss
         _init_sgd_params(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
@@ -411,7 +416,7 @@ class FeatureHashingClassifier(ClassifierMixin, _SketchClassifierMixin, _BaseSke
         Number of hashed weights per model (4 MiB of float32, about the memory
         of MISSION's default sketch and heap).
     sketch_depth : int, default=1
-        Sketch rows; 1 is plain feature hashing (with random signs).{_HASHING_PARAMS_DOC}{_HASHING_BUDGET_DOC}
+        Sketch rows; 1 is plain feature hashing (with random signs).{_HASHING_PARAMS_DOC}{_HASHING_BUDGET_DOC}{N_JOBS_DOC}
 
     Attributes
     ----------
@@ -438,7 +443,8 @@ class FeatureHashingClassifier(ClassifierMixin, _SketchClassifierMixin, _BaseSke
     def __init__(self, *, loss="log_loss", sketch_width=2**20, sketch_depth=1,
                  learning_rate="normalized", eta0=1.0, power_t=0.5, alpha=0.0,
                  fit_intercept=True, batch_size=1, max_iter=5, shuffle=True, random_state=None,
-                 warm_start=False, verbose=0, memory_budget=None):
+                 warm_start=False, verbose=0, memory_budget=None, n_jobs=None):
+        self.n_jobs = n_jobs
         self.memory_budget = memory_budget
         self.loss = loss
         self.sketch_width = sketch_width

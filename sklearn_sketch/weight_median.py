@@ -12,6 +12,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import (  # noqa: F401  (parse_memory_budget is public here)
+    N_JOBS_DOC,
     _CLASSIFIER_LOSSES,
     _BaseSketchSGD,
     _budget_less,
@@ -164,7 +165,8 @@ class _WeightMedianBase(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
     def __init__(self, memory_budget="4MB", *, n_features_to_select=None, sketch_width=None,
                  sketch_depth=None, loss="log_loss", learning_rate="normalized", eta0=1.0,
                  power_t=0.5, alpha=1e-6, fit_intercept=True, batch_size=1, max_iter=5,
-                 shuffle=True, random_state=None, warm_start=False, verbose=0):
+                 shuffle=True, random_state=None, warm_start=False, verbose=0, n_jobs=None):
+        self.n_jobs = n_jobs
         self.memory_budget = memory_budget
         self.n_features_to_select = n_features_to_select
         self.sketch_width = sketch_width
@@ -193,7 +195,7 @@ class WMSketchClassifier(_WeightMedianBase):
     features of largest recovered weight: they are the selected features.
 
     Parameters
-    ----------{_WM_PARAMS_DOC.format(default_depth=3, heap_share=_WM_SHARE, default_eta0=3.0, eta0_note=_WM_ETA0)}
+    ----------{_WM_PARAMS_DOC.format(default_depth=3, heap_share=_WM_SHARE, default_eta0=3.0, eta0_note=_WM_ETA0)}{N_JOBS_DOC}
 
     Attributes
     ----------{_WM_ATTRIBUTES_DOC}
@@ -216,13 +218,13 @@ class WMSketchClassifier(_WeightMedianBase):
     def __init__(self, memory_budget="4MB", *, n_features_to_select=None, sketch_width=None,
                  sketch_depth=None, loss="log_loss", learning_rate="normalized", eta0=3.0,
                  power_t=0.5, alpha=1e-6, fit_intercept=True, batch_size=1, max_iter=5,
-                 shuffle=True, random_state=None, warm_start=False, verbose=0):
+                 shuffle=True, random_state=None, warm_start=False, verbose=0, n_jobs=None):
         super().__init__(memory_budget, n_features_to_select=n_features_to_select,
                          sketch_width=sketch_width, sketch_depth=sketch_depth, loss=loss,
                          learning_rate=learning_rate, eta0=eta0, power_t=power_t, alpha=alpha,
                          fit_intercept=fit_intercept, batch_size=batch_size,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
-                         warm_start=warm_start, verbose=verbose)
+                         warm_start=warm_start, verbose=verbose, n_jobs=n_jobs)
 
     def _prediction_reads(self):
         return self.sketches_, [], True
@@ -241,7 +243,7 @@ class AWMSketchClassifier(_WeightMedianBase):
     8 bytes).
 
     Parameters
-    ----------{_WM_PARAMS_DOC.format(default_depth=1, heap_share=_AWM_SHARE, default_eta0=1.0, eta0_note=_AWM_ETA0)}
+    ----------{_WM_PARAMS_DOC.format(default_depth=1, heap_share=_AWM_SHARE, default_eta0=1.0, eta0_note=_AWM_ETA0)}{N_JOBS_DOC}
 
     Attributes
     ----------{_WM_ATTRIBUTES_DOC}

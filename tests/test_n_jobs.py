@@ -1,0 +1,79 @@
+"""n_jobs: a pass in parts on threads, averaged; deterministic, and exactly parameter mixing."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sklearn_sketch import (
+    AWMSketchClassifier,
+    BearClassifier,
+    FeatureHashingClassifier,
+    IHTClassifier,
+    MissionClassifier,
+    WMSketchClassifier,
+    average_estimators,
+)
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _reference import assert_same_snapshot, snapshot  # noqa: E402
+
+MAKERS = {
+    "mission": lambda **k: MissionClassifier(8, sketch_width=128, random_state=0, **k),
+    "wm": lambda **k: WMSketchClassifier("8KB", random_state=0, **k),
+    "awm": lambda **k: AWMSketchClassifier("8KB", random_state=0, **k),
+    "hashing": lambda **k: FeatureHashingClassifier(sketch_width=256, random_state=0, **k),
+    "iht": lambda **k: IHTClassifier(8, eta0=3.0, random_state=0, **k),
+    "bear": lambda **k: BearClassifier(8, sketch_width=256, random_state=0, **k),
+}
+
+
+def data(n=4000, p=60, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, p))
+    return X, np.argmax(X[:, :6].reshape(n, 3, 2).sum(axis=2), axis=1)
+
+
+@pytest.mark.parametrize("name", sorted(MAKERS))
+def test_a_pass_in_parts_is_the_average_of_copies_trained_on_the_parts(name):
+    X, y = data()
+    n_jobs = 3
+    est = MAKERS[name](n_jobs=n_jobs, max_iter=1, shuffle=False).fit(X, y)
+    parts = np.array_split(np.arange(len(y)), n_jobs)
+    copies = [MAKERS[name](max_iter=1, shuffle=False).fit(X[p], y[p]) for p in parts]
+    expected = average_estimators(copies, weights=[len(p) for p in parts])
+    np.testing.assert_array_equal(est.intercept_, expected.intercept_)
+    for got, want in zip(est.sketches_, expected.sketches_):
+        np.testing.assert_array_equal(got.to_array(), want.to_array())
+    if est.heaps_:
+        np.testing.assert_array_equal(est.coef_.toarray(), expected.coef_.toarray())
+    np.testing.assert_array_equal(est.predict(X), expected.predict(X))
+    assert est.t_ == len(y) + 1
+
+
+@pytest.mark.parametrize("name", sorted(MAKERS))
+def test_same_random_state_and_n_jobs_give_the_same_model(name):
+    X, y = data()
+    first = MAKERS[name](n_jobs=2).fit(X, y)
+    again = MAKERS[name](n_jobs=2).fit(X, y)
+    assert_same_snapshot(snapshot(first), snapshot(again))
+    one = MAKERS[name]().fit(X, y)
+    assert abs(first.score(X, y) - one.score(X, y)) < 0.05
+
+
+def test_n_jobs_continues_training_and_a_failed_call_changes_nothing():
+    X, y = data()
+    est = MAKERS["mission"](n_jobs=2).fit(X, y)
+    est.partial_fit(X[:1000], y[:1000])
+    before = snapshot(est)
+    est.set_params(eta0=1e300, learning_rate="constant")
+    with pytest.raises(ValueError, match="diverged"):
+        est.partial_fit(X * 1e200, y)
+    assert_same_snapshot(snapshot(est), before)
+
+
+def test_more_jobs_than_batches_uses_one_thread_per_batch():
+    X, y = data(n=10)
+    est = MAKERS["mission"](n_jobs=64, batch_size=4).fit(X, y)
+    assert est._n_threads(10, 4) == 2
+    assert est.n_iter_ == 5
