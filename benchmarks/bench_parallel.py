@@ -1,0 +1,147 @@
+"""Training on more than one core: ``n_jobs`` threads and the cost of averaging models.
+
+Two parts, in one run:
+
+1. Epoch wall time and test accuracy with ``n_jobs=1`` and ``n_jobs=2`` (and more
+   with ``--jobs``): each pass splits its shuffled rows into ``n_jobs`` parts, trains a
+   copy of the model on each in its own thread (the compiled pass releases the GIL) and
+   averages the copies (parameter mixing, :func:`sklearn_sketch.average_estimators`).
+   Data: the DNA task of ``bench_throughput.py`` (E. coli vs S. aureus, 200 bp reads,
+   12-mers, held-out strains) and 20 Newsgroups word uni+bi-grams as raw tokens hashed
+   to 64-bit keys (the ``ng-tokens`` set of ``bench_accuracy_memory.py``, read from its
+   cache). Estimators with default parameters.
+2. The cost of ``average_estimators`` for two models, against the model's bytes (WM-Sketch
+   at 1 MB to 64 MB) and the rows each copy trained on (the same model trained on 2,000
+   and on 20,000 rows): it must grow with the model, not with the data.
+
+From the measured merge cost the table extrapolates the epoch time at 8, 32 and 128
+workers on one machine per worker: ``T(w) = T(1) / w + c * (w - 1) * model bytes`` when
+one process averages the models one after the other, and ``T(1) / w + c * log2(w) *
+model bytes`` for a tree of pairwise averages (what a Dask ``tree_reduce`` or a Spark
+``treeAggregate`` does); the network time to move the models is not included.
+
+    python benchmarks/bench_parallel.py [--epochs 2] [--jobs 1,2] [--json out.json]
+"""
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dna_task import load_dna_task  # noqa: E402
+
+import sklearn_sketch as sk  # noqa: E402
+
+ESTIMATORS = {
+    "MISSION": lambda **k: sk.MissionClassifier(random_state=0, **k),
+    "WM-Sketch": lambda **k: sk.WMSketchClassifier(random_state=0, **k),
+    "AWM-Sketch": lambda **k: sk.AWMSketchClassifier(random_state=0, **k),
+    "FeatureHashing": lambda **k: sk.FeatureHashingClassifier(random_state=0, **k),
+}
+
+
+def load_ng_tokens(cache):
+    paths = [Path(cache) / f"ng-tokens_{split}_{part}" for split in ("train", "test")
+             for part in ("X.npz", "y.npy")]
+    if not all(p.exists() for p in paths):
+        return None
+    X_tr, y_tr, X_te, y_te = (sp.load_npz(p) if p.suffix == ".npz" else np.load(p)
+                              for p in paths)
+    return X_tr, y_tr, X_te, y_te
+
+
+def time_epochs(make, n_jobs, epochs, data):
+    X_tr, y_tr, X_te, y_te = data
+    est = make(n_jobs=n_jobs, max_iter=epochs)
+    start = time.perf_counter()
+    est.fit(X_tr, y_tr)
+    seconds = (time.perf_counter() - start) / epochs
+    return seconds, float(est.score(X_te, y_te)), int(est.memory_bytes_)
+
+
+def merge_cost(X, y, budgets, rows, repeats=3):
+    """Seconds of average_estimators of two WM-Sketches, per budget and training size."""
+    out = []
+    for budget in budgets:
+        for n in rows:
+            models = [sk.WMSketchClassifier(budget, max_iter=1, random_state=0)
+                      .fit(X[i * n:(i + 1) * n], y[i * n:(i + 1) * n]) for i in range(2)]
+            best = min(_timed(lambda: sk.average_estimators(models)) for _ in range(repeats))
+            out.append({"budget": budget, "rows": n, "model_bytes": models[0].memory_bytes_,
+                        "seconds": best})
+    return out
+
+
+def _timed(function):
+    start = time.perf_counter()
+    function()
+    return time.perf_counter() - start
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--jobs", default="1,2", help="n_jobs values, comma-separated")
+    parser.add_argument("--n-train", type=int, default=200_000, help="DNA training reads")
+    parser.add_argument("--cache", default=os.path.join(
+        os.environ.get("TMPDIR", "/tmp"), "sklearn_sketch_bench_accuracy"),
+        help="bench_accuracy_memory.py's cache (20 Newsgroups tokens)")
+    parser.add_argument("--json", help="write every number to this file")
+    args = parser.parse_args(argv)
+    jobs = [int(j) for j in args.jobs.split(",")]
+    print(f"sklearn_sketch {sk.__version__}; {os.cpu_count()} cores; {platform.processor()}; "
+          f"{time.strftime('%Y-%m-%d %H:%M')}; epochs {args.epochs}")
+    X_tr, y_tr, X_te, y_te = load_dna_task(n_train=args.n_train)
+    datasets = {"DNA": (X_tr, y_tr, X_te, y_te)}
+    tokens = load_ng_tokens(args.cache)
+    if tokens is None:
+        print(f"(20 Newsgroups tokens not in {args.cache}: run bench_accuracy_memory.py "
+              "--datasets ng-tokens with that --cache first)")
+    else:
+        datasets["20NG tokens"] = tokens
+    results = {"epochs": args.epochs, "jobs": jobs, "fits": [], "merge": []}
+    for name, data in datasets.items():
+        print(f"\n== {name}: {data[0].shape[0]:,} training rows, {data[0].nnz:,} non-zeros ==")
+        print(f"{'estimator':16s}" + "".join(f"  n_jobs={j}: s/epoch  acc" for j in jobs)
+              + "   time ratio")
+        for est_name, make in ESTIMATORS.items():
+            row = []
+            for n_jobs in jobs:
+                seconds, accuracy, n_bytes = time_epochs(make, n_jobs, args.epochs, data)
+                row.append((seconds, accuracy))
+                results["fits"].append({"data": name, "estimator": est_name, "n_jobs": n_jobs,
+                                        "seconds_per_epoch": seconds, "accuracy": accuracy,
+                                        "memory_bytes": n_bytes})
+            ratio = row[-1][0] / row[0][0]
+            print(f"{est_name:16s}" + "".join(f"  {s:17.2f}  {a:.3f}" for s, a in row)
+                  + f"   {ratio:.2f}x")
+    print("\n== average_estimators of two WM-Sketches: seconds by model bytes and rows ==")
+    merge = merge_cost(X_tr, y_tr, ["1MB", "4MB", "16MB", "64MB"], [2_000, 20_000])
+    results["merge"] = merge
+    for m in merge:
+        print(f"  {m['budget']:>5s} ({m['model_bytes']:>10,} B), {m['rows']:>6,} rows each: "
+              f"{m['seconds'] * 1e3:8.1f} ms")
+    big = [m for m in merge if m["rows"] == 20_000]
+    per_byte = np.mean([m["seconds"] / m["model_bytes"] for m in big])
+    print(f"  about {per_byte * 2**20 * 1e3:.1f} ms per MiB of model and pair of models")
+    print("\n== extrapolated epoch time at w workers (one per machine, network not counted) ==")
+    for fit in (f for f in results["fits"] if f["n_jobs"] == 1):
+        t1, model = fit["seconds_per_epoch"], fit["memory_bytes"]
+        line = [f"{fit['data']:12s} {fit['estimator']:15s} T(1)={t1:6.2f}s"]
+        for w in (8, 32, 128):
+            flat = t1 / w + per_byte * model * (w - 1)
+            tree = t1 / w + per_byte * model * np.log2(w)
+            line.append(f"w={w}: {flat:6.2f}s / tree {tree:6.2f}s")
+        print("  " + "  ".join(line))
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
