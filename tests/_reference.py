@@ -79,7 +79,8 @@ def snapshot(est):
     state["seeds"] = [s.seeds.copy() for s in est.sketches_]
     state["heaps"] = [_heap_entries(h) for h in est.heaps_]
     if est.heaps_:
-        state["coef_"] = est.coef_.toarray()
+        if est.n_features_in_ < 2**31:  # a model of 64-bit keys has no dense coef_
+            state["coef_"] = est.coef_.toarray()
         state["selected"] = est.selected_features_.keys.copy()
     if hasattr(est, "classes_"):
         state["classes_"] = est.classes_.copy()

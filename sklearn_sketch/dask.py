@@ -1,0 +1,175 @@
+"""Training on a Dask cluster: a copy of the model per partition per epoch, then averaged.
+
+Needs ``dask[array]`` and ``distributed`` (``pip install "sklearn-sketch[dask]"``).
+"""
+import copy
+import numbers
+import os
+
+import numpy as np
+
+from ._merge import average_estimators
+
+__all__ = ["fit"]
+
+
+def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=None,
+        retries=2):
+    """Train ``estimator`` on data spread over a Dask cluster, by parameter mixing.
+
+    Each epoch sends the current model to the workers; each partition trains a
+    copy for one pass where the partition lives (``partial_fit``, or
+    :func:`~sklearn_sketch.io.partial_fit_stream` over a file), and the client
+    averages the copies (:func:`~sklearn_sketch.average_estimators`, weighted
+    by rows). Only models travel: the data stays on the workers (a dask
+    array is persisted there once). Addresses come only from ``client``, so
+    the same call runs on a ``LocalCluster`` and on a real cluster. A task
+    whose worker dies is run again (``retries``); the partitions' models are
+    averaged in partition order, so the same ``random_state`` and the same
+    partitions give the same model.
+
+    Parameters
+    ----------
+    estimator : estimator of sklearn_sketch
+        Trained from where it is (a new copy when unfitted); it is not changed.
+        Without an integer ``random_state`` one is drawn here, so that every
+        copy hashes alike.
+    X : dask array of shape (n_samples, n_features) or list of str
+        Rows partitioned by their chunks (one chunk across the columns), or
+        paths of files the workers can read, one partition each.
+    y : dask array of shape (n_samples,), default=None
+        Targets, chunked as ``X``'s rows; None for files (they hold labels).
+    client : distributed.Client, default=None
+        The cluster; the current client by default.
+    epochs : int, default=1
+        Passes over the data.
+    classes : array-like, default=None
+        Every class (classifiers); computed from a dask ``y`` when not given,
+        required for files.
+    reader : callable, default=None
+        ``reader(path)`` returns the chunks of a file (see
+        :mod:`sklearn_sketch.io`); by default :class:`~sklearn_sketch.io.VowpalWabbitReader`
+        for ``.vw`` (names kept) and :class:`~sklearn_sketch.io.SvmlightReader`
+        otherwise. It runs on the workers.
+    retries : int, default=2
+        Times a partition's task is run again after its worker died.
+
+    Returns
+    -------
+    estimator : estimator
+        The trained model (a new object).
+
+    Raises
+    ------
+    ValueError
+        Input that cannot be partitioned; a partition's error reaches the
+        client with the partition's number.
+
+    Examples
+    --------
+    >>> import dask.array as da  # doctest: +SKIP
+    >>> from distributed import Client, LocalCluster  # doctest: +SKIP
+    >>> from sklearn_sketch import MissionClassifier  # doctest: +SKIP
+    >>> from sklearn_sketch import dask as sk_dask  # doctest: +SKIP
+    >>> client = Client(LocalCluster(n_workers=2))  # doctest: +SKIP
+    >>> X = da.random.normal(size=(10_000, 50), chunks=(2_500, 50))  # doctest: +SKIP
+    >>> y = (X[:, 3] > 0).astype(int)  # doctest: +SKIP
+    >>> model = sk_dask.fit(MissionClassifier(8, random_state=0), X, y, epochs=3)  # doctest: +SKIP
+    """
+    from distributed import get_client
+
+    client = client if client is not None else get_client()
+    if isinstance(epochs, bool) or not isinstance(epochs, numbers.Integral) or epochs < 1:
+        raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
+    model = _start_model(estimator)
+    parts, classes = _partitions(client, model, X, y, classes)
+    for _ in range(epochs):
+        model_future = client.scatter(model, broadcast=True, hash=False)
+        futures = [client.submit(_train_partition, model_future, i, part, classes, reader,
+                                 pure=False, retries=retries)
+                   for i, part in enumerate(parts)]
+        results = client.gather(futures)
+        trained = [m for m, n in results if n > 0]
+        if not trained:
+            raise ValueError("no partition held any rows")
+        model = average_estimators(trained, weights=[n for _, n in results if n > 0])
+    return model
+
+
+def _start_model(estimator):
+    if "_state" in estimator.__dict__:
+        return copy.deepcopy(estimator)
+    from sklearn.base import clone
+
+    model = clone(estimator)
+    if not isinstance(model.get_params().get("random_state"), numbers.Integral):
+        model.set_params(random_state=int(np.random.randint(2**31 - 1)))
+    return model
+
+
+def _partitions(client, model, X, y, classes):
+    """``(parts, classes)``: per partition, its row blocks or its file path."""
+    is_classifier = model._is_classifier()
+    if isinstance(X, (list, tuple)):
+        if not all(isinstance(p, (str, os.PathLike)) for p in X):
+            raise ValueError("a list X must hold file paths")
+        if y is not None:
+            raise ValueError("files hold their labels: give y=None")
+        if is_classifier and classes is None and "_state" not in model.__dict__:
+            raise ValueError("give classes= when training a new classifier on files")
+        return [("file", os.fspath(p)) for p in X], classes
+    import dask.array as da
+
+    if not isinstance(X, da.Array) or not isinstance(y, da.Array):
+        raise ValueError("X and y must be dask arrays (or X a list of file paths)")
+    if X.ndim != 2 or y.ndim != 1 or X.numblocks[1] != 1:
+        X = X.rechunk({1: -1}) if X.ndim == 2 else X
+    if X.ndim != 2 or y.ndim != 1:
+        raise ValueError(f"X must be 2-D and y 1-D, got {X.ndim}-D and {y.ndim}-D")
+    if X.chunks[0] != y.chunks[0]:
+        y = y.rechunk({0: X.chunks[0]})
+    if is_classifier and classes is None and "_state" not in model.__dict__:
+        classes = np.unique(client.compute(da.unique(y)).result())
+    # Kept on the workers for every epoch; each task is sent to where its blocks are.
+    X, y = client.persist([X, y])
+    x_blocks = client.compute(list(X.to_delayed().ravel()))
+    y_blocks = client.compute(list(y.to_delayed()))
+    return [("arrays", xb, yb) for xb, yb in zip(x_blocks, y_blocks)], classes
+
+
+def _train_partition(model, index, part, classes, reader):
+    """One pass of a copy of ``model`` over partition ``index``: ``(model, rows)``."""
+    est = copy.deepcopy(model)
+    before = getattr(est, "t_", 1.0)
+    kwargs = {"classes": classes} if classes is not None and est._is_classifier() else {}
+    try:
+        if part[0] == "file":
+            from .io import partial_fit_stream
+
+            partial_fit_stream(est, (reader or _default_reader)(part[1]), epochs=1,
+                               prefetch=False, **kwargs)
+        else:
+            X, y = part[1], part[2]
+            if len(y) == 0:
+                return model, 0
+            est.partial_fit(X, y, **kwargs)
+    except Exception as error:
+        raise _with_partition(error, index, part) from error
+    return est, int(round(est.t_ - before))
+
+
+def _with_partition(error, index, part):
+    where = f"partition {index}" + (f" ({part[1]})" if part[0] == "file" else "")
+    message = f"{where}: {error}"
+    try:
+        return type(error)(message)
+    except Exception:
+        return RuntimeError(message)
+
+
+def _default_reader(path):
+    from .io import SvmlightReader, VowpalWabbitReader
+
+    if str(path).endswith((".vw", ".vw.gz")):
+        return VowpalWabbitReader(path, keep_names=True)
+    return SvmlightReader(path)

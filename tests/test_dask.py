@@ -1,0 +1,126 @@
+"""sklearn_sketch.dask.fit on a LocalCluster of two worker processes."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+from sklearn.datasets import dump_svmlight_file  # noqa: E402
+
+from sklearn_sketch import MissionClassifier, WMSketchClassifier, average_estimators  # noqa: E402
+from sklearn_sketch import dask as sk_dask  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _reference import assert_same_snapshot, snapshot  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    with distributed.Client(cluster) as client:
+        yield client
+    cluster.close()
+
+
+def data(n=4000, p=40, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, p))
+    return X, (X[:, 3] - 2 * X[:, 17] + 0.3 * rng.normal(size=n) > 0).astype(int)
+
+
+def mission(**params):
+    return MissionClassifier(6, sketch_width=128, random_state=0, **params)
+
+
+def test_one_partition_equals_a_plain_fit(client):
+    X, y = data()
+    model = sk_dask.fit(mission(), da.from_array(X, chunks=(len(y), 40)),
+                        da.from_array(y, chunks=len(y)), client=client, epochs=3)
+    plain = mission(max_iter=3).fit(X, y)
+    assert_same_snapshot(snapshot(model), snapshot(plain))
+
+
+def test_partitions_train_copies_that_are_averaged_by_rows(client):
+    X, y = data()
+    chunks = (1000, 1500, 1500)
+    model = sk_dask.fit(mission(), da.from_array(X, chunks=(chunks, 40)),
+                        da.from_array(y, chunks=(chunks,)), client=client, epochs=2)
+    bounds = np.cumsum((0,) + chunks)
+    local = mission()
+    for _ in range(2):
+        copies = []
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            part = average_estimators([local]) if "_state" in local.__dict__ else mission()
+            copies.append(part.partial_fit(X[a:b], y[a:b], classes=[0, 1]))
+        local = average_estimators(copies, weights=np.diff(bounds))
+    np.testing.assert_array_equal(model.sketches_[0].to_array(), local.sketches_[0].to_array())
+    np.testing.assert_array_equal(model.coef_.toarray(), local.coef_.toarray())
+    np.testing.assert_array_equal(model.intercept_, local.intercept_)
+    assert model.score(X, y) > 0.9
+    again = sk_dask.fit(mission(), da.from_array(X, chunks=(chunks, 40)),
+                        da.from_array(y, chunks=(chunks,)), client=client, epochs=2)
+    assert_same_snapshot(snapshot(again), snapshot(model))
+
+
+def test_files_are_read_on_the_workers(client, tmp_path):
+    X, y = data()
+    paths = []
+    for i in range(2):
+        path = tmp_path / f"part{i}.svm"
+        dump_svmlight_file(X[i::2], y[i::2], str(path), zero_based=True)
+        paths.append(str(path))
+    model = sk_dask.fit(WMSketchClassifier("16KB", random_state=0), paths, client=client,
+                        classes=[0, 1], epochs=2)
+    assert model.score(sp.csr_matrix(X), y) > 0.85  # columns are keys, as in the files
+    with pytest.raises(ValueError, match="classes="):
+        sk_dask.fit(WMSketchClassifier("16KB", random_state=0), paths, client=client)
+
+
+def test_bad_input_on_one_partition_names_the_partition(client):
+    X, y = data()
+    X[2500, 3] = np.nan
+    with pytest.raises(ValueError, match="partition 2: .*NaN"):
+        sk_dask.fit(mission(), da.from_array(X, chunks=(1000, 40)),
+                    da.from_array(y, chunks=1000), client=client)
+
+
+def _dying_reader(marker):
+    """A reader whose worker process dies the first time it reads a file."""
+    def read(path):
+        from sklearn_sketch.io import SvmlightReader
+
+        if not Path(marker).exists():
+            Path(marker).write_text("died once")
+            import os
+            os._exit(1)
+        return SvmlightReader(path)
+    return read
+
+
+def test_a_worker_killed_mid_epoch_is_retried_and_the_model_is_the_same(client, tmp_path):
+    X, y = data()
+    paths = []
+    for i in range(2):
+        path = tmp_path / f"part{i}.svm"
+        dump_svmlight_file(X[i::2], y[i::2], str(path), zero_based=True)
+        paths.append(str(path))
+    plain = sk_dask.fit(mission(), paths, client=client, classes=[0, 1], epochs=2)
+    killed = sk_dask.fit(mission(), paths, client=client, classes=[0, 1], epochs=2,
+                         reader=_dying_reader(tmp_path / "marker"))
+    assert (tmp_path / "marker").exists()
+    assert_same_snapshot(snapshot(killed), snapshot(plain))
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_dask_ml_incremental_feeds_partial_fit(client):
+    wrappers = pytest.importorskip("dask_ml.wrappers")
+    X, y = data()
+    inc = wrappers.Incremental(mission(), scoring="accuracy")
+    inc.fit(da.from_array(X, chunks=(1000, 40)), da.from_array(y, chunks=1000), classes=[0, 1])
+    assert inc.estimator_.t_ == len(y) + 1
+    assert inc.score(da.from_array(X, chunks=(1000, 40)), da.from_array(y, chunks=1000)) > 0.9
