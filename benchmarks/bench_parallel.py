@@ -20,7 +20,7 @@ one process averages the models one after the other, and ``T(1) / w + c * log2(w
 model bytes`` for a tree of pairwise averages (what a Dask ``tree_reduce`` or a Spark
 ``treeAggregate`` does); the network time to move the models is not included.
 
-    python benchmarks/bench_parallel.py [--epochs 2] [--jobs 1,2] [--json out.json]
+    python benchmarks/bench_parallel.py [--epochs 2] [--jobs 1,2] [--dask] [--json out.json]
 """
 import argparse
 import json
@@ -65,6 +65,32 @@ def time_epochs(make, n_jobs, epochs, data):
     return seconds, float(est.score(X_te, y_te)), int(est.memory_bytes_)
 
 
+def time_dask_epochs(make, n_workers, epochs, data):
+    """Seconds per epoch of sklearn_sketch.dask.fit on a LocalCluster of n_workers processes.
+
+    The data is scattered to the workers before the clock starts (as data that lives
+    there); the time covers sending the model out, the training and the averaging.
+    """
+    import dask.array as da
+    from distributed import Client, LocalCluster
+
+    from sklearn_sketch import dask as sk_dask
+
+    X_tr, y_tr, X_te, y_te = data
+    rows = -(-X_tr.shape[0] // n_workers)
+    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        X = da.from_array(X_tr, chunks=(rows, X_tr.shape[1]), asarray=False)
+        y = da.from_array(y_tr, chunks=rows)
+        X, y = client.persist([X, y])
+        client.wait_for_workers(n_workers)
+        sk_dask.fit(make(), X, y, client=client, epochs=1)  # warm the workers' imports
+        start = time.perf_counter()
+        model = sk_dask.fit(make(), X, y, client=client, epochs=epochs)
+        seconds = (time.perf_counter() - start) / epochs
+    return seconds, float(model.score(X_te, y_te))
+
+
 def merge_cost(X, y, budgets, rows, repeats=3):
     """Seconds of average_estimators of two WM-Sketches, per budget and training size."""
     out = []
@@ -92,6 +118,9 @@ def main(argv=None):
     parser.add_argument("--cache", default=os.path.join(
         os.environ.get("TMPDIR", "/tmp"), "sklearn_sketch_bench_accuracy"),
         help="bench_accuracy_memory.py's cache (20 Newsgroups tokens)")
+    parser.add_argument("--dask", action="store_true",
+                        help="also time sklearn_sketch.dask.fit on a LocalCluster of as many "
+                             "worker processes as each --jobs value")
     parser.add_argument("--json", help="write every number to this file")
     args = parser.parse_args(argv)
     jobs = [int(j) for j in args.jobs.split(",")]
@@ -121,6 +150,21 @@ def main(argv=None):
             ratio = row[-1][0] / row[0][0]
             print(f"{est_name:16s}" + "".join(f"  {s:17.2f}  {a:.3f}" for s, a in row)
                   + f"   {ratio:.2f}x")
+    if args.dask:
+        print("\n== sklearn_sketch.dask.fit on a LocalCluster (worker processes) ==")
+        for name, data in datasets.items():
+            for est_name, make in ESTIMATORS.items():
+                row = []
+                for n_workers in jobs:
+                    seconds, accuracy = time_dask_epochs(make, n_workers, args.epochs, data)
+                    row.append((seconds, accuracy))
+                    results["fits"].append({"data": name, "estimator": est_name,
+                                            "dask_workers": n_workers,
+                                            "seconds_per_epoch": seconds,
+                                            "accuracy": accuracy})
+                print(f"{name:12s} {est_name:16s}" + "".join(
+                    f"  {w} workers: {s:6.2f} s/epoch {a:.3f}" for w, (s, a) in zip(jobs, row))
+                    + f"   {row[-1][0] / row[0][0]:.2f}x")
     print("\n== average_estimators of two WM-Sketches: seconds by model bytes and rows ==")
     merge = merge_cost(X_tr, y_tr, ["1MB", "4MB", "16MB", "64MB"], [2_000, 20_000])
     results["merge"] = merge
@@ -131,7 +175,7 @@ def main(argv=None):
     per_byte = np.mean([m["seconds"] / m["model_bytes"] for m in big])
     print(f"  about {per_byte * 2**20 * 1e3:.1f} ms per MiB of model and pair of models")
     print("\n== extrapolated epoch time at w workers (one per machine, network not counted) ==")
-    for fit in (f for f in results["fits"] if f["n_jobs"] == 1):
+    for fit in (f for f in results["fits"] if f.get("n_jobs") == 1):
         t1, model = fit["seconds_per_epoch"], fit["memory_bytes"]
         line = [f"{fit['data']:12s} {fit['estimator']:15s} T(1)={t1:6.2f}s"]
         for w in (8, 32, 128):

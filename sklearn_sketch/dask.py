@@ -84,8 +84,9 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     model = _start_model(estimator)
     parts, classes = _partitions(client, model, X, y, classes)
     for _ in range(epochs):
-        model_future = client.scatter(model, broadcast=True, hash=False)
-        futures = [client.submit(_train_partition, model_future, i, part, classes, reader,
+        # The model goes in each task itself, not scattered: a task whose worker died
+        # can then run again anywhere (scattered data dies with its workers).
+        futures = [client.submit(_train_partition, model, i, part, classes, reader,
                                  pure=False, retries=retries)
                    for i, part in enumerate(parts)]
         results = client.gather(futures)
