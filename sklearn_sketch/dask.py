@@ -34,11 +34,18 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
         Trained from where it is (a new copy when unfitted); it is not changed.
         Without an integer ``random_state`` one is drawn here, so that every
         copy hashes alike.
-    X : dask array of shape (n_samples, n_features) or list of str
-        Rows partitioned by their chunks (one chunk across the columns), or
-        paths of files the workers can read, one partition each.
-    y : dask array of shape (n_samples,), default=None
-        Targets, chunked as ``X``'s rows; None for files (they hold labels).
+    X : dask array of shape (n_samples, n_features), dask DataFrame or list of str
+        Rows partitioned by their chunks (one chunk across the columns); a
+        dask DataFrame, one partition each, whose column ``y`` holds the
+        targets and whose other columns are the features (numeric columns,
+        named by ``feature_names_in_``, or a single column of token lists,
+        raw samples whose names are kept: build it with dask's
+        ``dataframe.convert-string`` set to False, or dask stores the lists
+        as strings); or paths of files the workers can read, one partition
+        each.
+    y : dask array of shape (n_samples,) or str, default=None
+        Targets, chunked as ``X``'s rows; the label column of a DataFrame;
+        None for files (they hold labels).
     client : distributed.Client, default=None
         The cluster; the current client by default.
     epochs : int, default=1
@@ -119,6 +126,13 @@ def _partitions(client, model, X, y, classes):
         if is_classifier and classes is None and "_state" not in model.__dict__:
             raise ValueError("give classes= when training a new classifier on files")
         return [("file", os.fspath(p)) for p in X], classes
+    if hasattr(X, "to_delayed") and hasattr(X, "columns"):  # a dask DataFrame
+        if not isinstance(y, str) or y not in X.columns:
+            raise ValueError("with a dask DataFrame, y must name its label column")
+        if is_classifier and classes is None and "_state" not in model.__dict__:
+            classes = np.unique(client.compute(X[y].unique()).result())
+        X = client.persist(X)
+        return [("frame", part, y) for part in client.compute(list(X.to_delayed()))], classes
     import dask.array as da
 
     if not isinstance(X, da.Array) or not isinstance(y, da.Array):
@@ -149,6 +163,18 @@ def _train_partition(model, index, part, classes, reader):
 
             partial_fit_stream(est, (reader or _default_reader)(part[1]), epochs=1,
                                prefetch=False, **kwargs)
+        elif part[0] == "frame":
+            frame, label = part[1], part[2]
+            if len(frame) == 0:
+                return model, 0
+            features = frame.drop(columns=[label])
+            first = features.iloc[0, 0] if features.shape[1] == 1 else None
+            if isinstance(first, str):
+                raise ValueError(
+                    f"column {features.columns[0]!r} holds strings, not token lists (dask "
+                    "stores lists as strings unless dataframe.convert-string is False)")
+            X = list(features.iloc[:, 0]) if isinstance(first, (list, tuple)) else features
+            est.partial_fit(X, frame[label].to_numpy(), **kwargs)
         else:
             X, y = part[1], part[2]
             if len(y) == 0:

@@ -124,3 +124,31 @@ def test_dask_ml_incremental_feeds_partial_fit(client):
     inc.fit(da.from_array(X, chunks=(1000, 40)), da.from_array(y, chunks=1000), classes=[0, 1])
     assert inc.estimator_.t_ == len(y) + 1
     assert inc.score(da.from_array(X, chunks=(1000, 40)), da.from_array(y, chunks=1000)) > 0.9
+
+
+def test_a_dataframe_of_raw_samples_keeps_the_names(client):
+    dd = pytest.importorskip("dask.dataframe")
+    import pandas as pd
+
+    rng = np.random.RandomState(0)
+    y = rng.randint(0, 2, size=2000)
+    tokens = [[f"w{j}" for j in rng.randint(0, 300, size=8)] + ["good" if label else "bad"]
+              for label in y]
+    import dask
+
+    # Lists stay lists (dask would otherwise store object columns as strings).
+    with dask.config.set({"dataframe.convert-string": False}):
+        frame = dd.from_pandas(pd.DataFrame({"tokens": tokens, "label": y}), npartitions=2)
+    model = sk_dask.fit(mission(), frame, "label", client=client, epochs=2)
+    assert {"good", "bad"} <= set(model.selected_features_.names[:2])
+    assert model.score(tokens, y) > 0.95
+    numeric = dd.from_pandas(pd.DataFrame({"a": rng.normal(size=2000), "b": y * 2.0 - 1,
+                                           "label": y}), npartitions=2)
+    model = sk_dask.fit(mission(), numeric, "label", client=client)
+    assert list(model.feature_names_in_) == ["a", "b"]
+    with pytest.raises(ValueError, match="label column"):
+        sk_dask.fit(mission(), numeric, "missing", client=client)
+    as_strings = dd.from_pandas(pd.DataFrame({"tokens": [" ".join(t) for t in tokens],
+                                              "label": y}), npartitions=2)
+    with pytest.raises(ValueError, match="partition 0: column 'tokens' holds strings"):
+        sk_dask.fit(mission(), as_strings, "label", client=client)
