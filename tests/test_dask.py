@@ -150,5 +150,5 @@ def test_a_dataframe_of_raw_samples_keeps_the_names(client):
         sk_dask.fit(mission(), numeric, "missing", client=client)
     as_strings = dd.from_pandas(pd.DataFrame({"tokens": [" ".join(t) for t in tokens],
                                               "label": y}), npartitions=2)
-    with pytest.raises(ValueError, match="partition 0: column 'tokens' holds strings"):
+    with pytest.raises(ValueError, match=r"partition \d: column 'tokens' holds strings"):
         sk_dask.fit(mission(), as_strings, "label", client=client)
