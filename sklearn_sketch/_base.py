@@ -183,9 +183,10 @@ N_JOBS_DOC = """
         parts, trains a copy of the model on each in its own thread (the
         compiled pass runs without the GIL) and averages the copies
         (parameter mixing, see :func:`~sklearn_sketch.average_estimators`):
-        a pass took 0.50 to 0.59 of its time with 2 on two cores
-        (``benchmarks/bench_parallel.py``), in up to ``n_jobs + 2`` times the
-        model's memory. The model differs from ``n_jobs=1`` but is
+        a pass took 0.50 to 0.69 of its time with 2 on two cores
+        (``benchmarks/bench_parallel.py``; the copies and the average cost
+        O(model bytes) a pass, so large models gain less), in up to
+        ``n_jobs + 2`` times the model's memory. The model differs from ``n_jobs=1`` but is
         deterministic for a given ``random_state`` and ``n_jobs``; an average
         moves less per pass than one copy trained on all rows, so a model far
         from convergence may need more passes (after 5 passes on 20
