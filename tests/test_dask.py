@@ -33,6 +33,14 @@ def data(n=4000, p=40, seed=0):
     return X, (X[:, 3] - 2 * X[:, 17] + 0.3 * rng.normal(size=n) > 0).astype(int)
 
 
+def svmlight_halves(folder, X, y):
+    """Two svmlight files of alternate rows; their paths."""
+    paths = [str(folder / f"part{i}.svm") for i in range(2)]
+    for i, path in enumerate(paths):
+        dump_svmlight_file(X[i::2], y[i::2], path, zero_based=True)
+    return paths
+
+
 def mission(**params):
     return MissionClassifier(6, sketch_width=128, random_state=0, **params)
 
@@ -69,11 +77,7 @@ def test_partitions_train_copies_that_are_averaged_by_rows(client):
 
 def test_files_are_read_on_the_workers(client, tmp_path):
     X, y = data()
-    paths = []
-    for i in range(2):
-        path = tmp_path / f"part{i}.svm"
-        dump_svmlight_file(X[i::2], y[i::2], str(path), zero_based=True)
-        paths.append(str(path))
+    paths = svmlight_halves(tmp_path, X, y)
     model = sk_dask.fit(WMSketchClassifier("16KB", random_state=0), paths, client=client,
                         classes=[0, 1], epochs=2)
     assert model.score(sp.csr_matrix(X), y) > 0.85  # columns are keys, as in the files
@@ -104,11 +108,7 @@ def _dying_reader(marker):
 
 def test_a_worker_killed_mid_epoch_is_retried_and_the_model_is_the_same(client, tmp_path):
     X, y = data()
-    paths = []
-    for i in range(2):
-        path = tmp_path / f"part{i}.svm"
-        dump_svmlight_file(X[i::2], y[i::2], str(path), zero_based=True)
-        paths.append(str(path))
+    paths = svmlight_halves(tmp_path, X, y)
     plain = sk_dask.fit(mission(), paths, client=client, classes=[0, 1], epochs=2)
     killed = sk_dask.fit(mission(), paths, client=client, classes=[0, 1], epochs=2,
                          reader=_dying_reader(tmp_path / "marker"))
