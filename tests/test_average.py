@@ -8,9 +8,12 @@ import pytest
 from sklearn_sketch import (
     AWMSketchClassifier,
     BearClassifier,
+    BearRegressor,
     FeatureHashingClassifier,
     IHTClassifier,
+    IHTRegressor,
     MissionClassifier,
+    MissionRegressor,
     SpaceSavingClassifier,
     SparsePerceptronClassifier,
     TruncationClassifier,
@@ -175,3 +178,19 @@ def test_heaps_of_counts_or_reservoir_keys_cannot_be_averaged(est):
     est.fit(*data())
     with pytest.raises(ValueError, match="cannot be averaged"):
         average_estimators([est, est])
+
+
+@pytest.mark.parametrize("make", [
+    lambda: MissionRegressor(6, sketch_width=64, random_state=0),
+    lambda: BearRegressor(6, sketch_width=64, random_state=0),
+    lambda: IHTRegressor(6, random_state=0),
+], ids=["mission", "bear", "iht"])
+def test_regressors_average_too(make):
+    rng = np.random.RandomState(3)
+    X = rng.normal(size=(1200, 40))
+    y = X[:, 2] - 2 * X[:, 7]
+    copies = [make().fit(X[i::2], y[i::2]) for i in range(2)]
+    avg = average_estimators(copies)
+    np.testing.assert_allclose(avg.intercept_, np.mean([c.intercept_ for c in copies], axis=0))
+    assert {2, 7} <= set(avg.get_support(indices=True).tolist())
+    assert avg.score(X, y) > 0.9
