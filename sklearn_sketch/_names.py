@@ -152,15 +152,17 @@ class PackedNames(Mapping):
         """
         keys = np.asarray(keys, dtype=np.int64)
         kept = np.isin(self._keys, keys, assume_unique=True)
-        lengths = np.diff(self._ends, prepend=0)
-        kept_lengths = lengths[kept]
-        kept_pool = _gather(self._pool, (self._ends - lengths)[kept], kept_lengths)
-        kept_keys = self._keys[kept]
         unnamed = keys[~np.isin(keys, self._keys, assume_unique=True)]
         new = {}
         if new_names is not None and unnamed.size:
             new = (new_names.lookup(unnamed) if hasattr(new_names, "lookup")
                    else {k: new_names[k] for k in unnamed.tolist() if k in new_names})
+        if not new and kept.all():
+            return self, 0  # nothing left or entered: the table is immutable, share it
+        lengths = np.diff(self._ends, prepend=0)
+        kept_lengths = lengths[kept]
+        kept_pool = _gather(self._pool, (self._ends - lengths)[kept], kept_lengths)
+        kept_keys = self._keys[kept]
         new_keys = np.fromiter(new.keys(), dtype=np.int64, count=len(new))
         encoded = [_as_bytes(v) for v in new.values()]
         new_lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))

@@ -58,3 +58,11 @@ def test_mean_name_bytes_of_a_mapping_and_of_key_names():
     assert mean_name_bytes({}) == 0.0
     table = KeyNames([7, 8, 9], [0, 2, 5, 9], b"abcdefghi")
     assert table.mean_name_bytes() == 3.0
+
+
+def test_an_unchanged_table_is_shared_not_rebuilt():
+    table = PackedNames({3: "a", 9: "bc"})
+    same, dropped = table.updated([9, 3], {3: "other"})
+    assert same is table and dropped == 0
+    smaller, _ = table.updated([9], None)
+    assert smaller is not table and dict(smaller) == {9: "bc"} and dict(table) == {3: "a", 9: "bc"}
