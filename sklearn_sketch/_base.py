@@ -381,27 +381,28 @@ class _BaseSketchSGD(BaseEstimator):
             raise AttributeError("eta0='auto' is chosen by the first fit or partial_fit")
         return float(self.eta0_)
 
-    def _choose_eta0(self, n_models, X, y, sample_weight):
+    def _choose_eta0(self, n_models, X, csr, y, sample_weight):
         """eta0='auto': the candidate of fewest mistakes on a probe of the first pass.
 
         Each candidate trains a fresh model on the first tenth of the first
         pass's order (at least 2000 rows, at most all), counting the samples
         it misclassifies just before their update (progressive validation);
         the fewest wins, ties going to the smaller step. Costs about
-        ``0.1 * len(_AUTO_ETA0)`` passes.
+        ``0.1 * len(_AUTO_ETA0)`` passes. ``csr`` is ``X`` as
+        :func:`_as_csr_int64` gives it.
         """
-        indptr, indices, data = _as_csr_int64(X)
-        n_samples = indptr.shape[0] - 1
-        probe = self._pass_order(self._new_state(n_models, X), n_samples)
-        probe = probe[:min(n_samples, max(2000, n_samples // 10))]
+        n_samples = csr[0].shape[0] - 1
+        probe = None
         best = None
         for eta0 in self._AUTO_ETA0:
             state = self._new_state(n_models, X)
+            if probe is None:  # the first pass's order (its seed is the same for all)
+                probe = self._pass_order(state, n_samples)
+                probe = probe[:min(n_samples, max(2000, n_samples // 10))]
             params = self._sgd_params(n_models, eta0=eta0)
             params.seed = state.shuffle_seed
-            max_batch_nnz = _max_batch_nnz(indptr, probe, params.batch_size)
-            _, status, mistakes, _ = self._train_pass(state, params, indptr, indices, data, y,
-                                                      sample_weight, probe, max_batch_nnz)
+            _, status, mistakes, _ = self._train_order(state, params, csr, y, sample_weight,
+                                                       probe)
             if status != PASS_DIVERGED and self._state_is_finite(state) and (
                     best is None or mistakes < best[0]):
                 best = (mistakes, eta0)
@@ -480,8 +481,7 @@ class _BaseSketchSGD(BaseEstimator):
 
         return max(1, min(effective_n_jobs(n_jobs), n_samples // max(1, batch_size)))
 
-    def _parallel_pass(self, state, params, indptr, indices, data, y, sample_weight, order,
-                       n_threads):
+    def _parallel_pass(self, state, params, csr, y, sample_weight, order, n_threads):
         """One pass in ``n_threads`` parts, each on its own copy, averaged into ``state``.
 
         Returns what :meth:`_train_pass` returns, for the whole pass.
@@ -491,8 +491,7 @@ class _BaseSketchSGD(BaseEstimator):
         from ._merge import average_states
 
         def train(copy, part):
-            return self._train_pass(copy, params, indptr, indices, data, y, sample_weight,
-                                    part, _max_batch_nnz(indptr, part, params.batch_size))
+            return self._train_order(copy, params, csr, y, sample_weight, part)
 
         parts = np.array_split(order, n_threads)
         copies = [state.independent_copy() for _ in parts]
@@ -512,22 +511,23 @@ class _BaseSketchSGD(BaseEstimator):
         return (t, PASS_OK, sum(r[2] for r in results),
                 np.sum([np.asarray(r[3], dtype=float) for r in results], axis=0))
 
-    def _run_passes(self, state, X, y, sample_weight, n_passes):
-        """Train ``state`` in place for ``n_passes`` passes over ``(X, y)``."""
-        indptr, indices, data = _as_csr_int64(X)
+    def _run_passes(self, state, csr, y, sample_weight, n_passes):
+        """Train ``state`` in place for ``n_passes`` passes over ``(csr, y)``.
+
+        ``csr`` is the training data as :func:`_as_csr_int64` gives it.
+        """
         params = self._sgd_params(len(state.intercept))
         params.seed = state.shuffle_seed
-        n_samples = indptr.shape[0] - 1
+        n_samples = csr[0].shape[0] - 1
         n_threads = self._n_threads(n_samples, params.batch_size)
         for _ in range(n_passes):
             order = self._pass_order(state, n_samples)
             if n_threads > 1:
                 t, status, mistakes, read_errors = self._parallel_pass(
-                    state, params, indptr, indices, data, y, sample_weight, order, n_threads)
+                    state, params, csr, y, sample_weight, order, n_threads)
             else:
-                t, status, mistakes, read_errors = self._train_pass(
-                    state, params, indptr, indices, data, y, sample_weight, order,
-                    _max_batch_nnz(indptr, order, params.batch_size))
+                t, status, mistakes, read_errors = self._train_order(
+                    state, params, csr, y, sample_weight, order)
             if status == PASS_DIVERGED or not self._state_is_finite(state):
                 if any(sketch.journal_failed for sketch in state.sketches):
                     raise MemoryError(
@@ -552,6 +552,12 @@ class _BaseSketchSGD(BaseEstimator):
             rng = np.random.default_rng([state.shuffle_seed, state.n_passes])
             return rng.permutation(n_samples).astype(np.int64)
         return np.arange(n_samples, dtype=np.int64)
+
+    def _train_order(self, state, params, csr, y, sample_weight, order):
+        """:meth:`_train_pass` over the rows ``order`` of ``csr``."""
+        indptr, indices, data = csr
+        return self._train_pass(state, params, indptr, indices, data, y, sample_weight, order,
+                                _max_batch_nnz(indptr, order, params.batch_size))
 
     def _train_pass(self, state, params, indptr, indices, data, y, sample_weight, order,
                     max_batch_nnz):
@@ -592,13 +598,14 @@ class _BaseSketchSGD(BaseEstimator):
         X, y_encoded, sample_weight, classes_ = self._validate_training_data(
             X, y, sample_weight, reset=reset, partial=partial, classes=classes)
         n_models = self._n_models(classes_)
+        csr = _as_csr_int64(X)
         if reset:
             # Names given to remember_feature_names before the first fit.
             coming = self.__dict__.pop("_names_to_come", None)
             raw_names = raw_names if raw_names is not None else coming
             self._reserve_names(raw_names)
             if self.eta0 == "auto":
-                self.eta0_ = self._choose_eta0(n_models, X, y_encoded, sample_weight)
+                self.eta0_ = self._choose_eta0(n_models, X, csr, y_encoded, sample_weight)
             state, journaled = self._new_state(n_models, X), []
         else:
             state = self._state.training_copy()
@@ -611,7 +618,7 @@ class _BaseSketchSGD(BaseEstimator):
             for sketch in journaled:
                 sketch.journal_begin(writes)
                 opened.append(sketch)
-            self._run_passes(state, X, y_encoded, sample_weight, n_passes)
+            self._run_passes(state, csr, y_encoded, sample_weight, n_passes)
             if classes_ is not None:
                 self.classes_ = classes_
             self._state = state
