@@ -79,12 +79,14 @@ def partial_fit_stream(estimator, chunks, *, classes=None, epochs=1, verbose=0,
             _check_labelled(chunk)
             names = getattr(chunk, "feature_names", None)
             remember = names is not None and hasattr(estimator, "remember_feature_names")
-            if remember and not hasattr(estimator, "n_iter_"):
-                # Before a new model's first call: its memory_budget then keeps room
-                # for the names of its heap keys.
+            # A new model takes the names before its first call (which names its heap
+            # keys with them, its memory_budget keeping room for them); a fitted one
+            # after each call, for the keys that entered.
+            before = remember and not hasattr(estimator, "n_iter_")
+            if before:
                 estimator.remember_feature_names(names)
             estimator.partial_fit(chunk.X, chunk.y, sample_weight=weight, **fit_kwargs)
-            if remember:
+            if remember and not before:
                 estimator.remember_feature_names(names)
             progress.update(chunk.X.shape[0])
         progress.close()
