@@ -137,10 +137,10 @@ def _partitions(client, model, X, y, classes):
 
     if not isinstance(X, da.Array) or not isinstance(y, da.Array):
         raise ValueError("X and y must be dask arrays (or X a list of file paths)")
-    if X.ndim != 2 or y.ndim != 1 or X.numblocks[1] != 1:
-        X = X.rechunk({1: -1}) if X.ndim == 2 else X
     if X.ndim != 2 or y.ndim != 1:
         raise ValueError(f"X must be 2-D and y 1-D, got {X.ndim}-D and {y.ndim}-D")
+    if X.numblocks[1] != 1:
+        X = X.rechunk({1: -1})
     if X.chunks[0] != y.chunks[0]:
         y = y.rechunk({0: X.chunks[0]})
     if is_classifier and classes is None and "_state" not in model.__dict__:
