@@ -65,7 +65,11 @@ def average_estimators(estimators, weights=None):
     lam = _weights(weights, len(estimators))
     if len(estimators) == 1:
         return copy.deepcopy(first)
-    out = copy.deepcopy(first)
+    # The copy shares the first estimator's sketches, heaps and history (the memo):
+    # they are replaced below by new ones, so copying them would be wasted.
+    state = first._state
+    shared = state.sketches + state.heaps + [state.history]
+    out = copy.deepcopy(first, memo={id(part): part for part in shared})
     average_states(first, [e._state for e in estimators], lam, into=out._state)
     history = out._state.history
     if history is not None:
