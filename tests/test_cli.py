@@ -239,3 +239,21 @@ def test_console_script_flushes_its_output_and_returns_the_status(tmp_path, svml
     missing = _run_console(["select", "--model", str(tmp_path / "absent.skm")], tmp_path)
     assert missing.returncode == 2
     assert missing.stderr.startswith("sklearn-sketch: error:")
+
+
+def test_fit_warns_when_the_model_learned_next_to_nothing(svmlight, tmp_path, capsys):
+    # The fixture's labels are learnable: no warning.
+    model = tmp_path / "m.skm"
+    argv = ["fit", "--estimator", "awm", "--quiet", "--output", str(model)]
+    assert main([*argv, "--svmlight", str(svmlight)]) == 0
+    assert "warning" not in capsys.readouterr().err
+    # The same rows with labels drawn independently of the features: the model
+    # errs as often as predicting the majority label, and fit says so.
+    rng = np.random.default_rng(1)
+    noise = tmp_path / "noise.svm"
+    noise.write_text("".join(f"{rng.choice(['-1', '1'])} {line.split(' ', 1)[1]}\n"
+                             for line in svmlight.read_text().splitlines()))
+    assert main([*argv, "--svmlight", str(noise)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: the model learned next to nothing" in err
+    assert "most frequent label errs on" in err

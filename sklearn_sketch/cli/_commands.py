@@ -132,20 +132,51 @@ class _ReadEarly:
 
 
 class _Counted:
-    """Count the rows (and rows without weight) a stream hands out, per pass."""
+    """Count the rows, rows with weight and rows per label a stream hands out, per pass."""
 
     def __init__(self, chunks):
         self.chunks = chunks
         self.rows = self.weighted_rows = 0
+        self.label_counts = {}
 
     def __iter__(self):
         self.rows = self.weighted_rows = 0
+        self.label_counts = {}
         for chunk in self.chunks:
             self.rows += chunk.X.shape[0]
             weight = chunk.sample_weight
             self.weighted_rows += (chunk.X.shape[0] if weight is None
                                    else int(np.count_nonzero(weight)))
+            labels, counts = np.unique(np.asarray(chunk.y), return_counts=True)
+            for label, count in zip(labels.tolist(), counts.tolist()):
+                self.label_counts[label] = self.label_counts.get(label, 0) + count
             yield chunk
+
+    def majority_error(self):
+        """Error rate of always predicting the most frequent label of the last pass."""
+        total = sum(self.label_counts.values())
+        return 1.0 - max(self.label_counts.values()) / total if total else 0.0
+
+
+#: ``fit`` warns when the last pass's progressive error is at least this share
+#: of the error of always predicting the most frequent label.
+NEAR_CHANCE = 0.95
+
+
+def _warn_if_near_chance(estimator, counted):
+    """Say so when the model erred about as often as predicting the majority label."""
+    error = getattr(estimator, "online_error_rate_", None)
+    baseline = counted.majority_error()
+    if error is None or baseline == 0.0 or error < NEAR_CHANCE * baseline:
+        return
+    params = estimator.get_params()
+    larger = ("memory (--param memory_budget=...)" if "memory_budget" in params
+              else "heap (--param n_features_to_select=...)")
+    print(f"sklearn-sketch: warning: the model learned next to nothing: on the last pass it "
+          f"erred on {error:.1%} of the examples just before training on them, and always "
+          f"predicting the most frequent label errs on {baseline:.1%}. Try more --epochs, "
+          f"another --estimator, a larger {larger} or another step (--param eta0=...), "
+          f"or check that the labels match the inputs.", file=sys.stderr)
 
 
 def cmd_fit(args):
@@ -175,6 +206,7 @@ def cmd_fit(args):
     if counted.weighted_rows == 0:
         raise CommandError("the input holds no example with a non-zero weight: nothing to "
                            "train on, no model written")
+    _warn_if_near_chance(estimator, counted)
     model_input = {"format": "reads" if kind == "sample" else kind, "zero_based": zero_based}
     save_model(args.output, estimator, vectorizer, model_input)
     if not args.quiet:
