@@ -68,6 +68,7 @@ from sklearn.base import clone
 from sklearn.linear_model import SGDClassifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _provenance import provenance  # noqa: E402
 from dna_task import resolve_data_dir  # noqa: E402
 from peers import _import_vowpalwabbit, _vw_command  # noqa: E402
 
@@ -640,6 +641,54 @@ def check_targets(all_results, grid, sgd_all, budgets, est_ids):
     return checks
 
 
+# ------------------------------------------------------------------------ tables
+#: The rows of the README's headline table, in this order, where they ran.
+HEADLINE_ROWS = ("AWM-Sketch", "WM-Sketch", "MISSION", "BEAR", "FeatureHashing", "SGD hashed",
+                 "VW")
+
+
+def result_tables(all_results, sgd_all, grid, budgets):
+    """The tables of the JSON: accuracy per budget per data set, then defaults against grids."""
+    tables = []
+    for name, results in all_results.items():
+        rows = sorted({row for row, _ in results},
+                      key=lambda r: (HEADLINE_ROWS.index(r) if r in HEADLINE_ROWS
+                                     else len(HEADLINE_ROWS), r))
+
+        def cell(row, budget):
+            r = results.get((row, budget), {})
+            return round(r["accuracy"], 3) if "accuracy" in r else None
+
+        ref = sgd_all.get(name, {})
+        table = {
+            "title": f"{name}: test accuracy at equal real bytes (memory_budget)",
+            "columns": ["estimator"] + [format_bytes(b) for b in budgets],
+            "rows": [[row] + [cell(row, b) for b in budgets] for row in rows],
+            "note": (f"SGDClassifier() on all {ref.get('n_features', 0):,} features: "
+                     f"{ref.get('accuracy', float('nan')):.3f} in "
+                     f"{format_bytes(ref.get('memory_bytes', 0))}. Every estimator with its "
+                     "default parameters; memory_bytes_ <= budget for every row here."),
+        }
+        table["headline"] = name in ("ng-tokens", "dna")
+        tables.append(table)
+    if grid:
+        rows = []
+        for (name, est_id), settings in grid.items():
+            scored = {k: v["accuracy"] for k, v in settings.items() if "accuracy" in v}
+            if "default" not in scored:
+                continue
+            best = max(scored, key=scored.get)
+            rows.append([name, ESTIMATORS[est_id][0], round(scored["default"], 3),
+                         round(scored[best], 3), round((scored[best] - scored["default"]) * 100, 1),
+                         best])
+        tables.append({"title": "Default parameters against the best step of a small grid "
+                                "(read on the test set: an optimistic bound)",
+                       "columns": ["data set", "estimator", "default", "best", "gap, points",
+                                   "best setting"],
+                       "rows": rows})
+    return tables
+
+
 # --------------------------------------------------------------------------- main
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -817,6 +866,10 @@ def main(argv=None):
     print(f"\ntotal {seconds:.0f} s")
     if args.json:
         payload = {
+            "provenance": provenance(),
+            "tables": result_tables(all_results, sgd_all, grid, args.budgets),
+            "summary": [f"{'PASS' if c['pass'] else 'FAIL'} {c['target']}: {c['detail']}"
+                        for c in checks],
             "budgets": args.budgets, "max_iter": args.max_iter, "quick": args.quick,
             "seconds": seconds, "sgd_all_features": sgd_all, "checks": checks,
             "results": {name: [{"row": row, "budget": budget, **r}

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _provenance import provenance  # noqa: E402
 from dna_task import load_dna_task  # noqa: E402
 from peers import sgd_fit_predict, vw_fit_predict, write_vw_text  # noqa: E402
 
@@ -135,8 +136,22 @@ def main(argv=None):
               f"{row['ratio_to_sgd']:5.1f}x {row['memory_bytes'] / 2**20:8.2f}MB "
               f"{row['accuracy']:9.4f} {'' if online is None else f'{online:11.4f}'}")
     if args.json:
+        table = {
+            "title": f"One pass over DNA 12-mers ({X_train.shape[0]:,} reads, {nnz / 1e6:.1f}M "
+                     f"non-zeros), single thread; accuracy on held-out strains",
+            "columns": ["estimator", "fit s", "x SGD", "memory MB", "accuracy"],
+            "rows": [[row["name"], round(row["seconds"], 2), round(row["ratio_to_sgd"], 1),
+                      round(row["memory_bytes"] / 2**20, 2), round(row["accuracy"], 3)]
+                     for row in rows],
+            "note": "The papers' settings (constant step 0.01, one pass, sketch depth 3, "
+                    "width 2^18, heaps of 2^14; AWM: depth 1, width 2^14, heap 2048). "
+                    "'x SGD' is the fit time over scikit-learn's SGDClassifier's, "
+                    "in the same run.",
+            "headline": True,
+        }
         with open(args.json, "w") as f:
-            json.dump({"n_train": X_train.shape[0], "nnz": nnz, "results": rows}, f, indent=2)
+            json.dump({"provenance": provenance(), "n_train": X_train.shape[0], "nnz": nnz,
+                       "results": rows, "tables": [table]}, f, indent=2)
 
 
 if __name__ == "__main__":

@@ -69,7 +69,7 @@ _ATTRIBUTES_DOC = """
         Class labels.
     eta0_ : float
         With ``eta0='auto'``, the step chosen by the first fit.
-    coef_ : scipy.sparse.csr_matrix of shape (n_models, n_features_in_)
+    coef_ : scipy.sparse.csr_matrix of shape (n_models, n_features)
         The kept weights (one model per class for multi-class, else one).
     intercept_ : ndarray of shape (n_models,)
         Intercepts.
@@ -260,7 +260,7 @@ class SparsePerceptronClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchC
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels.
-    coef_ : scipy.sparse.csr_matrix of shape (n_models, n_features_in_)
+    coef_ : scipy.sparse.csr_matrix of shape (n_models, n_features)
         The non-zero weights.
     intercept_ : ndarray of shape (n_models,)
         Intercepts.

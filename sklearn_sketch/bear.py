@@ -204,7 +204,7 @@ class BearClassifier(_SketchSelectorMixin, ClassifierMixin, _BearMixin, _SketchC
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels.
-    coef_ : scipy.sparse.csr_matrix of shape (n_models, n_features_in_)
+    coef_ : scipy.sparse.csr_matrix of shape (n_models, n_features)
         The heap weights: the only non-zero weights of the model.
     selected_features_ : SelectedFeatures
         Keys and weights of the selected features, most important first.
@@ -275,7 +275,7 @@ class BearRegressor(_SketchSelectorMixin, RegressorMixin, _BearMixin, _SketchReg
 
     Attributes
     ----------
-    coef_ : scipy.sparse.csr_matrix of shape (1, n_features_in_)
+    coef_ : scipy.sparse.csr_matrix of shape (1, n_features)
         The heap weights.
     selected_features_ : SelectedFeatures
         Keys and weights of the selected features, most important first.

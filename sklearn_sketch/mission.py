@@ -189,7 +189,7 @@ class MissionClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels.
-    coef_ : scipy.sparse.csr_matrix of shape (n_models, n_features_in_)
+    coef_ : scipy.sparse.csr_matrix of shape (n_models, n_features)
         The heap weights: the only non-zero weights of the model.
     selected_features_ : SelectedFeatures
         Keys and weights of the selected features, most important first.
@@ -253,7 +253,7 @@ class MissionRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMix
 
     Attributes
     ----------
-    coef_ : scipy.sparse.csr_matrix of shape (1, n_features_in_)
+    coef_ : scipy.sparse.csr_matrix of shape (1, n_features)
         The heap weights.
     selected_features_ : SelectedFeatures
         Keys and weights of the selected features, most important first.
@@ -317,7 +317,7 @@ class IHTClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifierMixi
         Class labels.
     eta0_ : float
         With ``eta0='auto'``, the step chosen by the first fit.
-    coef_ : scipy.sparse.csr_matrix of shape (n_models, n_features_in_)
+    coef_ : scipy.sparse.csr_matrix of shape (n_models, n_features)
         The kept weights.
     selected_features_ : SelectedFeatures
         Keys and weights of the selected features, most important first.{_COMMON_ATTRIBUTES_DOC}
@@ -365,7 +365,7 @@ class IHTRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMixin, 
 
     Attributes
     ----------
-    coef_ : scipy.sparse.csr_matrix of shape (1, n_features_in_)
+    coef_ : scipy.sparse.csr_matrix of shape (1, n_features)
         The kept weights.
     selected_features_ : SelectedFeatures
         Keys and weights of the selected features, most important first.{_COMMON_ATTRIBUTES_DOC}

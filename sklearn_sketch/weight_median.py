@@ -98,7 +98,7 @@ default='normalized'
 _WM_ATTRIBUTES_DOC = """
     classes_ : ndarray of shape (n_classes,)
         Class labels.
-    coef_ : scipy.sparse.csr_matrix of shape (n_models, n_features_in_)
+    coef_ : scipy.sparse.csr_matrix of shape (n_models, n_features)
         The heap weights (one model per class for multi-class, else one).
     intercept_ : ndarray of shape (n_models,)
         Intercepts.
