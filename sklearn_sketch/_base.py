@@ -64,6 +64,15 @@ class SelectedFeatures:
         multi-class, else one).
     names : ndarray of object or None
         Feature names where known.
+
+    Examples
+    --------
+    >>> from sklearn_sketch import MissionClassifier
+    >>> docs = [["cheap", "pills"], ["meeting", "noon"], ["cheap", "now"], ["noon", "call"]]
+    >>> clf = MissionClassifier(n_features_to_select=2, random_state=0)
+    >>> selected = clf.fit(docs, [1, 0, 1, 0]).selected_features_
+    >>> sorted(selected.names.tolist()), selected.weights.shape
+    (['cheap', 'noon'], (2, 1))
     """
 
     keys: np.ndarray

@@ -54,7 +54,7 @@ def average_estimators(estimators, weights=None):
     >>> parts = [MissionClassifier(4, sketch_width=128, random_state=0).fit(X[i::2], y[i::2])
     ...          for i in range(2)]
     >>> model = average_estimators(parts)
-    >>> sorted(model.get_support(indices=True)[:2].tolist()), model.score(X, y) > 0.9
+    >>> sorted(model.selected_features_.keys[:2].tolist()), model.score(X, y) > 0.9
     ([3, 17], True)
     """
     estimators = list(estimators)

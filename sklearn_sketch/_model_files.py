@@ -59,7 +59,21 @@ _MAX_INT64 = 2**63 - 1
 
 
 class ModelFileError(ValueError):
-    """A file that is not a model file, or one that fails a check of :func:`load`."""
+    """A file that is not a model file, or one that fails a check of :func:`load`.
+
+    Examples
+    --------
+    >>> import os, pickle, tempfile
+    >>> from sklearn_sketch import ModelFileError, load
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.pkl")
+    >>> with open(path, "wb") as f:
+    ...     pickle.dump({"not": "a model"}, f)
+    >>> try:
+    ...     load(path)
+    ... except ModelFileError as error:
+    ...     print(type(error).__name__, isinstance(error, ValueError))
+    ModelFileError True
+    """
 
 
 # ----------------------------------------------------------------- saving

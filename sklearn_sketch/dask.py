@@ -74,14 +74,17 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
 
     Examples
     --------
-    >>> import dask.array as da  # doctest: +SKIP
-    >>> from distributed import Client, LocalCluster  # doctest: +SKIP
-    >>> from sklearn_sketch import MissionClassifier  # doctest: +SKIP
-    >>> from sklearn_sketch import dask as sk_dask  # doctest: +SKIP
-    >>> client = Client(LocalCluster(n_workers=2))  # doctest: +SKIP
-    >>> X = da.random.normal(size=(10_000, 50), chunks=(2_500, 50))  # doctest: +SKIP
-    >>> y = (X[:, 3] > 0).astype(int)  # doctest: +SKIP
-    >>> model = sk_dask.fit(MissionClassifier(8, random_state=0), X, y, epochs=3)  # doctest: +SKIP
+    >>> import dask.array as da
+    >>> from distributed import Client, LocalCluster
+    >>> from sklearn_sketch import MissionClassifier
+    >>> from sklearn_sketch import dask as sk_dask
+    >>> client = Client(LocalCluster(n_workers=2, processes=False, dashboard_address=None))
+    >>> X = da.random.RandomState(0).normal(size=(4_000, 50), chunks=(1_000, 50))
+    >>> y = (X[:, 3] > 0).astype(int)
+    >>> model = sk_dask.fit(MissionClassifier(4, random_state=0), X, y, epochs=3)
+    >>> int(model.selected_features_.keys[0])  # the feature that decides y
+    3
+    >>> client.close()
     """
     from distributed import get_client
 

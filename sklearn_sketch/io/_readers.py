@@ -88,6 +88,17 @@ class Chunk(NamedTuple):
     feature_names : KeyNames or None
         The names of the chunk's columns (Vowpal Wabbit with ``keep_names=True``;
         any object with ``lookup(keys) -> {key: name}``), else None.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from sklearn_sketch.io import SvmlightReader
+    >>> path = os.path.join(tempfile.mkdtemp(), "rows.svm")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("1 3:1.5\\n-1 2:1 7:2\\n1 5:1\\n")
+    >>> chunk = next(iter(SvmlightReader(path, chunk_rows=2, n_features=10)))
+    >>> chunk.X.shape, chunk.y.tolist(), chunk.first_line, chunk.sample_weight
+    ((2, 10), [1.0, -1.0], 1, None)
     """
 
     X: sp.csr_matrix
@@ -115,6 +126,17 @@ class ReadChunk(NamedTuple):
         The file the reads come from (a chunk never spans two files).
     first_line : int
         1-based line number of the first record's header.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from sklearn_sketch.io import FastaReader
+    >>> path = os.path.join(tempfile.mkdtemp(), "reads.fa")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write(">r1 first\\nACGT\\nAC\\n>r2\\nGGTA\\n")
+    >>> chunk = next(iter(FastaReader({path: "ecoli"})))
+    >>> chunk.names, chunk.sequences, chunk.labels.tolist(), chunk.qualities
+    (['r1 first', 'r2'], [b'ACGTAC', b'GGTA'], ['ecoli', 'ecoli'], None)
     """
 
     names: list
