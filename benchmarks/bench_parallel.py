@@ -34,6 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _provenance import provenance  # noqa: E402
 from dna_task import load_dna_task  # noqa: E402
 
 import sklearn_sketch as sk  # noqa: E402
@@ -110,6 +111,36 @@ def _timed(function):
     return time.perf_counter() - start
 
 
+def parallel_tables(results, jobs, per_byte):
+    """The JSON's tables: seconds per epoch and accuracy per n_jobs (and Dask workers)."""
+    tables = []
+    for key, label in (("n_jobs", "n_jobs"), ("dask_workers", "Dask workers")):
+        fits = [f for f in results["fits"] if key in f]
+        if not fits:
+            continue
+        rows = []
+        for data, estimator in dict.fromkeys((f["data"], f["estimator"]) for f in fits):
+            by_jobs = {f[key]: f for f in fits if (f["data"], f["estimator"]) == (data, estimator)}
+            first, last = by_jobs[jobs[0]], by_jobs[jobs[-1]]
+            rows.append([data, estimator]
+                        + [x for j in jobs for x in (round(by_jobs[j]["seconds_per_epoch"], 2),
+                                                     round(by_jobs[j]["accuracy"], 3))]
+                        + [round(last["seconds_per_epoch"] / first["seconds_per_epoch"], 2)])
+        columns = ["data", "estimator"] + [c for j in jobs
+                                           for c in (f"{label}={j} s/epoch", "accuracy")]
+        tables.append({"title": f"Seconds per epoch and test accuracy after "
+                                f"{results['epochs']} epochs, by {label}",
+                       "columns": columns + ["time ratio"], "rows": rows})
+    tables.append({"title": "average_estimators of two WM-Sketches: seconds by model bytes "
+                            "and training rows",
+                   "columns": ["budget", "model bytes", "rows each", "ms"],
+                   "rows": [[m["budget"], m["model_bytes"], m["rows"],
+                             round(m["seconds"] * 1e3, 1)] for m in results["merge"]],
+                   "note": f"About {per_byte * 2**20 * 1e3:.1f} ms per MiB of model and pair "
+                           "of models, whatever the rows."})
+    return tables
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=2)
@@ -184,6 +215,8 @@ def main(argv=None):
             line.append(f"w={w}: {flat:6.2f}s / tree {tree:6.2f}s")
         print("  " + "  ".join(line))
     if args.json:
+        results["provenance"] = provenance()
+        results["tables"] = parallel_tables(results, jobs, per_byte)
         Path(args.json).write_text(json.dumps(results, indent=1))
 
 
