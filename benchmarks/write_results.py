@@ -18,6 +18,7 @@ benchmark wrote from its own numbers). This script turns them into
 """
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -62,13 +63,18 @@ def _how(record):
 
 
 # --------------------------------------------------------------------- Markdown
+def _md(text):
+    """``text`` with Markdown's emphasis, code and table characters escaped."""
+    return re.sub(r"([\\*_`|])", r"\\\1", str(text))
+
+
 def _markdown_table(table):
-    lines = [f"**{table['title']}**", ""]
-    lines.append("| " + " | ".join(table["columns"]) + " |")
+    lines = [f"**{_md(table['title'])}**", ""]
+    lines.append("| " + " | ".join(_md(c) for c in table["columns"]) + " |")
     lines.append("|" + "|".join("---" for _ in table["columns"]) + "|")
-    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in table["rows"]]
+    lines += ["| " + " | ".join(_md(_cell(v)) for v in row) + " |" for row in table["rows"]]
     if table.get("note"):
-        lines += ["", table["note"]]
+        lines += ["", _md(table["note"])]
     return lines + [""]
 
 
@@ -81,20 +87,25 @@ def markdown(results):
     for name, record in results:
         when, command = _how(record)
         lines += [f"## {name}", "", f"`{command}`", "", f"Measured {when}.", ""]
-        lines += [f"- {sentence}" for sentence in record.get("summary", [])] + [""]
+        lines += [f"- {_md(sentence)}" for sentence in record.get("summary", [])] + [""]
         for table in record["tables"]:
             lines += _markdown_table(table)
         for key, heading in (("agreements", "Where we agree with the paper"),
                              ("disagreements", "Where we differ from the paper, and why")):
             if record.get(key):
-                lines += [f"**{heading}**", ""] + [f"- {s}" for s in record[key]] + [""]
+                lines += [f"**{heading}**", ""] + [f"- {_md(s)}" for s in record[key]] + [""]
     return "\n".join(lines).rstrip() + "\n"
 
 
 # --------------------------------------------------------------------- reStructuredText
+def _rst(text):
+    """``text`` with reStructuredText's inline markup characters escaped."""
+    return re.sub(r"([\\*`|_<>\[\]])", r"\\\1", str(text))
+
+
 def _rst_table(table):
     """A reStructuredText simple table, readable in the raw file too."""
-    cells = [[_cell(v) for v in row] for row in [table["columns"], *table["rows"]]]
+    cells = [[_rst(_cell(v)) for v in row] for row in [table["columns"], *table["rows"]]]
     for row in cells:
         if len(row) != len(table["columns"]):
             raise ValueError(f"table {table['title']!r}: a row of {len(row)} cells, "
@@ -102,12 +113,12 @@ def _rst_table(table):
         row[0] = row[0] or "-"  # an empty first cell would continue the previous row
     widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
     border = "  ".join("=" * w for w in widths)
-    lines = [f"**{table['title']}**", "", border,
+    lines = [f"**{_rst(table['title'])}**", "", border,
              "  ".join(c.ljust(w) for c, w in zip(cells[0], widths)).rstrip(), border]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells[1:]]
     lines += [border, ""]
     if table.get("note"):
-        lines += [table["note"], ""]
+        lines += [_rst(table["note"]), ""]
     return lines
 
 
@@ -121,14 +132,14 @@ def rst_page(results):
     for name, record in results:
         when, command = _how(record)
         lines += _underline(name, "-")
-        lines += ["::", "", f"    {command}", "", f"Measured {when}.", ""]
-        lines += [f"- {sentence}" for sentence in record.get("summary", [])] + [""]
+        lines += ["::", "", f"    {command}", "", f"Measured {_rst(when)}.", ""]
+        lines += [f"- {_rst(sentence)}" for sentence in record.get("summary", [])] + [""]
         for table in record["tables"]:
             lines += _rst_table(table)
         for key, heading in (("agreements", "Where we agree with the paper"),
                              ("disagreements", "Where we differ from the paper, and why")):
             if record.get(key):
-                lines += [f"**{heading}**", ""] + [f"- {s}" for s in record[key]] + [""]
+                lines += [f"**{heading}**", ""] + [f"- {_rst(s)}" for s in record[key]] + [""]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -16,6 +16,47 @@ from ._core import hash_names
 RAW_N_FEATURES = 2**63 - 1
 
 
+class NamedRows:
+    """Rows of hashed feature keys with a lookup of their names.
+
+    What :class:`~sklearn_sketch.feature_extraction.FeatureCrosser` returns:
+    every estimator here takes it as ``X`` and names the features of its heaps
+    from it, as it does for token lists and dicts. Rows can be selected like
+    an array's (``rows[10:20]``, ``rows[[3, 1]]``), so it passes through
+    scikit-learn's cross-validation splitters.
+
+    Parameters
+    ----------
+    X : scipy.sparse.csr_matrix of shape (n_samples, 2**63 - 1)
+        The rows: one column per feature key.
+    names : object
+        ``lookup(keys) -> {key: name}`` for the keys of ``X`` (and optionally
+        ``mean_name_bytes()``), as :class:`~sklearn_sketch.io.KeyNames`.
+
+    Examples
+    --------
+    >>> from sklearn_sketch.feature_extraction import FeatureCrosser
+    >>> rows = FeatureCrosser(max_order=2).fit_transform(
+    ...     [{"a": 1, "b": "x"}, {"a": 2, "b": "x"}, {"a": 1}])
+    >>> rows.shape[0], rows.X.getnnz(axis=1).tolist(), len(rows[[0, 2]])
+    (3, [3, 3, 1], 2)
+    """
+
+    def __init__(self, X, names):
+        self.X = X
+        self.names = names
+
+    @property
+    def shape(self):
+        return self.X.shape
+
+    def __len__(self):
+        return self.X.shape[0]
+
+    def __getitem__(self, rows):
+        return NamedRows(self.X[rows], self.names)
+
+
 def is_raw_input(X):
     """Whether ``X`` is a sequence of samples given as token lists or dicts.
 
@@ -23,6 +64,8 @@ def is_raw_input(X):
     empty documents may come first; samples that are all empty lists are raw
     (empty documents: numeric rows cannot have zero columns).
     """
+    if isinstance(X, NamedRows):
+        return True
     if not isinstance(X, (list, tuple)) or len(X) == 0:
         return False
     for sample in X:
@@ -53,8 +96,11 @@ def hash_raw(X):
     -------
     X : scipy.sparse.csr_matrix of shape (n_samples, 2**63 - 1)
     names : dict
-        ``{key: name}`` for the distinct names of ``X``.
+        ``{key: name}`` for the distinct names of ``X`` (a :class:`NamedRows`'
+        own lookup for one).
     """
+    if isinstance(X, NamedRows):
+        return X.X, X.names
     types = set(map(type, X))
     if isinstance(X[0], dict):
         if not all(issubclass(t, dict) for t in types):

@@ -56,13 +56,18 @@ def test_tables_carry_every_number_and_how_it_was_measured(write_results, tmp_pa
 
 def test_the_generated_rst_is_valid(write_results, tmp_path):
     docutils_core = pytest.importorskip("docutils.core")
-    (tmp_path / "bench_x.json").write_text(json.dumps(record()))
+    # Prose with reStructuredText's markup characters is escaped, not interpreted.
+    (tmp_path / "bench_x.json").write_text(json.dumps(record(
+        disagreements=["||w^K - w*|| / ||w*|| is 1.2; memory_bytes_ of `AWM` [sic]"])))
     results = write_results.load_results(tmp_path)
     for text in (write_results.rst_page(results), write_results.readme_section(results)):
         html = docutils_core.publish_string(text, writer="html",
                                             settings_overrides={"halt_level": 2,
                                                                 "report_level": 2})
         assert b"<table" in html and b"0.549" in html
+    page = docutils_core.publish_string(write_results.rst_page(results), writer="html",
+                                        settings_overrides={"halt_level": 2, "report_level": 2})
+    assert b"||w^K - w*|| / ||w*||" in page and b"memory_bytes_ of `AWM` [sic]" in page
 
 
 def test_a_result_without_provenance_is_refused(write_results, tmp_path):

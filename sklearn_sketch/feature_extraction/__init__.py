@@ -1,4 +1,6 @@
-"""Feature extraction from raw sequences: k-mer counts of DNA and RNA reads."""
+"""Feature extraction: k-mer counts of reads, crosses of categorical attributes."""
+from ._crossing import CrossNames, FeatureCrosser
 from ._kmer import KmerVectorizer
+from .._raw_features import NamedRows
 
-__all__ = ["KmerVectorizer"]
+__all__ = ["CrossNames", "FeatureCrosser", "KmerVectorizer", "NamedRows"]
