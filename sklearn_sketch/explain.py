@@ -1,0 +1,534 @@
+"""Which attributes, and which combinations of them, make a row an outlier.
+
+The Weight-Median Sketch paper's section 8.1: a classifier of outliers against
+inliers, trained on the rows' attributes and their crosses in bounded memory,
+names the combinations whose presence most raises the odds of an outlier; a
+small Count-Sketch of supports gives each its relative risk.
+"""
+import re
+from itertools import compress, repeat
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils.validation import check_is_fitted
+
+from ._base import parse_memory_budget, sketch_bytes
+from ._core import CountSketch
+from .feature_extraction import FeatureCrosser
+from .feature_extraction._crossing import CROSS_SEPARATOR
+
+_RULE = re.compile(r"^\s*(?P<metric>[^<>=\s]+)\s*(?P<op>>=|<=|>|<)\s*"
+                   r"(?P<quantile>q)?(?P<value>[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?)\s*$")
+
+__all__ = ["ExactExplainer", "OutlierExplainer", "parse_rule", "quantile_of"]
+
+#: Columns of ``explanations_``.
+EXPLANATION_COLUMNS = ("feature", "order", "weight", "relative_risk", "support", "outliers")
+
+
+def parse_rule(rule):
+    """``(metric, operator, value, is_quantile)`` of a rule such as ``"dep_delay > q0.8"``.
+
+    Parameters
+    ----------
+    rule : str
+        ``METRIC OP VALUE``: OP one of ``>``, ``>=``, ``<``, ``<=``; VALUE a
+        number, or ``q`` and a quantile in (0, 1) of the metric.
+
+    Returns
+    -------
+    metric : str
+    op : str
+    value : float
+    is_quantile : bool
+
+    Examples
+    --------
+    >>> from sklearn_sketch.explain import parse_rule
+    >>> parse_rule("dep_delay > q0.8"), parse_rule("arr_delay<=-5")
+    (('dep_delay', '>', 0.8, True), ('arr_delay', '<=', -5.0, False))
+    """
+    match = _RULE.match(rule) if isinstance(rule, str) else None
+    if match is None:
+        raise ValueError(f"outlier rule {rule!r} is not METRIC OP VALUE, e.g. "
+                         "'dep_delay > q0.8' (a quantile) or 'dep_delay > 30'")
+    value, is_quantile = float(match["value"]), match["quantile"] is not None
+    if is_quantile and not 0 < value < 1:
+        raise ValueError(f"the quantile of rule {rule!r} must be in (0, 1), got {value}")
+    return match["metric"], match["op"], value, is_quantile
+
+
+def _apply(op, values, threshold):
+    return {">": np.greater, ">=": np.greater_equal, "<": np.less,
+            "<=": np.less_equal}[op](values, threshold)
+
+
+def quantile_of(values, q, k=200):
+    """The ``q`` quantile of ``values`` by Apache DataSketches' KLL sketch.
+
+    The sketch takes the NumPy array whole and keeps a few kilobytes whatever
+    the number of values; its rank error is about 1.3% at ``k=200``.
+
+    Parameters
+    ----------
+    values : ndarray of float64
+        The metric's values (no NaN).
+    q : float
+        The quantile, in (0, 1).
+    k : int, default=200
+        The KLL sketch's accuracy parameter.
+
+    Returns
+    -------
+    threshold : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_sketch.explain import quantile_of
+    >>> round(quantile_of(np.arange(100_001, dtype=float), 0.8) / 1000)
+    80
+    """
+    try:
+        from datasketches import kll_doubles_sketch
+    except ImportError:  # pragma: no cover - the explain extra installs it
+        raise ImportError("a quantile rule needs Apache DataSketches: "
+                          "pip install 'sklearn-sketch[explain]'") from None
+    sketch = kll_doubles_sketch(k)
+    sketch.update(np.ascontiguousarray(values, dtype=np.float64))
+    return float(sketch.get_quantile(q))
+
+
+def _risk(outliers, support, n_outliers, n_rows):
+    """Relative risk ``P(outlier | in) / P(outlier | out)`` from counts (guarded at 0)."""
+    inside = outliers / np.maximum(support, 1.0)
+    outside = (n_outliers - outliers) / np.maximum(n_rows - support, 1.0)
+    return inside / np.maximum(outside, 1.0 / max(n_rows, 1.0))
+
+
+def _table(names, weights, risk, support, outliers):
+    """``explanations_``: a DataFrame when pandas is installed, else a dict of arrays."""
+    table = {
+        "feature": names,
+        "order": np.array([name.count(CROSS_SEPARATOR) + 1 for name in names.tolist()],
+                          dtype=np.int64),
+        "weight": weights, "relative_risk": risk, "support": support, "outliers": outliers,
+    }
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is optional
+        return table
+    return pd.DataFrame(table, columns=list(EXPLANATION_COLUMNS))
+
+
+class OutlierExplainer(BaseEstimator):
+    """Name the attribute combinations that make rows outliers, in bounded memory.
+
+    Each row's attributes and their crosses (:class:`FeatureCrosser`, up to
+    ``max_order`` fields) train a classifier of outliers against inliers: by
+    default an Active-Set WM-Sketch, with one 1-sparse example per attribute
+    or cross, as the WM-Sketch paper does (its footnote 4: a whole row as one
+    example lets the combinations of a row share its credit, and the weights
+    stop tracking each one's own risk). The heaviest positive weights name
+    the combinations that most raise the odds of an outlier; two Count-Sketch
+    tables of the same keys count their rows and their outlier rows, for the
+    relative risk ``P(outlier | combination) / P(outlier | not combination)``
+    and the support. Everything lives inside ``memory_budget`` real bytes.
+
+    Outliers are given as labels (``y``, 1 for an outlier) or by a rule on a
+    metric column: ``"dep_delay > q0.8"`` marks the rows above the metric's
+    0.8 quantile, estimated by DataSketches' KLL sketch on the data of the
+    first ``fit`` or ``partial_fit`` call and then kept (``threshold_``), so a
+    stream is judged by one threshold; ``"dep_delay > 30"`` is a fixed
+    threshold. Rows whose metric is missing are skipped and counted.
+
+    Parameters
+    ----------
+    outlier : str, default=None
+        The outlier rule (``METRIC OP VALUE``, VALUE a number or ``q`` and a
+        quantile); None: pass ``y``.
+    columns : list of str, default=None
+        The attribute columns; default every column but the metric.
+    max_order : {1, 2, 3}, default=2
+        Crosses of up to this many attributes.
+    crosses : list of tuple of str, default=None
+        The crosses to add instead of every combination up to ``max_order``.
+    estimator : classifier, default=None
+        A classifier of this package with a heap; default
+        ``AWMSketchClassifier``. It is given the budget left by the counts
+        when it has a ``memory_budget`` parameter.
+    memory_budget : int or str, default="128KB"
+        Real bytes of the whole explainer: the classifier (names included)
+        and the two count sketches.
+    count_share : float, default=0.25
+        Share of the budget for the two count sketches (depth 3).
+    one_sparse : bool, default=True
+        One example per attribute or cross (the paper's setting); False
+        trains on each row as one example.
+    min_support : float, default=0.001
+        Combinations in fewer than this share of the rows are left out of
+        ``explanations_`` (their relative risk is noise).
+    top : int, default=20
+        Rows of ``explanations_`` shown by ``repr``.
+    chunk_rows : int, default=50000
+        Rows crossed at a time by ``fit`` (memory grows with it).
+    random_state : int, default=None
+        Seed of the classifier's and count sketches' hashes.
+
+    Attributes
+    ----------
+    explanations_ : pandas.DataFrame or dict of ndarray
+        One row per combination of the classifier's heap with a positive
+        weight and at least ``min_support``: ``feature`` (its name),
+        ``order``, ``weight``, ``relative_risk``, ``support`` (estimated rows)
+        and ``outliers`` (estimated outlier rows), by decreasing relative
+        risk. A dict of arrays when pandas is not installed.
+    estimator_ : classifier
+        The fitted classifier.
+    threshold_ : float or None
+        The metric's threshold of the rule (None with labels).
+    n_rows_, n_outliers_, n_skipped_ : int
+        Rows seen, outlier rows among them, rows skipped for a missing metric.
+    memory_bytes_ : int
+        Real bytes of the classifier and the count sketches; at most
+        ``memory_budget``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_sketch.explain import OutlierExplainer
+    >>> rng = np.random.default_rng(0)
+    >>> rows = [{"carrier": c, "dest": d, "delay": 0.0}
+    ...         for c, d in zip(rng.choice(list("ABCD"), 4000), rng.choice(list("WXYZ"), 4000))]
+    >>> for row in rows:
+    ...     row["delay"] = 60.0 if row["carrier"] == "B" and row["dest"] == "Z" else 1.0
+    >>> explainer = OutlierExplainer("delay > 30", random_state=0).fit(rows)
+    >>> explainer.explanations_["feature"][0]
+    'carrier=B^dest=Z'
+    """
+
+    def __init__(self, outlier=None, *, columns=None, max_order=2, crosses=None, estimator=None,
+                 memory_budget="128KB", count_share=0.25, one_sparse=True, min_support=0.001,
+                 top=20, chunk_rows=50_000, random_state=None):
+        self.outlier = outlier
+        self.columns = columns
+        self.max_order = max_order
+        self.crosses = crosses
+        self.estimator = estimator
+        self.memory_budget = memory_budget
+        self.count_share = count_share
+        self.one_sparse = one_sparse
+        self.min_support = min_support
+        self.top = top
+        self.chunk_rows = chunk_rows
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X, y=None):
+        """Train on every row of ``X`` (in chunks of ``chunk_rows``), from scratch.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or list of dict
+            Rows of attributes (and the rule's metric).
+        y : array-like of shape (n_rows,), default=None
+            1 for an outlier, 0 for an inlier; required without ``outlier``.
+
+        Returns
+        -------
+        self : OutlierExplainer
+        """
+        for attribute in ("crosser_", "threshold_"):
+            self.__dict__.pop(attribute, None)
+        threshold = self._rule_threshold(X) if self.outlier is not None else None
+        n_rows = len(X)
+        for start in range(0, max(n_rows, 1), self.chunk_rows):
+            rows = X.iloc[start:start + self.chunk_rows] if hasattr(X, "iloc") \
+                else X[start:start + self.chunk_rows]
+            part_y = None if y is None else np.asarray(y)[start:start + self.chunk_rows]
+            self._partial_fit(rows, part_y, threshold)
+        return self
+
+    def partial_fit(self, X, y=None):
+        """Train on one more chunk of rows (one pass); the first call sizes the model.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or list of dict
+            Rows of attributes (and the rule's metric).
+        y : array-like of shape (n_rows,), default=None
+            1 for an outlier, 0 for an inlier; required without ``outlier``.
+
+        Returns
+        -------
+        self : OutlierExplainer
+        """
+        threshold = getattr(self, "threshold_", None)
+        if self.outlier is not None and threshold is None:
+            threshold = self._rule_threshold(X)
+        return self._partial_fit(X, y, threshold)
+
+    def _metric(self, X):
+        metric = parse_rule(self.outlier)[0]
+        if hasattr(X, "columns"):
+            if metric not in X.columns:
+                raise ValueError(f"the rule's metric {metric!r} is not a column; the data has "
+                                 f"{list(X.columns)}")
+            values = X[metric].to_numpy()
+        else:
+            values = np.array(list(map(dict.get, X, repeat(metric))), dtype=object)
+        if values.dtype == object:
+            values = values.copy()
+            values[values == None] = np.nan  # noqa: E711 - elementwise
+        try:
+            return values.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"the rule's metric {metric!r} must be numeric") from None
+
+    def _rule_threshold(self, X):
+        _, op, value, is_quantile = parse_rule(self.outlier)
+        if not is_quantile:
+            return value
+        metric = self._metric(X)
+        known = metric[~np.isnan(metric)]
+        if known.size == 0:
+            raise ValueError(f"the rule {self.outlier!r} has no row with a metric to set "
+                             "its quantile from")
+        return quantile_of(known, value)
+
+    def _check_params(self):
+        if isinstance(self.max_order, bool) or self.max_order not in (1, 2, 3):
+            raise ValueError(f"max_order must be 1, 2 or 3, got {self.max_order!r}")
+        count_share = getattr(self, "count_share", 0.5)
+        if not isinstance(count_share, Real) or not 0 < count_share < 1:
+            raise ValueError(f"count_share must be in (0, 1), got {count_share!r}")
+        if not isinstance(self.chunk_rows, Integral) or self.chunk_rows < 1:
+            raise ValueError(f"chunk_rows must be a positive integer, got {self.chunk_rows!r}")
+        if self.outlier is not None:
+            parse_rule(self.outlier)
+
+    def _labels(self, X, y, threshold):
+        """Labels of the rows kept, and the mask of rows kept (metric known)."""
+        if self.outlier is None:
+            if y is None:
+                raise ValueError("give the outliers: y (1 for an outlier) or an outlier rule")
+            y = np.asarray(y)
+            if y.shape != (len(X),) or not np.isin(y, (0, 1, False, True)).all():
+                raise ValueError(f"y must hold one 0 or 1 per row ({len(X)} rows)")
+            return y.astype(np.int64), np.ones(len(X), dtype=bool)
+        _, op, _, _ = parse_rule(self.outlier)
+        metric = self._metric(X)
+        kept = ~np.isnan(metric)
+        return _apply(op, metric[kept], threshold).astype(np.int64), kept
+
+    def _start(self, X, labels, threshold):
+        """Check the first labels, learn the fields, then set up the model."""
+        if labels.size and labels.min() == labels.max():
+            share = "all" if labels[0] else "none"
+            raise ValueError(f"the outlier rule {self.outlier!r} makes {share} of the first "
+                             f"{labels.size} rows outliers: nothing to tell apart"
+                             if self.outlier else f"y marks {share} of the first "
+                             f"{labels.size} rows as outliers: nothing to tell apart")
+        metric = parse_rule(self.outlier)[0] if self.outlier is not None else None
+        columns = self.columns
+        if columns is None:
+            fields = list(X.columns) if hasattr(X, "columns") else sorted(set().union(*X[:1000]))
+            columns = [str(f) for f in fields if str(f) != metric]
+        self.crosser_ = FeatureCrosser(crosses=self.crosses, max_order=self.max_order,
+                                       fields=columns).fit(X)
+        self.threshold_ = threshold
+        self.n_rows_ = self.n_outliers_ = self.n_skipped_ = 0
+        self._start_model()
+
+    def _start_model(self):
+        """Size the classifier and the count sketches from the budget."""
+        budget = parse_memory_budget(self.memory_budget)
+        count_bytes = int(budget * self.count_share)
+        width = max(16, count_bytes // (2 * 4 * 3) - 1)
+        seed = 0 if self.random_state is None else self.random_state
+        self.counts_ = CountSketch(width, 3, random_state=seed + 1)
+        self.outlier_counts_ = CountSketch(width, 3, random_state=seed + 1)
+        if self.estimator is None:
+            from .weight_median import AWMSketchClassifier
+            estimator = AWMSketchClassifier(random_state=self.random_state)
+        else:
+            estimator = clone(self.estimator)
+        left = budget - self.counts_.memory_bytes - self.outlier_counts_.memory_bytes
+        if "memory_budget" in estimator.get_params():
+            estimator.set_params(memory_budget=left)
+        self.estimator_ = estimator
+
+    def _partial_fit(self, X, y, threshold):
+        self._check_params()
+        labels, kept = self._labels(X, y, threshold)
+        if "crosser_" not in self.__dict__:
+            self._start(X, labels, threshold)
+        if not kept.all():
+            X = X[kept] if hasattr(X, "iloc") else list(compress(X, kept))
+        rows = self.crosser_.transform(X)
+        matrix = rows.X
+        per_row = np.diff(matrix.indptr)
+        if self.one_sparse:
+            examples = rows.__class__(
+                matrix.__class__((matrix.data, matrix.indices, np.arange(matrix.nnz + 1)),
+                                 shape=(matrix.nnz, matrix.shape[1])), rows.names)
+            example_labels = np.repeat(labels, per_row)
+        else:
+            examples, example_labels = rows, labels
+        if example_labels.size:
+            self.estimator_.partial_fit(examples, example_labels, classes=[0, 1])
+        outlier_keys = matrix.indices[np.repeat(labels, per_row).astype(bool)]
+        self.counts_.update(matrix.indices, np.ones(matrix.nnz))
+        self.outlier_counts_.update(outlier_keys, np.ones(outlier_keys.size))
+        self.n_rows_ += int(labels.size)
+        self.n_outliers_ += int(labels.sum())
+        self.n_skipped_ += int((~kept).sum())
+        self.memory_bytes_ = (self.estimator_.memory_bytes_ + self.counts_.memory_bytes
+                              + self.outlier_counts_.memory_bytes)
+        self.explanations_ = self._explain()
+        return self
+
+    # ------------------------------------------------------------------ explaining
+    def _explain(self):
+        selected = self.estimator_.selected_features_
+        weights = selected.weights[:, 0]
+        positive = weights > 0
+        keys, weights = selected.keys[positive], weights[positive]
+        names = (selected.names[positive] if selected.names is not None
+                 else keys.astype(str).astype(object))
+        names = np.array([str(key) if name is None else name
+                          for key, name in zip(keys.tolist(), names.tolist())], dtype=object)
+        support = np.maximum(self.counts_.query(keys), 0.0)
+        outliers = np.clip(self.outlier_counts_.query(keys), 0.0, support)
+        risk = _risk(outliers, support, float(self.n_outliers_), float(self.n_rows_))
+        keep = np.flatnonzero(support >= self.min_support * self.n_rows_)
+        keep = keep[np.argsort(-risk[keep], kind="stable")]
+        return _table(names[keep], weights[keep], risk[keep], support[keep], outliers[keep])
+
+    def __repr__(self, N_CHAR_MAX=700):
+        text = super().__repr__(N_CHAR_MAX)
+        if "explanations_" not in self.__dict__:
+            return text
+        table = self.explanations_
+        rows = min(self.top, len(table["feature"]))
+        lines = [f"{text}: {self.n_rows_:,} rows, {self.n_outliers_:,} outliers, "
+                 f"{self.memory_bytes_:,} bytes",
+                 f"{'relative risk':>13}  {'support':>9}  {'weight':>8}  feature"]
+        for i in range(rows):
+            lines.append(f"{table['relative_risk'][i]:13.2f}  {table['support'][i]:9.0f}  "
+                         f"{table['weight'][i]:8.3f}  {table['feature'][i]}")
+        return "\n".join(lines)
+
+    def get_explanations(self, top=None):
+        """The ``top`` rows of ``explanations_`` (every row by default).
+
+        Parameters
+        ----------
+        top : int, default=None
+            Rows to return.
+
+        Returns
+        -------
+        explanations : pandas.DataFrame or dict of ndarray
+        """
+        check_is_fitted(self, "explanations_")
+        if top is None:
+            return self.explanations_
+        if hasattr(self.explanations_, "iloc"):
+            return self.explanations_.iloc[:top]
+        return {name: column[:top] for name, column in self.explanations_.items()}
+
+
+class ExactExplainer(OutlierExplainer):
+    """The exact reference: every attribute combination counted, memory unbounded.
+
+    The interface and the outlier rule of :class:`OutlierExplainer`; instead of
+    a sketched classifier it counts the rows and outlier rows of every
+    attribute and cross it meets (NumPy ``unique`` over each chunk's keys,
+    merged into sorted arrays), so its memory grows with the number of
+    distinct combinations: ``memory_bytes_`` reports it. ``explanations_``
+    holds every combination with at least ``min_support``, by decreasing
+    relative risk; ``weight`` is its log relative risk.
+
+    Parameters
+    ----------
+    outlier : str, default=None
+        The outlier rule, as for :class:`OutlierExplainer`.
+    columns : list of str, default=None
+        The attribute columns; default every column but the metric.
+    max_order : {1, 2, 3}, default=2
+        Crosses of up to this many attributes.
+    crosses : list of tuple of str, default=None
+        The crosses to add instead of every combination up to ``max_order``.
+    min_support : float, default=0.001
+        Combinations in fewer than this share of the rows are left out.
+    top : int, default=20
+        Rows of ``explanations_`` shown by ``repr``.
+    chunk_rows : int, default=50000
+        Rows crossed at a time by ``fit``.
+
+    Examples
+    --------
+    >>> from sklearn_sketch.explain import ExactExplainer
+    >>> rows = [{"carrier": c, "delay": 60.0 if c == "B" else 1.0} for c in "ABCD" * 50]
+    >>> table = ExactExplainer("delay > 30").fit(rows).explanations_
+    >>> table["feature"][0], float(table["relative_risk"][0])  # no outlier elsewhere: capped at n
+    ('carrier=B', 200.0)
+    """
+
+    def __init__(self, outlier=None, *, columns=None, max_order=2, crosses=None,
+                 min_support=0.001, top=20, chunk_rows=50_000):
+        self.outlier = outlier
+        self.columns = columns
+        self.max_order = max_order
+        self.crosses = crosses
+        self.min_support = min_support
+        self.top = top
+        self.chunk_rows = chunk_rows
+
+    def _start_model(self):
+        self.keys_ = np.zeros(0, dtype=np.int64)
+        self.support_ = np.zeros(0, dtype=np.int64)
+        self.outlier_support_ = np.zeros(0, dtype=np.int64)
+        self._chunk_names = []
+
+    def _partial_fit(self, X, y, threshold):
+        self._check_params()
+        labels, kept = self._labels(X, y, threshold)
+        if "crosser_" not in self.__dict__:
+            self._start(X, labels, threshold)
+        if not kept.all():
+            X = X[kept] if hasattr(X, "iloc") else list(compress(X, kept))
+        rows = self.crosser_.transform(X)
+        matrix = rows.X
+        is_outlier = np.repeat(labels, np.diff(matrix.indptr)).astype(np.int64)
+        keys = np.concatenate([self.keys_, matrix.indices])
+        support = np.concatenate([self.support_, np.ones(matrix.nnz, dtype=np.int64)])
+        outliers = np.concatenate([self.outlier_support_, is_outlier])
+        self.keys_, inverse = np.unique(keys, return_inverse=True)
+        self.support_ = np.bincount(inverse, weights=support).astype(np.int64)
+        self.outlier_support_ = np.bincount(inverse, weights=outliers).astype(np.int64)
+        self._chunk_names.append(rows.names)
+        self.n_rows_ += int(labels.size)
+        self.n_outliers_ += int(labels.sum())
+        self.n_skipped_ += int((~kept).sum())
+        self.memory_bytes_ = self.keys_.nbytes + self.support_.nbytes + self.outlier_support_.nbytes
+        self.explanations_ = self._explain()
+        return self
+
+    def _explain(self):
+        support = self.support_.astype(np.float64)
+        outliers = self.outlier_support_.astype(np.float64)
+        risk = _risk(outliers, support, float(self.n_outliers_), float(self.n_rows_))
+        keep = np.flatnonzero(support >= max(self.min_support * self.n_rows_, 1.0))
+        keep = keep[np.argsort(-risk[keep], kind="stable")]
+        names = {}
+        for lookup in self._chunk_names:
+            missing = [k for k in self.keys_[keep].tolist() if k not in names]
+            if not missing:
+                break
+            names.update(lookup.lookup(missing))
+        labels = np.array([names.get(k, str(k)) for k in self.keys_[keep].tolist()], dtype=object)
+        return _table(labels, np.log(np.maximum(risk[keep], 1e-12)), risk[keep],
+                      support[keep], outliers[keep])

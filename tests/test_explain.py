@@ -1,0 +1,114 @@
+"""OutlierExplainer and its exact reference, ExactExplainer."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_sketch import MissionClassifier
+from sklearn_sketch.explain import ExactExplainer, OutlierExplainer, parse_rule, quantile_of
+
+
+def planted(n=20_000, seed=0):
+    """Outliers exactly when a=x AND b=y; a=x and b=y alone are common among inliers."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"a": rng.choice(list("xuvw"), n), "b": rng.choice(list("yzst"), n),
+                          "c": rng.choice(list("pqr"), n)})
+    frame["delay"] = np.where((frame.a == "x") & (frame.b == "y"), 90.0,
+                              rng.uniform(0, 20, n))
+    return frame
+
+
+def test_a_planted_conjunction_is_the_top_explanation_above_its_parts():
+    explainer = OutlierExplainer("delay > 30", columns=["a", "b", "c"], random_state=0)
+    table = explainer.fit(planted()).explanations_
+    assert table["feature"].iloc[0] == "a=x^b=y"
+    rank = {name: i for i, name in enumerate(table["feature"])}
+    for part in ("a=x", "b=y"):
+        assert rank.get(part, len(rank)) > 0
+    assert explainer.memory_bytes_ <= 128 * 1024
+    assert "a=x^b=y" in repr(explainer).splitlines()[2]
+
+
+def test_relative_risks_and_supports_follow_the_exact_counts():
+    frame = planted(n=5_000, seed=1)
+    sketched = OutlierExplainer("delay > 30", columns=["a", "b", "c"], random_state=0,
+                                min_support=0.0).fit(frame).explanations_
+    exact = ExactExplainer("delay > 30", columns=["a", "b", "c"],
+                           min_support=0.0).fit(frame).explanations_.set_index("feature")
+    # Independent counting: pandas on the frame itself.
+    outlier = frame.delay > 30
+    assert exact.loc["a=x^b=y", "support"] == ((frame.a == "x") & (frame.b == "y")).sum()
+    assert exact.loc["c=p", "outliers"] == (outlier & (frame.c == "p")).sum()
+    inside = outlier[frame.a == "u"].mean()
+    outside = outlier[frame.a != "u"].mean()
+    assert exact.loc["a=u", "relative_risk"] == pytest.approx(inside / outside)
+    # The count sketches hold every key of this small stream almost exactly.
+    joined = sketched.merge(exact, left_on="feature", right_index=True,
+                            suffixes=("", "_exact"))
+    assert len(joined) == len(sketched) >= 8
+    np.testing.assert_allclose(joined.support, joined.support_exact, rtol=0.05, atol=5)
+    big = joined.support_exact >= 200
+    np.testing.assert_allclose(joined.relative_risk[big], joined.relative_risk_exact[big],
+                               rtol=0.15)
+
+
+def test_partial_fit_over_chunks_equals_one_fit():
+    frame = planted(n=6_000)
+    params = dict(outlier="delay > 30", columns=["a", "b", "c"], random_state=0, chunk_rows=1000)
+    whole = OutlierExplainer(**params).fit(frame)
+    streamed = OutlierExplainer(**params)
+    for start in range(0, len(frame), 1000):
+        streamed.partial_fit(frame.iloc[start:start + 1000])
+    pd.testing.assert_frame_equal(whole.explanations_, streamed.explanations_)
+    assert (whole.n_rows_, whole.n_outliers_) == (streamed.n_rows_, streamed.n_outliers_)
+
+
+def test_labels_dicts_and_a_quantile_rule():
+    frame = planted(n=4_000)
+    y = (frame.delay > 30).to_numpy().astype(int)
+    by_label = OutlierExplainer(columns=["a", "b", "c"], random_state=0).fit(frame, y)
+    by_rule = OutlierExplainer("delay > 30", columns=["a", "b", "c"], random_state=0).fit(frame)
+    pd.testing.assert_frame_equal(by_label.explanations_, by_rule.explanations_)
+    from_dicts = OutlierExplainer("delay > 30", columns=["a", "b", "c"], random_state=0).fit(
+        frame.to_dict("records"))
+    pd.testing.assert_frame_equal(by_rule.explanations_, from_dicts.explanations_)
+    by_quantile = OutlierExplainer("delay >= q0.95", columns=["a", "b", "c"],
+                                   random_state=0).fit(frame)
+    assert by_quantile.threshold_ == pytest.approx(np.quantile(frame.delay, 0.95), rel=0.05)
+    assert by_quantile.explanations_["feature"].iloc[0] == "a=x^b=y"
+
+
+def test_rows_without_the_metric_are_skipped_and_counted():
+    frame = planted(n=3_000)
+    frame.loc[::10, "delay"] = np.nan
+    explainer = OutlierExplainer("delay > 30", columns=["a", "b"], random_state=0).fit(frame)
+    assert (explainer.n_skipped_, explainer.n_rows_) == (300, 2_700)
+
+
+def test_other_estimators_explain_too():
+    explainer = OutlierExplainer("delay > 30", columns=["a", "b", "c"], random_state=0,
+                                 estimator=MissionClassifier(64, sketch_width=2048,
+                                                             random_state=0),
+                                 memory_budget="1MB")
+    assert explainer.fit(planted()).explanations_["feature"].iloc[0] == "a=x^b=y"
+
+
+@pytest.mark.parametrize("params, X, message", [
+    (dict(outlier="delay > 30", columns=["a", "gate"]), None, r"unknown column\(s\) \['gate'\]"),
+    (dict(outlier="delay > 1000"), None, "makes none of the first"),
+    (dict(outlier="delay >= 0"), None, "makes all of the first"),
+    (dict(outlier="a > 3"), None, "metric 'a' must be numeric"),
+    (dict(outlier="speed > 3"), None, "metric 'speed' is not a column"),
+    (dict(outlier="delay >> 3"), None, "is not METRIC OP VALUE"),
+    (dict(outlier="delay > q1.5"), None, r"must be in \(0, 1\)"),
+    (dict(outlier="delay > 30", max_order=4), None, "max_order must be 1, 2 or 3"),
+    (dict(), None, "give the outliers"),
+])
+def test_bad_input_is_named(params, X, message):
+    with pytest.raises(ValueError, match=message):
+        OutlierExplainer(**params).fit(planted(n=500) if X is None else X)
+
+
+def test_parse_rule_and_quantile():
+    assert parse_rule(" dep_delay>=q0.25 ") == ("dep_delay", ">=", 0.25, True)
+    values = np.random.default_rng(0).normal(size=50_000)
+    assert quantile_of(values, 0.8) == pytest.approx(np.quantile(values, 0.8), abs=0.05)
