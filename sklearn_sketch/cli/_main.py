@@ -5,6 +5,7 @@ import sys
 
 from .. import __version__
 from ._errors import CommandError
+from ._explain import add_explain_arguments
 from ._inputs import add_input_arguments, positive_int
 
 DESCRIPTION = """Feature selection and linear learning in sketched feature spaces.
@@ -86,6 +87,10 @@ def build_parser():
     evaluate.add_argument("--model", required=True, help="model file written by fit (any other file, a pickle say, is refused)")
     add_input_arguments(evaluate, training=False)
     evaluate.add_argument("--format", choices=["text", "json"], default="text")
+
+    explain = _command(commands, "explain", "name the attribute combinations that make rows "
+                                            "of a CSV file outliers, in bounded memory")
+    add_explain_arguments(explain, positive_int)
     return parser
 
 
@@ -105,8 +110,12 @@ def main(argv=None):
     """
     try:
         args = build_parser().parse_args(argv)
-        from . import _commands
-        getattr(_commands, f"cmd_{args.command}")(args)
+        if args.command == "explain":
+            from ._explain import cmd_explain
+            cmd_explain(args)
+        else:
+            from . import _commands
+            getattr(_commands, f"cmd_{args.command}")(args)
     except (CommandError, OSError, ValueError, TypeError) as exc:
         message = " ".join(str(exc).split())
         print(f"sklearn-sketch: error: {message}", file=sys.stderr)

@@ -1,0 +1,159 @@
+"""The ``explain`` command: which attribute combinations make rows outliers, from a CSV file."""
+import json
+import sys
+import time
+
+from ._errors import CommandError
+
+ESTIMATOR_CHOICES = ("awm", "wm", "mission", "bear")
+
+
+def add_explain_arguments(parser, positive_int):
+    """The options of ``sklearn-sketch explain``."""
+    parser.add_argument("path", metavar="FILE.csv",
+                        help="CSV file with a header (plain, .gz, .zip, .bz2 or .xz)")
+    parser.add_argument("--outlier", required=True, metavar="RULE",
+                        help="which rows are outliers: METRIC OP VALUE, e.g. "
+                             "'dep_delay > q0.8' (above the 0.8 quantile, estimated by a KLL "
+                             "sketch in a first pass over the metric column) or "
+                             "'dep_delay > 30'")
+    parser.add_argument("--columns", metavar="A,B,...",
+                        help="attribute columns (default every column but the metric)")
+    parser.add_argument("--max-order", type=int, choices=[1, 2, 3], default=2,
+                        help="cross up to this many attributes")
+    parser.add_argument("--memory-budget", default="128KB",
+                        help="real bytes of the whole model (classifier, names, counts)")
+    parser.add_argument("--estimator", choices=ESTIMATOR_CHOICES, default="awm",
+                        help="the sketched classifier of outliers against inliers")
+    parser.add_argument("--top", type=positive_int, default=20, help="combinations listed")
+    parser.add_argument("--min-support", type=float, default=0.001,
+                        help="leave out combinations in fewer than this share of the rows")
+    parser.add_argument("--chunk-rows", type=positive_int, default=100_000,
+                        help="rows read and crossed at a time (memory grows with it)")
+    parser.add_argument("--random-state", type=int, default=0)
+    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument("--output", help="file to write (default stdout)")
+    parser.add_argument("--quiet", action="store_true", help="no progress")
+
+
+def _estimator(name, random_state):
+    from .. import BearClassifier, MissionClassifier, WMSketchClassifier
+    if name == "awm":
+        return None  # OutlierExplainer's default, sized by the budget
+    if name == "wm":
+        return WMSketchClassifier(random_state=random_state)
+    cls = MissionClassifier if name == "mission" else BearClassifier
+    return cls(random_state=random_state)
+
+
+def cmd_explain(args):
+    try:
+        import pandas as pd
+    except ImportError:
+        raise CommandError("explain reads CSV files with pandas: "
+                           "pip install 'sklearn-sketch[explain]'") from None
+    from ..explain import OutlierExplainer, parse_rule
+
+    metric = parse_rule(args.outlier)[0]
+    columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
+    if columns is not None and (not all(columns) or len(set(columns)) != len(columns)):
+        raise CommandError(f"--columns must name distinct columns, got {args.columns!r}")
+    header = pd.read_csv(args.path, nrows=0)
+    names = [str(c) for c in header.columns]
+    if metric not in names:
+        raise CommandError(f"the rule's metric {metric!r} is not a column of {args.path}; "
+                           f"it has {names}")
+    unknown = [c for c in columns or [] if c not in names]
+    if unknown:
+        raise CommandError(f"unknown column(s) {unknown} in --columns; {args.path} has {names}")
+    columns = columns or [c for c in names if c != metric]
+    rule, threshold = _fixed_rule(pd, args, metric)
+    # Attributes are categories: read them as text, so a column is one type in every chunk.
+    explainer = OutlierExplainer(rule, columns=columns, max_order=args.max_order,
+                                 estimator=_estimator(args.estimator, args.random_state),
+                                 memory_budget=args.memory_budget, min_support=args.min_support,
+                                 top=args.top, chunk_rows=args.chunk_rows,
+                                 random_state=args.random_state)
+    start = time.perf_counter()
+    reader = pd.read_csv(args.path, usecols=[*columns, metric], chunksize=args.chunk_rows,
+                         dtype={c: str for c in columns}, low_memory=False)
+    for chunk in reader:
+        explainer.partial_fit(chunk)
+        if not args.quiet:
+            seen = explainer.n_rows_ + explainer.n_skipped_
+            print(f"\r{seen:,} rows, {seen / (time.perf_counter() - start):,.0f} rows/s",
+                  end="", file=sys.stderr, flush=True)
+    if "crosser_" not in explainer.__dict__:
+        raise CommandError(f"{args.path} holds no row: nothing to explain")
+    seconds = time.perf_counter() - start
+    if not args.quiet:
+        print(file=sys.stderr)
+    explainer.threshold_ = threshold
+    _write(_report(explainer, args, seconds), args.output)
+
+
+def _fixed_rule(pd, args, metric):
+    """The rule with a number for its threshold: a quantile is read off a KLL sketch
+    of the metric column, filled in a first pass that reads that column only."""
+    from datasketches import kll_doubles_sketch
+    from ..explain import parse_rule
+
+    _, op, value, is_quantile = parse_rule(args.outlier)
+    if not is_quantile:
+        return args.outlier, value
+    sketch = kll_doubles_sketch(200)
+    for chunk in pd.read_csv(args.path, usecols=[metric], chunksize=10 * args.chunk_rows):
+        values = pd.to_numeric(chunk[metric], errors="coerce").to_numpy(dtype=float)
+        if chunk[metric].notna().sum() != (~pd.isna(values)).sum():
+            raise CommandError(f"the rule's metric {metric!r} must be numeric; "
+                               f"{args.path} has text in that column")
+        sketch.update(values[~pd.isna(values)])
+    if sketch.is_empty():
+        raise CommandError(f"{args.path} has no value of {metric!r} to set the quantile from")
+    threshold = float(sketch.get_quantile(value))
+    return f"{metric} {op} {threshold!r}", threshold
+
+
+def _report(explainer, args, seconds):
+    table = explainer.get_explanations(args.top)
+    n_features = len(explainer.crosser_.fields_) + len(explainer.crosser_.crosses_)
+    summary = {
+        "file": args.path, "rule": args.outlier, "threshold": explainer.threshold_,
+        "rows": explainer.n_rows_, "outliers": explainer.n_outliers_,
+        "skipped_missing_metric": explainer.n_skipped_, "max_order": args.max_order,
+        "memory_bytes": explainer.memory_bytes_, "seconds": round(seconds, 3),
+        "rows_per_second": round(explainer.n_rows_ / max(seconds, 1e-9)),
+        "attribute_updates_per_second": round(explainer.n_rows_ * n_features
+                                              / max(seconds, 1e-9)),
+    }
+    if args.format == "json":
+        summary["explanations"] = [
+            {"feature": f, "order": int(o), "weight": float(w), "relative_risk": float(r),
+             "support": float(s), "outliers": float(n)}
+            for f, o, w, r, s, n in zip(table["feature"], table["order"], table["weight"],
+                                        table["relative_risk"], table["support"],
+                                        table["outliers"])]
+        return json.dumps(summary, indent=1) + "\n"
+    lines = [f"{summary['rows']:,} rows ({summary['skipped_missing_metric']:,} skipped: no "
+             f"{parse_metric(args.outlier)}), {summary['outliers']:,} outliers "
+             f"({args.outlier}: threshold {summary['threshold']:g}); "
+             f"{summary['memory_bytes']:,} bytes; {seconds:.1f} s",
+             "relative_risk\tsupport\toutliers\tweight\tfeature"]
+    lines += [f"{r:.3f}\t{s:.0f}\t{n:.0f}\t{w:.4f}\t{f}"
+              for f, w, r, s, n in zip(table["feature"], table["weight"],
+                                       table["relative_risk"], table["support"],
+                                       table["outliers"])]
+    return "\n".join(lines) + "\n"
+
+
+def parse_metric(rule):
+    from ..explain import parse_rule
+    return parse_rule(rule)[0]
+
+
+def _write(text, path):
+    if path is None:
+        sys.stdout.write(text)
+        return
+    with open(path, "w") as f:
+        f.write(text)
