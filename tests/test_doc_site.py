@@ -30,10 +30,12 @@ def site(tmp_path_factory):
     if not (DOC / "conf.py").is_file():
         pytest.skip("no doc/ folder beside the tests (installed tests only)")
     out = tmp_path_factory.mktemp("site")
+    # Run from outside the checkout, so that the package imported is the one the
+    # tests test (installed, or built in place), not the uncompiled sources.
     result = subprocess.run(
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html",
          "-d", str(out / "doctrees"), str(DOC), str(out / "html")],
-        capture_output=True, text=True, timeout=600, cwd=ROOT)
+        capture_output=True, text=True, timeout=600, cwd=out)
     assert result.returncode == 0, (
         "sphinx-build -W failed:\n" + result.stdout[-3000:] + result.stderr[-5000:])
     return out / "html"
