@@ -39,7 +39,6 @@ exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py",
                     "auto_examples/*.zip", "auto_examples/*.md5", "auto_examples/*.json",
                     "sg_execution_times.rst"]
 templates_path = ["_templates"]
-html_static_path = ["_static"]
 html_theme = "pydata_sphinx_theme"
 html_title = f"sklearn-sketch {release}"
 html_theme_options = {

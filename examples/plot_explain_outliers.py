@@ -1,6 +1,6 @@
 """
 Which attributes make a flight late? Explaining outliers in 128 KB
-=================================================================
+==================================================================
 
 Every flight out of New York in 2013; the outliers are the 20% most delayed
 departures (``dep_delay > q0.8``). :class:`~sklearn_sketch.explain.OutlierExplainer`
