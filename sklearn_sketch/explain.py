@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import largest_heap, parse_memory_budget
 from ._names import NAME_OVERHEAD
 from ._core import CountSketch
+from ._raw_features import NamedRows
 from .feature_extraction import FeatureCrosser
 from .feature_extraction._crossing import CROSS_SEPARATOR
 
@@ -381,6 +382,9 @@ class OutlierExplainer(BaseEstimator):
             estimator = clone(self.estimator)
         left = budget - self.counts_.memory_bytes - self.outlier_counts_.memory_bytes
         params = estimator.get_params()
+        self._rng = np.random.default_rng(seed)
+        if self.one_sparse and params.get("shuffle"):
+            estimator.set_params(shuffle=False)  # shuffled here, before the pass
         if "memory_budget" in params:
             estimator.set_params(memory_budget=left)
             if params.get("n_features_to_select", 0) is None:
@@ -402,10 +406,16 @@ class OutlierExplainer(BaseEstimator):
         matrix = rows.X
         per_row = np.diff(matrix.indptr)
         if self.one_sparse:
-            examples = rows.__class__(
-                matrix.__class__((matrix.data, matrix.indices, np.arange(matrix.nnz + 1)),
-                                 shape=(matrix.nnz, matrix.shape[1])), rows.names)
-            example_labels = np.repeat(labels, per_row)
+            # The examples in a random order (a row's attributes share its label, and
+            # files are often sorted by time), permuted here in one gather so that the
+            # classifier reads them in sequence: shuffling 1-sparse rows inside its
+            # pass cost a cache miss an example (5x slower).
+            order = self._rng.permutation(matrix.nnz)
+            examples = NamedRows(
+                matrix.__class__((matrix.data[order], matrix.indices[order],
+                                  np.arange(matrix.nnz + 1)), shape=(matrix.nnz, matrix.shape[1])),
+                rows.names)
+            example_labels = np.repeat(labels, per_row)[order]
         else:
             examples, example_labels = rows, labels
         if example_labels.size:

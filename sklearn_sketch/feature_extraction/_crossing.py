@@ -8,6 +8,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._raw_features import RAW_N_FEATURES, NamedRows, name_keys
+from ..io._parsers import first_rows
 from ._crosses import cross_keys
 
 #: Between the parts of a cross's name, as Vowpal Wabbit joins crossed features.
@@ -15,17 +16,12 @@ CROSS_SEPARATOR = "^"
 
 
 def _columns(X, fields):
-    """The values of each field as an object array (None where a row has none)."""
+    """Each field's values: a pandas Series, or an object array (None: no value)."""
     if hasattr(X, "columns") and hasattr(X, "iloc"):  # a pandas DataFrame
         missing = [f for f in fields if f not in X.columns]
         if missing:
             raise ValueError(f"unknown column(s) {missing}; the data has {list(X.columns)}")
-        out = []
-        for field in fields:
-            values = X[field].to_numpy(dtype=object)
-            values[X[field].isna().to_numpy()] = None
-            out.append(values)
-        return out
+        return [X[field] for field in fields]
     if not isinstance(X, (list, tuple)) or not all(isinstance(row, dict) for row in X[:1]):
         raise TypeError("FeatureCrosser takes a pandas DataFrame or a list of {field: value} "
                         f"dicts, got {type(X).__name__}")
@@ -35,6 +31,9 @@ def _columns(X, fields):
 
 def _factorize(values):
     """Distinct values (as str) and the code of each row (-1: missing)."""
+    if hasattr(values, "factorize"):  # a pandas Series: hashed, NaN and None coded -1
+        codes, uniques = values.factorize()
+        return np.asarray(uniques.astype(str), dtype=object), codes.astype(np.int64)
     # Elementwise in C: None and NaN (which differs from itself) are missing.
     present = np.asarray((values != None) & (values == values), dtype=bool)  # noqa: E711
     codes = np.full(values.size, -1, dtype=np.int64)
@@ -92,11 +91,11 @@ class CrossNames:
 
     def lookup(self, keys):
         """``{key: name}`` for the requested keys found in these rows."""
-        wanted = np.unique(np.asarray(keys, dtype=np.int64))
-        rows, columns = np.nonzero(np.isin(self.keys, wanted))
-        found, first = np.unique(self.keys[rows, columns], return_index=True)
-        return {key: self._name(rows[i], columns[i])
-                for key, i in zip(found.tolist(), first.tolist())}
+        # One compiled pass over the rows' keys (absent ones are -1, never requested).
+        found, first = first_rows(self.keys.ravel(), np.asarray(keys, dtype=np.int64))
+        rows, columns = np.divmod(first, self.keys.shape[1])
+        return {key: self._name(row, column)
+                for key, row, column in zip(found.tolist(), rows.tolist(), columns.tolist())}
 
     def mean_name_bytes(self):
         """Mean UTF-8 length of a feature's name (an attribute or a cross), estimated."""
