@@ -10,10 +10,10 @@ precipitation. In one run, at ``--budget`` (128 KB) real bytes each:
 
 * ``OutlierExplainer`` (AWM-Sketch, 1-sparse updates, names and counts inside
   the budget) at orders 1 and 2;
-* heavy hitters the MacroBase way: Apache DataSketches' frequent-items sketch
-  (Space-Saving family) over the outlier rows and over all rows, in the same
-  bytes (its map of 2^lg entries at 18 bytes an entry), ranked by relative
-  risk from its two counts;
+* ``HeavyHittersExplainer``, heavy hitters the MacroBase way: Apache
+  DataSketches' frequent-items sketch (Space-Saving family) over the outlier
+  rows and over all rows, in the same bytes with its names, ranked by the
+  relative risk of its two counts;
 * ``ExactExplainer``: every combination counted (its bytes reported);
 * scikit-learn's ``LogisticRegression`` on the same 1-sparse examples, one-hot
   (order 1: the paper's unconstrained classifier).
@@ -44,7 +44,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _provenance import provenance  # noqa: E402
 from dna_task import resolve_data_dir  # noqa: E402
 
-from sklearn_sketch.explain import ExactExplainer, OutlierExplainer  # noqa: E402
+from sklearn_sketch.explain import (  # noqa: E402
+    ExactExplainer,
+    HeavyHittersExplainer,
+    OutlierExplainer,
+)
 from sklearn_sketch.weight_median import parse_memory_budget  # noqa: E402
 
 RULE = "dep_delay > q0.8"
@@ -54,8 +58,6 @@ WEATHER_COLUMNS = ["wind", "visibility", "precipitation"]
 ATTRIBUTES = FLIGHT_COLUMNS + PLANE_COLUMNS + WEATHER_COLUMNS
 #: The combinations a good explanation finds: exact relative risk and support at least these.
 RISK, SUPPORT = 2.0, 50
-#: Bytes of a frequent-items map entry (8-byte key, 8-byte count, 2-byte state).
-HH_ENTRY_BYTES = 18
 
 
 def load_flights(folder):
@@ -107,36 +109,14 @@ def sketched(frame, order, budget):
     return explainer, names, selected.weights[:, 0], seconds
 
 
-def heavy_hitters(explainer, frame, budget):
-    """Frequent items of the outlier rows and of all rows, in ``budget`` bytes together."""
-    from datasketches import frequent_items_error_type, frequent_items_sketch
-    lg_outliers = int(np.log2(budget * 2 / 3 / HH_ENTRY_BYTES))
-    lg_all = int(np.log2((budget - HH_ENTRY_BYTES * 2**lg_outliers) / HH_ENTRY_BYTES))
-    sketches = {"outliers": frequent_items_sketch(lg_outliers), "all": frequent_items_sketch(lg_all)}
+def heavy_hitters(frame, order, budget):
+    """``HeavyHittersExplainer``: frequent items of the outliers and of all rows."""
     started = time.perf_counter()
-    crosser = explainer.crosser_
-    threshold = explainer.threshold_
-    for start in range(0, len(frame), 50_000):
-        chunk = frame.iloc[start:start + 50_000]
-        chunk = chunk[chunk.dep_delay.notna()]
-        rows = crosser.transform(chunk)
-        outlier = np.repeat((chunk.dep_delay > threshold).to_numpy(), np.diff(rows.X.indptr))
-        for key in rows.X.indices.tolist():
-            sketches["all"].update(key)
-        for key in rows.X.indices[outlier].tolist():
-            sketches["outliers"].update(key)
-    seconds = time.perf_counter() - started
-    found = sketches["outliers"].get_frequent_items(frequent_items_error_type.NO_FALSE_NEGATIVES)
-    keys = np.array([item[0] for item in found], dtype=np.int64)
-    # Its own relative risk: outlier count over the count among all rows.
-    outliers = np.array([item[1] for item in found], dtype=np.float64)
-    support = np.maximum(np.array([sketches["all"].get_estimate(k) for k in keys.tolist()],
-                                  dtype=np.float64), outliers)
-    n_rows = sketches["all"].total_weight / len(explainer.crosser_.fields_)
-    n_outliers = sketches["outliers"].total_weight / len(explainer.crosser_.fields_)
-    log_risk = smoothed_log_risk(outliers, support, n_outliers, n_rows)
-    n_bytes = HH_ENTRY_BYTES * (2**lg_outliers + 2**lg_all)
-    return keys, log_risk, n_bytes, seconds
+    baseline = HeavyHittersExplainer(RULE, columns=ATTRIBUTES, max_order=order,
+                                     memory_budget=budget, min_support=0.0).fit(frame)
+    table = baseline.explanations_
+    return (baseline, table.feature.to_numpy(), table.weight.to_numpy(),
+            time.perf_counter() - started)
 
 
 def names_for(keys, frame, crosser):
@@ -222,8 +202,8 @@ def main(argv=None):
     for order in (1, 2):
         exact, table, exact_seconds = exact_table(frame, order)
         explainer, names, weights, seconds = sketched(frame, order, args.budget)
-        hh_keys, hh_log_risk, hh_bytes, hh_seconds = heavy_hitters(explainer, frame, budget)
-        hh_names = names_for(hh_keys, frame, explainer.crosser_)
+        hh, hh_names, hh_log_risk, hh_seconds = heavy_hitters(frame, order, budget)
+        hh_bytes = hh.memory_bytes_
         r_ours = correlation(names, weights, table)
         r_hh = correlation(hh_names, hh_log_risk, table)
         # Retrieved: what each method ranks as raising the risk.

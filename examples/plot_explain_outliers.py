@@ -10,7 +10,8 @@ inside 128 KB of real bytes with the names. Each retrieved attribute's weight
 is drawn against its exact log relative risk (counted by
 :class:`~sklearn_sketch.explain.ExactExplainer`): the paper's Fig. 9. Heavy
 hitters of the outlier rows (Apache DataSketches' frequent-items sketch, the
-MacroBase way, in the same bytes) retrieve the frequent attributes instead:
+MacroBase way, in the same bytes:
+:class:`~sklearn_sketch.explain.HeavyHittersExplainer`) retrieve the frequent attributes instead:
 their risks crowd around 1. The data are read from ``../shared/data/flights``
 (or ``SKLEARN_SKETCH_DATA``); without them the example says so and stops.
 """
@@ -22,7 +23,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from sklearn_sketch.explain import ExactExplainer, OutlierExplainer
+from sklearn_sketch.explain import ExactExplainer, HeavyHittersExplainer, OutlierExplainer
 
 COLUMNS = ["carrier", "origin", "dest", "tailnum", "flight", "month", "day", "hour"]
 RULE = "dep_delay > q0.8"
@@ -52,7 +53,6 @@ if path is None:
           "nothing to explain.")
 else:
     import pandas as pd
-    from datasketches import frequent_items_error_type, frequent_items_sketch
 
     flights = pd.read_csv(path, usecols=[*COLUMNS, "dep_delay"], dtype={c: str for c in COLUMNS})
     explainer = OutlierExplainer(RULE, columns=COLUMNS, max_order=1, random_state=0).fit(flights)
@@ -62,17 +62,11 @@ else:
     print(explainer)
 
     # %%
-    # Heavy hitters of the outlier rows, in the explainer's bytes (18 bytes an entry).
-    known = flights[flights.dep_delay.notna()]
-    rows = explainer.crosser_.transform(known)
-    late = np.repeat((known.dep_delay > explainer.threshold_).to_numpy(), np.diff(rows.X.indptr))
-    sketch = frequent_items_sketch(int(np.log2(explainer.memory_bytes_ / 18)))
-    for key in rows.X.indices[late].tolist():
-        sketch.update(key)
-    frequent = [k for k, *_ in sketch.get_frequent_items(
-        frequent_items_error_type.NO_FALSE_NEGATIVES)]
-    found = rows.names.lookup(frequent)
-    hh_names = [found[k] for k in frequent if k in found]
+    # Heavy hitters of the outlier rows and of all rows, in the same bytes.
+    heavy = HeavyHittersExplainer(RULE, columns=COLUMNS, max_order=1,
+                                  memory_budget=explainer.memory_budget,
+                                  min_support=0.0).fit(flights)
+    hh_names = heavy.explanations_.feature.tolist()
 
     # %%
     selected = explainer.estimator_.selected_features_

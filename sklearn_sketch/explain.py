@@ -24,7 +24,8 @@ from .feature_extraction._crossing import CROSS_SEPARATOR
 _RULE = re.compile(r"^\s*(?P<metric>[^<>=\s]+)\s*(?P<op>>=|<=|>|<)\s*"
                    r"(?P<quantile>q)?(?P<value>[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?)\s*$")
 
-__all__ = ["ExactExplainer", "OutlierExplainer", "parse_rule", "quantile_of"]
+__all__ = ["ExactExplainer", "HeavyHittersExplainer", "OutlierExplainer", "parse_rule",
+           "quantile_of"]
 
 #: Step of the default classifier. A 1-sparse example moves one weight by about
 #: eta0 (its ||x||^2 is 1), so the weight is an average over the attribute's last
@@ -405,7 +406,16 @@ class OutlierExplainer(BaseEstimator):
             self._start(X, labels, threshold)
         if not kept.all():
             X = X[kept] if hasattr(X, "iloc") else list(compress(X, kept))
-        rows = self.crosser_.transform(X)
+        self._update(self.crosser_.transform(X), labels)
+        self.n_rows_ += int(labels.size)
+        self.n_outliers_ += int(labels.sum())
+        self.n_skipped_ += int((~kept).sum())
+        self.memory_bytes_ = self._memory_bytes()
+        self.explanations_ = self._explain()
+        return self
+
+    def _update(self, rows, labels):
+        """Train the classifier and the counts on one block of crossed rows."""
         matrix = rows.X
         per_row = np.diff(matrix.indptr)
         if self.one_sparse:
@@ -426,13 +436,10 @@ class OutlierExplainer(BaseEstimator):
         outlier_keys = matrix.indices[np.repeat(labels, per_row).astype(bool)]
         self.counts_.update(matrix.indices, np.ones(matrix.nnz))
         self.outlier_counts_.update(outlier_keys, np.ones(outlier_keys.size))
-        self.n_rows_ += int(labels.size)
-        self.n_outliers_ += int(labels.sum())
-        self.n_skipped_ += int((~kept).sum())
-        self.memory_bytes_ = (self.estimator_.memory_bytes_ + self.counts_.memory_bytes
-                              + self.outlier_counts_.memory_bytes)
-        self.explanations_ = self._explain()
-        return self
+
+    def _memory_bytes(self):
+        return (self.estimator_.memory_bytes_ + self.counts_.memory_bytes
+                + self.outlier_counts_.memory_bytes)
 
     # ------------------------------------------------------------------ explaining
     def _explain(self):
@@ -538,14 +545,7 @@ class ExactExplainer(OutlierExplainer):
         self.outlier_support_ = np.zeros(0, dtype=np.int64)
         self._chunk_names = []
 
-    def _partial_fit(self, X, y, threshold):
-        self._check_params()
-        labels, kept = self._labels(X, y, threshold)
-        if "crosser_" not in self.__dict__:
-            self._start(X, labels, threshold)
-        if not kept.all():
-            X = X[kept] if hasattr(X, "iloc") else list(compress(X, kept))
-        rows = self.crosser_.transform(X)
+    def _update(self, rows, labels):
         matrix = rows.X
         is_outlier = np.repeat(labels, np.diff(matrix.indptr)).astype(np.int64)
         keys = np.concatenate([self.keys_, matrix.indices])
@@ -555,12 +555,9 @@ class ExactExplainer(OutlierExplainer):
         self.support_ = np.bincount(inverse, weights=support).astype(np.int64)
         self.outlier_support_ = np.bincount(inverse, weights=outliers).astype(np.int64)
         self._chunk_names.append(rows.names)
-        self.n_rows_ += int(labels.size)
-        self.n_outliers_ += int(labels.sum())
-        self.n_skipped_ += int((~kept).sum())
-        self.memory_bytes_ = self.keys_.nbytes + self.support_.nbytes + self.outlier_support_.nbytes
-        self.explanations_ = self._explain()
-        return self
+
+    def _memory_bytes(self):
+        return self.keys_.nbytes + self.support_.nbytes + self.outlier_support_.nbytes
 
     def _explain(self):
         support = self.support_.astype(np.float64)
@@ -577,3 +574,113 @@ class ExactExplainer(OutlierExplainer):
         labels = np.array([names.get(k, str(k)) for k in self.keys_[keep].tolist()], dtype=object)
         return _table(labels, np.log(np.maximum(risk[keep], 1e-12)), risk[keep],
                       support[keep], outliers[keep])
+
+
+class HeavyHittersExplainer(OutlierExplainer):
+    """The MacroBase baseline: frequent combinations of the outlier rows, in bounded memory.
+
+    The interface and the outlier rule of :class:`OutlierExplainer`; instead
+    of a classifier, two frequent-items sketches of Apache DataSketches (a
+    Space-Saving family sketch, the peer a user would reach for) count the
+    attributes and crosses of the outlier rows and of all rows. It retrieves
+    the frequent combinations of the outliers, with the relative risk of
+    their two counts: frequent, not necessarily discriminative (the WM-Sketch
+    paper's Fig. 8). Memory: 18 bytes a map entry (an 8-byte key, an 8-byte
+    count and a state, as its C++ map holds them), two thirds of
+    ``memory_budget`` to the outliers' sketch, and the names of the items it
+    holds (16 bytes and their UTF-8 bytes each) inside the budget too.
+    DataSketches' Python API takes one item a call, so this baseline loops in
+    Python over the attribute occurrences.
+
+    Parameters
+    ----------
+    outlier : str, default=None
+        The outlier rule, as for :class:`OutlierExplainer`.
+    columns : list of str, default=None
+        The attribute columns; default every column but the metric.
+    max_order : {1, 2, 3}, default=2
+        Crosses of up to this many attributes.
+    crosses : list of tuple of str, default=None
+        The crosses to add instead of every combination up to ``max_order``.
+    memory_budget : int or str, default="128KB"
+        Real bytes of both sketches and the names.
+    min_support : float, default=0.001
+        Combinations in fewer than this share of the rows are left out.
+    top : int, default=20
+        Rows of ``explanations_`` shown by ``repr``.
+    chunk_rows : int, default=50000
+        Rows crossed at a time by ``fit``.
+
+    Examples
+    --------
+    >>> from sklearn_sketch.explain import HeavyHittersExplainer
+    >>> rows = [{"carrier": c, "delay": 60.0 if c == "B" else 1.0} for c in "ABCD" * 50]
+    >>> HeavyHittersExplainer("delay > 30").fit(rows).explanations_["feature"][0]
+    'carrier=B'
+    """
+
+    #: Bytes of a map entry of a frequent-items sketch.
+    ENTRY_BYTES = 18
+
+    def __init__(self, outlier=None, *, columns=None, max_order=2, crosses=None,
+                 memory_budget="128KB", min_support=0.001, top=20, chunk_rows=50_000):
+        self.outlier = outlier
+        self.columns = columns
+        self.max_order = max_order
+        self.crosses = crosses
+        self.memory_budget = memory_budget
+        self.min_support = min_support
+        self.top = top
+        self.chunk_rows = chunk_rows
+
+    def _start_model(self, X):
+        from datasketches import frequent_items_sketch
+
+        budget = parse_memory_budget(self.memory_budget)
+        sample = X.iloc[:1000] if hasattr(X, "iloc") else X[:1000]
+        mean = self.crosser_.transform(sample).names.mean_name_bytes()
+        # A sketch of 2**lg entries tracks up to 0.75 * 2**lg items: name those.
+        per_entry = self.ENTRY_BYTES + 0.75 * (NAME_OVERHEAD + 1.25 * mean)
+        lg_outliers = max(3, int(math.log2(budget * 2 / 3 / per_entry)))
+        left = budget - per_entry * 2**lg_outliers
+        lg_all = max(3, int(math.log2(max(left, 8 * self.ENTRY_BYTES) / self.ENTRY_BYTES)))
+        self.outlier_items_ = frequent_items_sketch(lg_outliers)
+        self.all_items_ = frequent_items_sketch(lg_all)
+        self._sizes = (2**lg_outliers, 2**lg_all)
+        self._names = {}
+
+    def _update(self, rows, labels):
+        from datasketches import frequent_items_error_type
+
+        keys = rows.X.indices
+        outlier = np.repeat(labels, np.diff(rows.X.indptr)).astype(bool)
+        for key in keys.tolist():
+            self.all_items_.update(key)
+        for key in keys[outlier].tolist():
+            self.outlier_items_.update(key)
+        held = [item[0] for item in self.outlier_items_.get_frequent_items(
+            frequent_items_error_type.NO_FALSE_NEGATIVES)]
+        names = {k: self._names[k] for k in held if k in self._names}
+        names.update(rows.names.lookup([k for k in held if k not in names]))
+        self._names = names
+
+    def _memory_bytes(self):
+        names = sum(NAME_OVERHEAD + len(name.encode()) for name in self._names.values())
+        return self.ENTRY_BYTES * sum(self._sizes) + names
+
+    def _explain(self):
+        from datasketches import frequent_items_error_type
+
+        found = self.outlier_items_.get_frequent_items(
+            frequent_items_error_type.NO_FALSE_NEGATIVES)
+        keys = [item[0] for item in found]
+        outliers = np.array([item[1] for item in found], dtype=np.float64)
+        support = np.maximum(np.array([self.all_items_.get_estimate(k) for k in keys],
+                                      dtype=np.float64), outliers)
+        risk = _risk(outliers, support, float(self.n_outliers_), float(self.n_rows_))
+        keep = np.flatnonzero(support >= self.min_support * self.n_rows_)
+        keep = keep[np.argsort(-risk[keep], kind="stable")]
+        names = np.array([self._names.get(keys[i], str(keys[i])) for i in keep.tolist()],
+                         dtype=object)
+        return _table(names, np.log(np.maximum(risk[keep], 1e-12)), risk[keep], support[keep],
+                      outliers[keep])

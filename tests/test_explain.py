@@ -4,7 +4,13 @@ import pandas as pd
 import pytest
 
 from sklearn_sketch import MissionClassifier
-from sklearn_sketch.explain import ExactExplainer, OutlierExplainer, parse_rule, quantile_of
+from sklearn_sketch.explain import (
+    ExactExplainer,
+    HeavyHittersExplainer,
+    OutlierExplainer,
+    parse_rule,
+    quantile_of,
+)
 
 
 def planted(n=20_000, seed=0):
@@ -112,3 +118,17 @@ def test_parse_rule_and_quantile():
     assert parse_rule(" dep_delay>=q0.25 ") == ("dep_delay", ">=", 0.25, True)
     values = np.random.default_rng(0).normal(size=50_000)
     assert quantile_of(values, 0.8) == pytest.approx(np.quantile(values, 0.8), abs=0.05)
+
+
+def test_heavy_hitters_baseline_counts_the_outliers_frequent_combinations():
+    frame = planted(n=6_000)
+    baseline = HeavyHittersExplainer("delay > 30", columns=["a", "b", "c"], memory_budget="16KB")
+    table = baseline.fit(frame).explanations_.set_index("feature")
+    assert baseline.memory_bytes_ <= 16 * 1024
+    exact = ExactExplainer("delay > 30", columns=["a", "b", "c"]).fit(frame)
+    exact_table = exact.explanations_.set_index("feature")
+    assert table.index[0] == "a=x^b=y"
+    # Its counts are Space-Saving's: never below the truth for the outliers' items it holds.
+    common = table.index.intersection(exact_table.index)
+    assert len(common) >= 10
+    assert (table.loc[common, "outliers"] >= exact_table.loc[common, "outliers"]).all()
