@@ -12,6 +12,7 @@ from ._errors import CommandError
 from ._inputs import (
     InputStream,
     check_read_options,
+    csv_options,
     decide_zero_based,
     input_kind,
     labelled_files,
@@ -69,7 +70,7 @@ def _write(text, path):
 
 
 def _vectorizer(args):
-    if input_kind(args) in ("svmlight", "vw"):
+    if input_kind(args) in ("svmlight", "vw", "csv"):
         return None
     from ..feature_extraction import KmerVectorizer
     return KmerVectorizer(k=args.k, canonical=not args.forward_strand)
@@ -185,9 +186,10 @@ def cmd_fit(args):
     vectorizer = _vectorizer(args)
     kind = input_kind(args)
     zero_based = decide_zero_based(args)
+    csv = csv_options(args) if kind == "csv" else None
     stream = InputStream(args, vectorizer, "train", zero_based=zero_based,
                          shuffle_buffer=shuffle_rows(args),
-                         keep_names=ESTIMATORS[args.estimator][2])
+                         keep_names=ESTIMATORS[args.estimator][2], csv=csv)
     early = _ReadEarly(stream)
     try:
         estimator = _new_estimator(args.estimator)
@@ -208,6 +210,8 @@ def cmd_fit(args):
                            "train on, no model written")
     _warn_if_near_chance(estimator, counted)
     model_input = {"format": "reads" if kind == "sample" else kind, "zero_based": zero_based}
+    if csv is not None:
+        model_input["csv"] = csv
     save_model(args.output, estimator, vectorizer, model_input)
     if not args.quiet:
         print(f"{type(estimator).__name__} trained on {counted.rows:,} examples x "
@@ -262,14 +266,21 @@ def _model_stream(model, args):
     given = "reads" if kind == "sample" else kind
     if trained_on is not None and given != trained_on:
         hint = {"reads": "--fasta, --fastq or --sample", "svmlight": "--svmlight",
-                "vw": "--vw"}[trained_on]
+                "vw": "--vw", "csv": "--csv"}[trained_on]
         raise CommandError(f"this model was trained on {trained_on} input, not {given}: "
                            f"give {hint}")
     if kind == "reads":
         _check_file_labels(args, model["estimator"].classes_)
     vectorizer = model["vectorizer"]
+    csv = csv_options(args, model["input"]["csv"]) if kind == "csv" else None
+    if csv is not None and args.command == "evaluate":
+        import pandas as pd
+        for path in args.csv:
+            if csv["label"] not in [str(c) for c in pd.read_csv(path, nrows=0).columns]:
+                raise CommandError(f"{path} has no label column {csv['label']!r} to evaluate "
+                                   "against (give --label)")
     return InputStream(args, vectorizer, "test",
-                       zero_based=decide_zero_based(args, model["input"]))
+                       zero_based=decide_zero_based(args, model["input"]), csv=csv)
 
 
 def _check_file_labels(args, classes):

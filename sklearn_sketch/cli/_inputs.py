@@ -1,6 +1,8 @@
 """Inputs of ``fit``, ``predict`` and ``evaluate``: files to a re-iterable stream of chunks.
 
-svmlight and Vowpal Wabbit files give CSR rows; FASTA/FASTQ files give reads,
+svmlight and Vowpal Wabbit files give CSR rows; CSV files give categorical
+attributes and their crosses (:class:`~sklearn_sketch.feature_extraction.FeatureCrosser`)
+as named CSR rows; FASTA/FASTQ files give reads,
 optionally sampled from long records, mixed across files at the read level
 (cheap) and then counted into k-mers. Several training files are mixed by a
 shuffle buffer, so a model never learns one file after another.
@@ -49,10 +51,27 @@ def add_input_arguments(parser, *, training):
     kinds.add_argument("--sample", action="store_true",
                        help="the embedded DNA sample (train strains for fit, held-out "
                             "strains otherwise)")
+    kinds.add_argument("--csv", metavar="PATH", action="append",
+                       help="CSV file with a header (plain, .gz, .zip, ...): categorical "
+                            "attributes, crossed with --max-order or --cross, and a --label "
+                            "column")
     source.add_argument("--zero-based", choices=["auto", "0", "1"], default="auto",
                         help="svmlight index base: 0, 1, or auto (fit: decided once on the "
                              "first block of each training file, index 0 seen means 0; "
                              "predict/evaluate: the model's)")
+    table = parser.add_argument_group("CSV attributes (--csv)")
+    table.add_argument("--label", metavar="COLUMN",
+                       help="the column of the labels (fit, evaluate; predict and evaluate "
+                            "default to the model's)")
+    if training:
+        table.add_argument("--columns", metavar="A,B,...",
+                           help="attribute columns (default every column but the label)")
+        table.add_argument("--max-order", type=int, choices=[1, 2, 3], default=None,
+                           help="cross every 2 (or 2 and 3) attribute columns (default 1: "
+                                "no crosses)")
+        table.add_argument("--cross", metavar="A,B[,C]", action="append",
+                           help="one cross of 2 or 3 columns, instead of --max-order "
+                                "(repeat)")
     reads = parser.add_argument_group("reads (FASTA, FASTQ, --sample)")
     reads.add_argument("--read-length", type=positive_int, metavar="L",
                        help="cut reads of L bases (both strands) from records longer than "
@@ -81,12 +100,48 @@ def add_input_arguments(parser, *, training):
 
 
 def input_kind(args):
-    """``"svmlight"``, ``"vw"``, ``"reads"`` or ``"sample"``."""
+    """``"svmlight"``, ``"vw"``, ``"csv"``, ``"reads"`` or ``"sample"``."""
     if args.svmlight:
         return "svmlight"
     if args.vw:
         return "vw"
+    if getattr(args, "csv", None):
+        return "csv"
     return "sample" if args.sample else "reads"
+
+
+def csv_options(args, model_csv=None):
+    """``{"label", "columns", "crosses"}`` of a CSV input: the options', or the model's."""
+    if model_csv is not None:
+        label = args.label or model_csv["label"]
+        return {"label": label, "columns": model_csv["columns"],
+                "crosses": model_csv["crosses"]}
+    if not args.label:
+        raise CommandError("--csv needs --label, the column of the labels")
+    import pandas as pd
+
+    names = [str(c) for c in pd.read_csv(args.csv[0], nrows=0).columns]
+    columns = ([c.strip() for c in args.columns.split(",")] if args.columns
+               else [c for c in names if c != args.label])
+    for path in args.csv:
+        have = [str(c) for c in pd.read_csv(path, nrows=0).columns]
+        unknown = [c for c in [*columns, args.label] if c not in have]
+        if unknown:
+            raise CommandError(f"unknown column(s) {unknown} in {path}; it has {have}")
+    if args.label in columns:
+        raise CommandError(f"the label column {args.label!r} cannot be an attribute too")
+    if args.cross and args.max_order:
+        raise CommandError("give --cross or --max-order, not both")
+    from ..feature_extraction import FeatureCrosser
+
+    crosses = [[f.strip() for f in c.split(",")] for c in args.cross] if args.cross else None
+    try:
+        crosser = FeatureCrosser(crosses=crosses, max_order=args.max_order or 1,
+                                 fields=columns).fit(pd.DataFrame(columns=columns))
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    return {"label": args.label, "columns": columns,
+            "crosses": [list(c) for c in crosser.crosses_]}
 
 
 def labelled_files(args):
@@ -134,9 +189,13 @@ def _file_seed(random_state, index):
 
 
 def check_read_options(args):
-    """Refuse read options that do not apply to the input."""
+    """Refuse read and CSV options that do not apply to the input."""
     kind = input_kind(args)
-    if kind in ("svmlight", "vw"):
+    if kind != "csv":
+        for option in ("label", "columns", "max_order", "cross"):
+            if getattr(args, option, None):
+                raise CommandError(f"--{option.replace('_', '-')} applies to --csv input only")
+    if kind in ("svmlight", "vw", "csv"):
         for option, value in (("--read-length", args.read_length), ("--n-reads", args.n_reads),
                               ("--coverage", args.coverage),
                               ("--label-pattern", args.label_pattern)):
@@ -176,8 +235,9 @@ class InputStream:
     """
 
     def __init__(self, args, vectorizer, split, *, zero_based=None, shuffle_buffer=0,
-                 keep_names=False):
+                 keep_names=False, csv=None):
         self.args = args
+        self.csv = csv
         self.keep_names = keep_names
         self.kind = input_kind(args)
         self.vectorizer = vectorizer
@@ -198,6 +258,8 @@ class InputStream:
         if self.kind == "vw":
             return [VowpalWabbitReader(path, rows, keep_names=self.keep_names)
                     for path in args.vw]
+        if self.kind == "csv":
+            return [_CsvReader(path, rows, self.csv) for path in args.csv]
         reader_type = FastaReader if args.fasta else FastqReader
         readers = []
         for index, (path, label) in enumerate(labelled_files(args)):
@@ -234,7 +296,7 @@ class InputStream:
         if self.kind == "sample":
             yield from self._sample_chunks()
             return
-        if self.kind in ("svmlight", "vw"):
+        if self.kind in ("svmlight", "vw", "csv"):
             yield from self._stream()
             return
         for reads in self._stream():
@@ -262,6 +324,17 @@ class InputStream:
         if self.kind == "sample":
             from ..datasets import load_dna_sample
             return np.array(load_dna_sample(1).target_names)
+        if self.kind == "csv":
+            import pandas as pd
+            labels = set()
+            for path in args.csv:
+                for chunk in pd.read_csv(path, usecols=[self.csv["label"]], dtype=str,
+                                         chunksize=1_000_000):
+                    if chunk[self.csv["label"]].isna().any():
+                        raise CommandError(f"{path} has rows without a label in column "
+                                           f"{self.csv['label']!r}")
+                    labels.update(chunk[self.csv["label"]].unique().tolist())
+            return self._check_classes(np.array(sorted(labels)))
         if self.kind == "reads":
             files = labelled_files(args)
             labels = {label for _, label in files if label is not None}
@@ -334,5 +407,49 @@ def shuffle_rows(args):
         files = labelled_files(args)
         several = len(files) > 1 or any(label is None for _, label in files)
     else:
-        several = len(args.svmlight or args.vw) > 1
+        several = len(args.svmlight or args.vw or args.csv) > 1
     return DEFAULT_SHUFFLE_BUFFER if several else 0
+
+
+class _CsvReader:
+    """Chunks of a CSV file: its attributes and their crosses as named CSR rows, one pass
+    per iteration."""
+
+    def __init__(self, path, chunk_rows, csv):
+        import pandas as pd
+        from ..feature_extraction import FeatureCrosser
+
+        self.path, self.chunk_rows, self.csv = path, chunk_rows, csv
+        header = [str(c) for c in pd.read_csv(path, nrows=0).columns]
+        unknown = [c for c in csv["columns"] if c not in header]
+        if unknown:
+            raise CommandError(f"unknown column(s) {unknown} in {path}; it has {header}")
+        # Without its label column (predict) a row is read for its attributes only.
+        self.labelled = csv["label"] in header
+        self.crosser = FeatureCrosser(crosses=[tuple(c) for c in csv["crosses"]],
+                                      fields=csv["columns"]).fit(_empty_frame(csv["columns"]))
+
+    def __iter__(self):
+        import pandas as pd
+        from ..io import Chunk
+
+        columns, label = self.csv["columns"], self.csv["label"]
+        use = [*columns, label] if self.labelled else columns
+        line = 2
+        for frame in pd.read_csv(self.path, usecols=use, dtype=str, chunksize=self.chunk_rows):
+            rows = self.crosser.transform(frame[columns])
+            if self.labelled:
+                missing = frame[label].isna().to_numpy()
+                if missing.any():
+                    raise CommandError(f"{self.path}, line {line + int(missing.argmax())}: no "
+                                       f"label in column {label!r}")
+                labels = frame[label].to_numpy(dtype=str)
+            else:
+                labels = np.full(len(frame), np.nan)
+            yield Chunk(rows.X, labels, None, line, feature_names=rows.names)
+            line += len(frame)
+
+
+def _empty_frame(columns):
+    import pandas as pd
+    return pd.DataFrame(columns=columns)

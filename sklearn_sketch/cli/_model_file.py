@@ -6,7 +6,7 @@ input options in its metadata. Any other file, a pickle say, is refused.
 """
 from ._errors import CommandError
 
-_INPUT_FORMATS = (None, "reads", "svmlight", "vw")
+_INPUT_FORMATS = (None, "reads", "svmlight", "vw", "csv")
 
 
 def save_model(path, estimator, vectorizer, model_input):
@@ -39,10 +39,14 @@ def _check_metadata(metadata):
     if not isinstance(metadata, dict) or set(metadata) != {"vectorizer", "input"}:
         raise ModelFileError("no command-line metadata (vectorizer, input)")
     model_input = metadata["input"]
-    if (not isinstance(model_input, dict) or set(model_input) != {"format", "zero_based"}
+    keys = {"format", "zero_based"} | ({"csv"} if isinstance(model_input, dict)
+                                       and model_input.get("format") == "csv" else set())
+    if (not isinstance(model_input, dict) or set(model_input) != keys
             or model_input["format"] not in _INPUT_FORMATS
             or not isinstance(model_input["zero_based"], (bool, type(None)))):
         raise ModelFileError("the input metadata must give format and zero_based")
+    if "csv" in keys:
+        _check_csv_metadata(model_input["csv"])
     params = metadata["vectorizer"]
     if params is None:
         return None, model_input
@@ -56,3 +60,18 @@ def _check_metadata(metadata):
     except (ValueError, TypeError) as exc:
         raise ModelFileError(f"invalid vectorizer parameter: {exc}") from None
     return vectorizer, model_input
+
+
+def _check_csv_metadata(csv):
+    """The CSV options of a model: a label column, attribute columns, crosses of them."""
+    from .._model_files import ModelFileError
+
+    def strings(values):
+        return isinstance(values, list) and all(isinstance(v, str) and v for v in values)
+
+    if (not isinstance(csv, dict) or set(csv) != {"label", "columns", "crosses"}
+            or not isinstance(csv["label"], str) or not strings(csv["columns"])
+            or not isinstance(csv["crosses"], list)
+            or not all(strings(c) and 2 <= len(c) <= 3 and set(c) <= set(csv["columns"])
+                       for c in csv["crosses"])):
+        raise ModelFileError("the CSV metadata must give a label, columns and crosses of them")
