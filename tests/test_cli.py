@@ -257,3 +257,24 @@ def test_fit_warns_when_the_model_learned_next_to_nothing(svmlight, tmp_path, ca
     err = capsys.readouterr().err
     assert "warning: the model learned next to nothing" in err
     assert "most frequent label errs on" in err
+
+
+def test_a_reader_that_stops_early_is_not_an_error(tmp_path):
+    # `sklearn-sketch predict ... | head -1`: the pipe closes under a long output.
+    import os
+    import subprocess
+    import sys
+
+    import sklearn_sketch
+    model = tmp_path / "model.skm"
+    assert main(["fit", "--sample", "--n-reads", "200", "--quiet", "--output", str(model)]) == 0
+    parent = os.path.dirname(os.path.dirname(os.path.abspath(sklearn_sketch.__file__)))
+    env = dict(os.environ, PYTHONPATH=parent + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    process = subprocess.Popen([sys.executable, "-m", "sklearn_sketch", "predict", "--model",
+                                str(model), "--sample", "--n-reads", "30000"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=parent)
+    assert process.stdout.readline().strip()
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=300) == 0, stderr
+    assert "error" not in stderr

@@ -116,6 +116,13 @@ def main(argv=None):
         else:
             from . import _commands
             getattr(_commands, f"cmd_{args.command}")(args)
+    except BrokenPipeError:
+        # The reader went away (``| head``): what it read was right, nothing to report.
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
     except (CommandError, OSError, ValueError, TypeError) as exc:
         message = " ".join(str(exc).split())
         print(f"sklearn-sketch: error: {message}", file=sys.stderr)
