@@ -1,0 +1,398 @@
+"""Relative deltoids: the items much more frequent in one stream than in another.
+
+The WM-Sketch paper's section 8.2: a classifier of stream A against stream B,
+trained with one 1-sparse update per item occurrence, puts its heaviest
+weights on the items whose frequency ratio between the streams is largest,
+either way, in memory that does not grow with the number of distinct items.
+"""
+import math
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+
+from ._base import largest_heap, parse_memory_budget
+from ._core import CountSketch
+from ._names import NAME_OVERHEAD, mean_name_bytes
+from ._raw_features import RAW_N_FEATURES, NamedRows, hash_raw
+
+__all__ = ["ExactDeltoids", "RelativeDeltoids", "item_occurrences"]
+
+#: Columns of ``deltoids_``.
+DELTOID_COLUMNS = ("item", "weight", "log_ratio", "count_a", "count_b")
+
+#: Step of the default classifier: a 1-sparse example moves one weight by about
+#: eta0, so a weight averages its item's last ~1/eta0 occurrences (as for
+#: :class:`~sklearn_sketch.explain.OutlierExplainer`).
+DEFAULT_ETA0 = 0.05
+
+
+def item_occurrences(items):
+    """The keys of every item occurrence of ``items``, and ``{key: name}`` where known.
+
+    Parameters
+    ----------
+    items : list of str, list of list of str, ndarray of int, sparse matrix or NamedRows
+        Tokens, documents of tokens, integer keys, or a matrix of counts
+        (``KmerVectorizer`` output: one occurrence per count).
+
+    Returns
+    -------
+    keys : ndarray of int64
+        One key per occurrence.
+    names : dict or object or None
+        Names of the keys (tokens), a name lookup (``NamedRows``), or None.
+
+    Examples
+    --------
+    >>> from sklearn_sketch.deltoids import item_occurrences
+    >>> keys, names = item_occurrences(["a", "b", "a"])
+    >>> keys.size, sorted(names.values())
+    (3, ['a', 'b'])
+    """
+    if isinstance(items, NamedRows):
+        matrix, names = items.X, items.names
+    elif sp.issparse(items):
+        matrix, names = sp.csr_matrix(items), None
+    elif isinstance(items, np.ndarray) and items.dtype.kind in "iu":
+        return items.astype(np.int64).ravel(), None
+    else:
+        items = list(items)
+        if not items:
+            return np.zeros(0, dtype=np.int64), {}
+        documents = items if isinstance(items[0], (list, tuple)) else [items]
+        if not all(isinstance(t, (str, bytes)) for doc in documents[:100] for t in doc[:100]):
+            raise TypeError("items must be tokens (str), lists of tokens, integer keys or a "
+                            "matrix of counts")
+        matrix, names = hash_raw([list(doc) for doc in documents])
+    counts = matrix.data
+    if (counts < 0).any() or not np.array_equal(counts, np.round(counts)):
+        raise ValueError("a matrix of items must hold non-negative whole counts")
+    return np.repeat(matrix.indices.astype(np.int64), counts.astype(np.int64)), names
+
+
+def _table(names, weights, log_ratio, count_a, count_b):
+    table = {"item": names, "weight": weights, "log_ratio": log_ratio, "count_a": count_a,
+             "count_b": count_b}
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is optional
+        return table
+    return pd.DataFrame(table, columns=list(DELTOID_COLUMNS))
+
+
+def _log_ratio(count_a, count_b, n_a, n_b):
+    """Log of the ratio of the two relative frequencies, half a count added to each."""
+    return np.log((count_a + 0.5) / max(n_a, 1.0)) - np.log((count_b + 0.5) / max(n_b, 1.0))
+
+
+class RelativeDeltoids(BaseEstimator):
+    """Find the items whose frequency differs most between two streams, in bounded memory.
+
+    An Active-Set WM-Sketch classifier of stream A (label 1) against stream
+    B (label 0) takes one 1-sparse update per item occurrence, as the
+    WM-Sketch paper does: an item's weight grows with the log ratio of its
+    frequencies, so the heap keeps the items most frequent in A relative to B
+    (positive weights) and in B relative to A (negative weights), by name.
+    Two small Count-Sketches count each stream's occurrences of the keys, for
+    an estimated log ratio and approximate counts. Everything lives inside
+    ``memory_budget`` real bytes, names included.
+
+    Feed both streams at once (``fit(a, b)``, or ``partial_fit(a=..., b=...)``
+    per chunk: the occurrences of a chunk are shuffled together, seeded by
+    ``random_state``), or one at a time (``partial_fit(items, stream="a")``),
+    in chunks small enough that the two streams alternate often: the model
+    follows the most recent occurrences.
+
+    Parameters
+    ----------
+    memory_budget : int or str, default="128KB"
+        Real bytes of the whole estimator: classifier, names and counts.
+    count_share : float, default=0.2
+        Share of the budget for the two count sketches (depth 3).
+    heap_share : float, default=0.5
+        Share of the classifier's bytes for its heap and the items' names.
+    eta0 : float, default=0.05
+        Step of the classifier's 1-sparse updates.
+    min_count : int, default=5
+        Items seen fewer times in both streams together are left out of
+        ``deltoids_``.
+    chunk_items : int, default=1000000
+        Occurrences per stream trained at a time by ``fit``.
+    top : int, default=20
+        Items of each direction shown by ``repr``.
+    random_state : int, default=None
+        Seed of the hashes and of the shuffles.
+
+    Attributes
+    ----------
+    deltoids_ : pandas.DataFrame or dict of ndarray
+        The items of the heap seen at least ``min_count`` times: ``item``,
+        ``weight`` (positive: more frequent in A), ``log_ratio`` (estimated
+        ``log(f_A / f_B)`` of the relative frequencies), ``count_a`` and
+        ``count_b`` (estimated occurrences), by decreasing weight.
+    estimator_ : AWMSketchClassifier
+        The classifier.
+    n_a_, n_b_ : int
+        Occurrences seen in each stream.
+    memory_bytes_ : int
+        Real bytes; at most ``memory_budget``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_sketch.deltoids import RelativeDeltoids
+    >>> rng = np.random.default_rng(0)
+    >>> common = [f"w{i}" for i in rng.integers(0, 300, 20_000)]
+    >>> a = common[:10_000] + ["spike"] * 200
+    >>> b = common[10_000:] + ["spike"] * 10
+    >>> deltoids = RelativeDeltoids(memory_budget="32KB", random_state=0).fit(a, b)
+    >>> deltoids.deltoids_["item"][0]
+    'spike'
+    """
+
+    def __init__(self, memory_budget="128KB", *, count_share=0.2, heap_share=0.5,
+                 eta0=DEFAULT_ETA0, min_count=5, chunk_items=1_000_000, top=20,
+                 random_state=None):
+        self.memory_budget = memory_budget
+        self.count_share = count_share
+        self.heap_share = heap_share
+        self.eta0 = eta0
+        self.min_count = min_count
+        self.chunk_items = chunk_items
+        self.top = top
+        self.random_state = random_state
+
+    def fit(self, a, b):
+        """Train from scratch on two whole streams, in chunks of ``chunk_items``.
+
+        Parameters
+        ----------
+        a, b : list of str, list of list of str, ndarray of int or matrix of counts
+            The items of stream A and of stream B (see :func:`item_occurrences`),
+            trained as ``partial_fit(a=..., b=...)`` on the parts that
+            ``np.array_split`` cuts them into, enough that a part holds at most
+            ``chunk_items`` items (documents, rows) of either stream.
+
+        Returns
+        -------
+        self : RelativeDeltoids
+        """
+        self.__dict__.pop("estimator_", None)
+        a, b = _as_sequence(a), _as_sequence(b)
+        for name, items in (("a", a), ("b", b)):
+            if _length(items) == 0:
+                raise ValueError(f"stream {name} is empty: there is nothing to compare")
+        size = max(_length(a), _length(b))
+        n_chunks = max(1, math.ceil(size / self.chunk_items))
+        # The chunks partial_fit(a=..., b=...) would get from np.array_split of each stream.
+        for part_a, part_b in zip(_split(a, n_chunks), _split(b, n_chunks)):
+            self.partial_fit(a=part_a, b=part_b)
+        return self
+
+    def partial_fit(self, items=None, stream=None, *, a=None, b=None):
+        """Train on one more chunk: ``items`` of ``stream``, or ``a`` and ``b`` together.
+
+        Parameters
+        ----------
+        items : items, default=None
+            The chunk of one stream (with ``stream``).
+        stream : {"a", "b"}, default=None
+            Which stream ``items`` come from.
+        a, b : items, default=None
+            Chunks of both streams, trained together (their occurrences shuffled).
+
+        Returns
+        -------
+        self : RelativeDeltoids
+        """
+        if items is not None:
+            if stream not in ("a", "b") or a is not None or b is not None:
+                raise ValueError("give items with stream='a' or 'b', or a= and b=")
+            a, b = (items, None) if stream == "a" else (None, items)
+        keys_a, names_a = item_occurrences(a) if a is not None else (np.zeros(0, np.int64), None)
+        keys_b, names_b = item_occurrences(b) if b is not None else (np.zeros(0, np.int64), None)
+        if keys_a.size + keys_b.size == 0:
+            raise ValueError("the chunk holds no item: nothing to train on")
+        self._train(keys_a, keys_b, _merge_names(names_a, names_b))
+        return self
+
+    def _check_params(self):
+        for name in ("count_share", "heap_share"):
+            share = getattr(self, name)
+            if isinstance(share, bool) or not isinstance(share, Real) or not 0 < share < 1:
+                raise ValueError(f"{name} must be in (0, 1), got {share!r}")
+        if isinstance(self.min_count, bool) or not isinstance(self.min_count, Integral) \
+                or self.min_count < 0:
+            raise ValueError(f"min_count must be an integer >= 0, got {self.min_count!r}")
+        if not isinstance(self.chunk_items, Integral) or self.chunk_items < 1:
+            raise ValueError(f"chunk_items must be a positive integer, got {self.chunk_items!r}")
+
+    def _start(self, names):
+        from .weight_median import AWMSketchClassifier
+
+        budget = parse_memory_budget(self.memory_budget)
+        width = max(16, int(budget * self.count_share) // (2 * 4 * 3) - 1)
+        seed = 0 if self.random_state is None else self.random_state
+        self.counts_a_ = CountSketch(width, 3, random_state=seed + 1)
+        self.counts_b_ = CountSketch(width, 3, random_state=seed + 1)
+        left = budget - 2 * self.counts_a_.memory_bytes
+        mean = mean_name_bytes(names) if names else 0.0
+        name_bytes = NAME_OVERHEAD + max(16, math.ceil(1.25 * mean)) if mean else 0
+        capacity = largest_heap(self.heap_share * left, name_bytes=name_bytes)
+        if capacity < 1 or left <= 0:
+            raise ValueError(f"memory_budget={self.memory_budget!r} is too small for a heap "
+                             "and a sketch; give at least a few kilobytes")
+        self.estimator_ = AWMSketchClassifier(
+            memory_budget=left, n_features_to_select=capacity, eta0=self.eta0, shuffle=False,
+            random_state=self.random_state)
+        self._rng = np.random.default_rng(seed)
+        self.n_a_ = self.n_b_ = 0
+
+    def _train(self, keys_a, keys_b, names):
+        self._check_params()
+        if "estimator_" not in self.__dict__:
+            self._start(names)
+        keys = np.concatenate([keys_a, keys_b])
+        labels = np.concatenate([np.ones(keys_a.size, np.int64), np.zeros(keys_b.size, np.int64)])
+        order = self._rng.permutation(keys.size)
+        examples = sp.csr_matrix((np.ones(keys.size), keys[order], np.arange(keys.size + 1)),
+                                 shape=(keys.size, RAW_N_FEATURES))
+        if names is not None:
+            examples = NamedRows(examples, names)
+        self.estimator_.partial_fit(examples, labels[order], classes=[0, 1])
+        self.counts_a_.update(keys_a, np.ones(keys_a.size))
+        self.counts_b_.update(keys_b, np.ones(keys_b.size))
+        self.n_a_ += int(keys_a.size)
+        self.n_b_ += int(keys_b.size)
+        self.memory_bytes_ = (self.estimator_.memory_bytes_ + self.counts_a_.memory_bytes
+                              + self.counts_b_.memory_bytes)
+        self.deltoids_ = self._deltoids()
+
+    def _deltoids(self):
+        selected = self.estimator_.selected_features_
+        keys, weights = selected.keys, selected.weights[:, 0]
+        names = np.array([str(k) if n is None else n for k, n in zip(
+            keys.tolist(), (selected.names if selected.names is not None
+                            else [None] * keys.size))], dtype=object)
+        count_a = np.maximum(self.counts_a_.query(keys), 0.0)
+        count_b = np.maximum(self.counts_b_.query(keys), 0.0)
+        keep = np.flatnonzero(count_a + count_b >= self.min_count)
+        keep = keep[np.argsort(-weights[keep], kind="stable")]
+        return _table(names[keep], weights[keep],
+                      _log_ratio(count_a[keep], count_b[keep], self.n_a_, self.n_b_),
+                      count_a[keep], count_b[keep])
+
+    def __repr__(self, N_CHAR_MAX=700):
+        text = super().__repr__(N_CHAR_MAX)
+        if "deltoids_" not in self.__dict__:
+            return text
+        table = self.deltoids_
+        n = len(table["item"])
+        shown = list(range(min(self.top, n))) + list(range(max(self.top, n - self.top), n))
+        lines = [f"{text}: {self.n_a_:,} and {self.n_b_:,} occurrences, "
+                 f"{self.memory_bytes_:,} bytes", f"{'log ratio':>9}  {'weight':>8}  item"]
+        lines += [f"{table['log_ratio'][i]:9.2f}  {table['weight'][i]:8.3f}  {table['item'][i]}"
+                  for i in shown]
+        return "\n".join(lines)
+
+
+class ExactDeltoids(RelativeDeltoids):
+    """The exact reference: every item counted in both streams, memory unbounded.
+
+    The interface of :class:`RelativeDeltoids`; ``deltoids_`` holds every item
+    seen at least ``min_count`` times, by decreasing exact log ratio
+    (``weight`` is that log ratio), and ``memory_bytes_`` the bytes of the
+    counts.
+
+    Parameters
+    ----------
+    min_count : int, default=5
+        Items seen fewer times in both streams together are left out.
+    chunk_items : int, default=1000000
+        Occurrences per stream counted at a time by ``fit``.
+    top : int, default=20
+        Items of each direction shown by ``repr``.
+
+    Examples
+    --------
+    >>> from sklearn_sketch.deltoids import ExactDeltoids
+    >>> exact = ExactDeltoids(min_count=1).fit(["x", "x", "x", "y"], ["x", "y", "y", "y"])
+    >>> exact.deltoids_["item"].tolist(), exact.deltoids_["count_a"].tolist()
+    (['x', 'y'], [3.0, 1.0])
+    """
+
+    def __init__(self, *, min_count=5, chunk_items=1_000_000, top=20):
+        self.min_count = min_count
+        self.chunk_items = chunk_items
+        self.top = top
+
+    def _check_params(self):
+        if isinstance(self.min_count, bool) or not isinstance(self.min_count, Integral) \
+                or self.min_count < 0:
+            raise ValueError(f"min_count must be an integer >= 0, got {self.min_count!r}")
+
+    def _start(self, names):
+        self.estimator_ = None
+        self.keys_ = np.zeros(0, dtype=np.int64)
+        self.count_a_ = np.zeros(0, dtype=np.int64)
+        self.count_b_ = np.zeros(0, dtype=np.int64)
+        self._names = {}
+        self.n_a_ = self.n_b_ = 0
+
+    def _train(self, keys_a, keys_b, names):
+        self._check_params()
+        if "estimator_" not in self.__dict__:
+            self._start(names)
+        keys = np.concatenate([self.keys_, keys_a, keys_b])
+        in_a = np.concatenate([self.count_a_, np.ones(keys_a.size, np.int64),
+                               np.zeros(keys_b.size, np.int64)])
+        in_b = np.concatenate([self.count_b_, np.zeros(keys_a.size, np.int64),
+                               np.ones(keys_b.size, np.int64)])
+        self.keys_, inverse = np.unique(keys, return_inverse=True)
+        self.count_a_ = np.bincount(inverse, weights=in_a).astype(np.int64)
+        self.count_b_ = np.bincount(inverse, weights=in_b).astype(np.int64)
+        if isinstance(names, dict):
+            self._names.update(names)
+        self.n_a_ += int(keys_a.size)
+        self.n_b_ += int(keys_b.size)
+        self.memory_bytes_ = self.keys_.nbytes + self.count_a_.nbytes + self.count_b_.nbytes
+        self.deltoids_ = self._deltoids()
+
+    def _deltoids(self):
+        count_a, count_b = self.count_a_.astype(float), self.count_b_.astype(float)
+        ratio = _log_ratio(count_a, count_b, self.n_a_, self.n_b_)
+        keep = np.flatnonzero(count_a + count_b >= self.min_count)
+        keep = keep[np.argsort(-ratio[keep], kind="stable")]
+        names = np.array([self._names.get(k, str(k)) for k in self.keys_[keep].tolist()],
+                         dtype=object)
+        return _table(names, ratio[keep], ratio[keep], count_a[keep], count_b[keep])
+
+
+def _as_sequence(items):
+    """Items as something ``_split`` can cut: a list, an array or a sparse matrix."""
+    if isinstance(items, NamedRows) or sp.issparse(items) or isinstance(items, np.ndarray):
+        return items
+    return list(items)
+
+
+def _length(items):
+    return items.shape[0] if hasattr(items, "shape") else len(items)
+
+
+def _split(items, n_chunks):
+    """``n_chunks`` consecutive parts, as ``np.array_split`` cuts them."""
+    sizes = np.full(n_chunks, _length(items) // n_chunks)
+    sizes[:_length(items) % n_chunks] += 1
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    return [items[start:stop] for start, stop in zip(bounds[:-1], bounds[1:])]
+
+
+def _merge_names(first, second):
+    """One name source for the keys of two streams' chunks."""
+    if first is None or second is None:
+        return first if second is None else second
+    if isinstance(first, dict) and isinstance(second, dict):
+        return {**second, **first}
+    return first

@@ -1,0 +1,77 @@
+"""RelativeDeltoids and its exact reference."""
+import numpy as np
+import pytest
+
+from sklearn_sketch import KmerVectorizer
+from sklearn_sketch.deltoids import ExactDeltoids, RelativeDeltoids, item_occurrences
+
+
+def streams(seed=0, n=40_000, vocabulary=2_000):
+    """Zipf-like common items in both streams; 'spike' 20x more frequent in A, rare overall."""
+    rng = np.random.default_rng(seed)
+    p = 1.0 / np.arange(1, vocabulary + 1)
+    common = np.array([f"w{i}" for i in range(vocabulary)])[rng.choice(vocabulary, 2 * n,
+                                                                        p=p / p.sum())]
+    a = common[:n].tolist() + ["spike"] * 100
+    b = common[n:].tolist() + ["spike"] * 5
+    return a, b
+
+
+def test_a_planted_deltoid_is_found_in_a_small_budget():
+    a, b = streams()
+    model = RelativeDeltoids("16KB", random_state=0).fit(a, b)
+    assert model.memory_bytes_ <= 16 * 1024
+    table = model.deltoids_
+    assert table["item"].iloc[0] == "spike"
+    assert table["log_ratio"].iloc[0] > np.log(8)  # 20x; its 5 occurrences in B are noise here
+
+
+def test_ratio_estimates_follow_exact_counts():
+    a, b = streams(seed=1)
+    model = RelativeDeltoids("256KB", random_state=0).fit(a, b)
+    exact = ExactDeltoids(min_count=0).fit(a, b).deltoids_.set_index("item")
+    joined = model.deltoids_.merge(exact, left_on="item", right_index=True,
+                                   suffixes=("", "_exact"))
+    assert len(joined) >= 50
+    frequent = joined[(joined.count_a_exact + joined.count_b_exact) >= 200]
+    np.testing.assert_allclose(frequent.count_a, frequent.count_a_exact, rtol=0.1, atol=5)
+    np.testing.assert_allclose(frequent.log_ratio, frequent.log_ratio_exact, atol=0.25)
+    # Exact counts are exact.
+    assert exact.loc["spike", "count_a"] == 100 and exact.loc["spike", "count_b"] == 5
+
+
+def test_chunked_and_whole_input_give_the_same_model():
+    a, b = streams(n=20_000)
+    whole = RelativeDeltoids("32KB", chunk_items=5_000, random_state=3).fit(a, b)
+    chunked = RelativeDeltoids("32KB", random_state=3)
+    for part_a, part_b in zip(np.array_split(np.array(a), 5), np.array_split(np.array(b), 5)):
+        chunked.partial_fit(a=part_a.tolist(), b=part_b.tolist())
+    assert whole.deltoids_.equals(chunked.deltoids_)
+
+
+def test_one_stream_at_a_time_and_kmer_counts():
+    reads_a = ["ACGTACGTTTGACCA" * 4] * 30 + ["GGGGCCCCAAAATTTT" * 4] * 30
+    reads_b = ["GGGGCCCCAAAATTTT" * 4] * 30
+    vectorizer = KmerVectorizer(k=6)
+    keys_a, _ = item_occurrences(vectorizer.transform(reads_a))
+    assert keys_a.size == vectorizer.transform(reads_a).sum()
+    model = RelativeDeltoids("16KB", min_count=1, random_state=0)
+    for _ in range(5):
+        model.partial_fit(vectorizer.transform(reads_a), stream="a")
+        model.partial_fit(vectorizer.transform(reads_b), stream="b")
+    top = vectorizer.decode(np.array([int(model.deltoids_["item"].iloc[0])]))[0]
+    assert top in "ACGTACGTTTGACCA" * 4 or top in vectorizer.decode(
+        vectorizer.transform(["ACGTACGTTTGACCA" * 4]).indices)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: RelativeDeltoids().fit([], ["x"]), "stream a is empty"),
+    (lambda: RelativeDeltoids().fit(["x"], []), "stream b is empty"),
+    (lambda: RelativeDeltoids("64B").fit(["x"], ["y"]), "too small"),
+    (lambda: RelativeDeltoids().partial_fit(["x"], stream="c"), "stream='a' or 'b'"),
+    (lambda: RelativeDeltoids().partial_fit(a=[], b=[]), "holds no item"),
+    (lambda: RelativeDeltoids(heap_share=1.5).fit(["x"], ["y"]), r"heap_share must be in \(0, 1\)"),
+])
+def test_bad_input_is_named(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
