@@ -5,6 +5,7 @@ import sys
 
 from .. import __version__
 from ._errors import CommandError
+from ._compare import add_compare_arguments
 from ._explain import add_explain_arguments
 from ._inputs import add_input_arguments, positive_int
 
@@ -91,6 +92,10 @@ def build_parser():
     explain = _command(commands, "explain", "name the attribute combinations that make rows "
                                             "of a CSV file outliers, in bounded memory")
     add_explain_arguments(explain, positive_int)
+
+    compare = _command(commands, "compare", "list the items much more frequent in one set of "
+                                            "files than in another, in bounded memory")
+    add_compare_arguments(compare, positive_int)
     return parser
 
 
@@ -113,6 +118,9 @@ def main(argv=None):
         if args.command == "explain":
             from ._explain import cmd_explain
             cmd_explain(args)
+        elif args.command == "compare":
+            from ._compare import cmd_compare
+            cmd_compare(args)
         else:
             from . import _commands
             getattr(_commands, f"cmd_{args.command}")(args)

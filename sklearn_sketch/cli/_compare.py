@@ -1,0 +1,134 @@
+"""The ``compare`` command: the items much more frequent in one set of files than in another."""
+import json
+import re
+import sys
+import time
+from itertools import zip_longest
+
+from ._errors import CommandError
+
+#: Words as scikit-learn's CountVectorizer finds them by default: 2+ word characters.
+TOKEN = re.compile(r"(?u)\b\w\w+\b")
+
+
+def add_compare_arguments(parser, positive_int):
+    """The options of ``sklearn-sketch compare``."""
+    parser.add_argument("--a", nargs="+", required=True, metavar="FILE",
+                        help="the files of stream A")
+    parser.add_argument("--b", nargs="+", required=True, metavar="FILE",
+                        help="the files of stream B")
+    kind = parser.add_mutually_exclusive_group()
+    kind.add_argument("--text", action="store_true",
+                      help="text files (the default): lower-cased words of 2+ characters, "
+                           "as CountVectorizer finds them")
+    kind.add_argument("--fasta", action="store_true",
+                      help="FASTA files (plain or gzip): the canonical k-mers of each record")
+    parser.add_argument("--k", type=positive_int, default=12, help="k-mer length (--fasta)")
+    parser.add_argument("--memory-budget", default="128KB",
+                        help="real bytes of the whole model (classifier, names, counts)")
+    parser.add_argument("--top", type=positive_int, default=50,
+                        help="items listed for each direction")
+    parser.add_argument("--min-count", type=int, default=5,
+                        help="leave out items seen fewer times in both streams together")
+    parser.add_argument("--chunk-lines", type=positive_int, default=20_000,
+                        help="lines (--text) or records (--fasta) read at a time per stream")
+    parser.add_argument("--random-state", type=int, default=0)
+    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument("--output", help="file to write (default stdout)")
+    parser.add_argument("--quiet", action="store_true", help="no progress")
+
+
+def _text_chunks(paths, lines):
+    """Chunks of tokens, ``lines`` lines at a time, file after file."""
+    import gzip
+    batch = []
+    for path in paths:
+        opener = gzip.open if str(path).endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                batch.append(line)
+                if len(batch) == lines:
+                    yield TOKEN.findall("".join(batch).lower())
+                    batch = []
+    if batch:
+        yield TOKEN.findall("".join(batch).lower())
+
+
+def _fasta_chunks(paths, records, vectorizer):
+    from ..io import FastaReader
+    for chunk in FastaReader(list(paths), records):
+        yield vectorizer.transform(chunk.sequences)
+
+
+def cmd_compare(args):
+    from ..deltoids import RelativeDeltoids
+
+    if args.min_count < 0:
+        raise CommandError(f"--min-count must be >= 0, got {args.min_count}")
+    vectorizer = None
+    if args.fasta:
+        from ..feature_extraction import KmerVectorizer
+        vectorizer = KmerVectorizer(k=args.k)
+        chunks_a = _fasta_chunks(args.a, args.chunk_lines, vectorizer)
+        chunks_b = _fasta_chunks(args.b, args.chunk_lines, vectorizer)
+    else:
+        chunks_a = _text_chunks(args.a, args.chunk_lines)
+        chunks_b = _text_chunks(args.b, args.chunk_lines)
+    model = RelativeDeltoids(args.memory_budget, min_count=args.min_count,
+                             random_state=args.random_state)
+    start, seen = time.perf_counter(), False
+    # The two streams alternate chunk by chunk; the longer one finishes alone.
+    for part_a, part_b in zip_longest(chunks_a, chunks_b):
+        empty_a = part_a is None or _size(part_a) == 0
+        empty_b = part_b is None or _size(part_b) == 0
+        if empty_a and empty_b:
+            continue
+        model.partial_fit(a=None if empty_a else part_a, b=None if empty_b else part_b)
+        seen = True
+        if not args.quiet:
+            print(f"\r{model.n_a_:,} and {model.n_b_:,} items, "
+                  f"{(model.n_a_ + model.n_b_) / (time.perf_counter() - start):,.0f} items/s",
+                  end="", file=sys.stderr, flush=True)
+    if not args.quiet and seen:
+        print(file=sys.stderr)
+    if not seen or model.n_a_ == 0 or model.n_b_ == 0:
+        which = "A" if not seen or model.n_a_ == 0 else "B"
+        raise CommandError(f"stream {which} holds no item: there is nothing to compare")
+    _write(_report(model, args, vectorizer, time.perf_counter() - start), args.output)
+
+
+def _size(part):
+    return part.nnz if hasattr(part, "nnz") else len(part)
+
+
+def _report(model, args, vectorizer, seconds):
+    table = model.deltoids_
+    items = table["item"].tolist()
+    if vectorizer is not None:
+        import numpy as np
+        items = vectorizer.decode(np.array([int(i) for i in items], dtype=np.int64)).tolist()
+    rows = list(zip(items, table["weight"].tolist(), table["log_ratio"].tolist(),
+                    table["count_a"].tolist(), table["count_b"].tolist()))
+    more_a = [r for r in rows if r[1] > 0][:args.top]
+    more_b = [r for r in rows if r[1] < 0][::-1][:args.top]
+    summary = {"items_a": model.n_a_, "items_b": model.n_b_,
+               "memory_bytes": model.memory_bytes_, "seconds": round(seconds, 3)}
+    if args.format == "json":
+        def entries(selected):
+            return [{"item": i, "weight": w, "log_ratio": r, "count_a": a, "count_b": b}
+                    for i, w, r, a, b in selected]
+        summary.update(more_in_a=entries(more_a), more_in_b=entries(more_b))
+        return json.dumps(summary, indent=1) + "\n"
+    lines = [f"{model.n_a_:,} items in A, {model.n_b_:,} in B; {model.memory_bytes_:,} bytes; "
+             f"{seconds:.1f} s", "stream\tlog_ratio\tcount_a\tcount_b\tweight\titem"]
+    for name, selected in (("A", more_a), ("B", more_b)):
+        lines += [f"{name}\t{r:.3f}\t{a:.0f}\t{b:.0f}\t{w:.4f}\t{i}" for i, w, r, a, b in selected]
+    return "\n".join(lines) + "\n"
+
+
+def _write(text, path):
+    if path is None:
+        sys.stdout.write(text)
+        return
+    with open(path, "w") as f:
+        f.write(text)

@@ -1,0 +1,46 @@
+"""sklearn-sketch compare: two sets of files in, the items that differ most out."""
+import json
+
+import numpy as np
+import pytest
+
+from sklearn_sketch.cli import main
+
+
+@pytest.fixture
+def texts(tmp_path):
+    rng = np.random.default_rng(0)
+    words = np.array([f"word{i}" for i in range(300)])
+    a = [" ".join(rng.choice(words, 12)) + (" spike" if i % 4 == 0 else "") for i in range(3000)]
+    b = [" ".join(rng.choice(words, 12)) + (" Spike" if i % 80 == 0 else "") for i in range(3000)]
+    (tmp_path / "a.txt").write_text("\n".join(a))
+    (tmp_path / "b.txt").write_text("\n".join(b))
+    (tmp_path / "empty.txt").write_text("")
+    return tmp_path
+
+
+def test_compare_finds_the_planted_word(texts, capsys):
+    assert main(["compare", "--a", str(texts / "a.txt"), "--b", str(texts / "b.txt"),
+                 "--memory-budget", "16KB", "--format", "json", "--quiet",
+                 "--chunk-lines", "500"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["more_in_a"][0]["item"] == "spike"  # lower-cased as CountVectorizer does
+    assert report["more_in_a"][0]["log_ratio"] > np.log(4)  # 20x; 16KB of counts blur it
+    assert report["memory_bytes"] <= 16 * 1024
+    assert report["items_a"] == 3000 * 12 + 750
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--a", "{empty}", "--b", "{b}"], "stream A holds no item"),
+    (["--a", "{a}", "--b", "{empty}"], "stream B holds no item"),
+    (["--a", "{a}", "--b", "{b}", "--memory-budget", "64B"], "too small"),
+    (["--a", "{a}", "--b", "{missing}"], "No such file"),
+])
+def test_bad_input_is_one_line_status_2_and_nothing_written(texts, capsys, argv, message):
+    out = texts / "out.txt"
+    argv = [a.format(a=texts / "a.txt", b=texts / "b.txt", empty=texts / "empty.txt",
+                     missing=texts / "missing.txt") for a in argv]
+    assert main(["compare", *argv, "--quiet", "--output", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not out.exists()
