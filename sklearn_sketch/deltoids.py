@@ -17,7 +17,7 @@ from ._core import CountSketch
 from ._names import NAME_OVERHEAD, mean_name_bytes
 from ._raw_features import RAW_N_FEATURES, NamedRows, hash_raw
 
-__all__ = ["ExactDeltoids", "RelativeDeltoids", "item_occurrences"]
+__all__ = ["CountMinDeltoids", "ExactDeltoids", "RelativeDeltoids", "item_occurrences"]
 
 #: Columns of ``deltoids_``.
 DELTOID_COLUMNS = ("item", "weight", "log_ratio", "count_a", "count_b")
@@ -368,6 +368,125 @@ class ExactDeltoids(RelativeDeltoids):
         names = np.array([self._names.get(k, str(k)) for k in self.keys_[keep].tolist()],
                          dtype=object)
         return _table(names, ratio[keep], ratio[keep], count_a[keep], count_b[keep])
+
+
+class CountMinDeltoids(RelativeDeltoids):
+    """The paired Count-Min baseline (Cormode and Muthukrishnan), in the same bytes.
+
+    The interface of :class:`RelativeDeltoids`; two Count-Min sketches of
+    Apache DataSketches (the peer a user would reach for) count the
+    occurrences of each stream, and a heap keeps the items met so far whose
+    estimated log ratio is largest either way (among those estimated at
+    ``min_count`` or more), with their names. The WM-Sketch paper's baseline
+    for relative deltoids. DataSketches' Python API takes one item a call, so
+    it loops in Python over the occurrences.
+
+    Parameters
+    ----------
+    memory_budget : int or str, default="128KB"
+        Real bytes: the two sketches (8-byte counters), the heap and the names.
+    heap_share : float, default=0.5
+        Share of the budget for the heap and the names.
+    min_count : int, default=5
+        Items estimated fewer times in both streams together are not candidates.
+    chunk_items : int, default=1000000
+        Occurrences per stream counted at a time by ``fit``.
+    top : int, default=20
+        Items of each direction shown by ``repr``.
+    random_state : int, default=None
+        Seed of the sketches' hashes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_sketch.deltoids import CountMinDeltoids
+    >>> rng = np.random.default_rng(0)
+    >>> common = [f"w{i}" for i in rng.integers(0, 300, 20_000)]
+    >>> model = CountMinDeltoids("64KB", random_state=0).fit(
+    ...     common[:10_000] + ["spike"] * 200, common[10_000:] + ["spike"] * 10)
+    >>> model.deltoids_["item"][0]
+    'spike'
+    """
+
+    DEPTH = 3
+
+    def __init__(self, memory_budget="128KB", *, heap_share=0.5, min_count=5,
+                 chunk_items=1_000_000, top=20, random_state=None):
+        self.memory_budget = memory_budget
+        self.heap_share = heap_share
+        self.min_count = min_count
+        self.chunk_items = chunk_items
+        self.top = top
+        self.random_state = random_state
+
+    def _check_params(self):
+        share = self.heap_share
+        if isinstance(share, bool) or not isinstance(share, Real) or not 0 < share < 1:
+            raise ValueError(f"heap_share must be in (0, 1), got {share!r}")
+        ExactDeltoids._check_params(self)
+
+    def _start(self, names):
+        from datasketches import count_min_sketch
+
+        from ._core import TopKHeap
+
+        budget = parse_memory_budget(self.memory_budget)
+        mean = mean_name_bytes(names) if names else 0.0
+        name_bytes = NAME_OVERHEAD + max(16, math.ceil(1.25 * mean)) if mean else 0
+        capacity = largest_heap(self.heap_share * budget, name_bytes=name_bytes)
+        buckets = int((1 - self.heap_share) * budget) // (2 * 8 * self.DEPTH)
+        if capacity < 1 or buckets < 1:
+            raise ValueError(f"memory_budget={self.memory_budget!r} is too small for a heap "
+                             "and two Count-Min sketches; give at least a few kilobytes")
+        seed = 9001 if self.random_state is None else self.random_state
+        self.sketch_a_ = count_min_sketch(self.DEPTH, buckets, seed)
+        self.sketch_b_ = count_min_sketch(self.DEPTH, buckets, seed)
+        self.heap_ = TopKHeap(capacity)
+        self._names = {}
+        self.estimator_ = None
+        self.n_a_ = self.n_b_ = 0
+
+    def _train(self, keys_a, keys_b, names):
+        self._check_params()
+        if "estimator_" not in self.__dict__:
+            self._start(names)
+        for key in keys_a.tolist():
+            self.sketch_a_.update(key)
+        for key in keys_b.tolist():
+            self.sketch_b_.update(key)
+        self.n_a_ += int(keys_a.size)
+        self.n_b_ += int(keys_b.size)
+        candidates = np.unique(np.concatenate([keys_a, keys_b])).tolist()
+        count_a, count_b = self._counts(candidates)
+        ratio = _log_ratio(count_a, count_b, self.n_a_, self.n_b_)
+        for key, value, total in zip(candidates, ratio.tolist(), (count_a + count_b).tolist()):
+            if total >= self.min_count:
+                self.heap_.push_or_update(key, value)
+        held = set(self.heap_.keys().tolist())
+        kept = {k: v for k, v in self._names.items() if k in held}
+        if isinstance(names, dict):
+            kept.update((k, names[k]) for k in held - kept.keys() if k in names)
+        elif names is not None:
+            kept.update(names.lookup([k for k in held if k not in kept]))
+        self._names = kept
+        self.memory_bytes_ = (2 * 8 * self.DEPTH * self.sketch_a_.num_buckets
+                              + self.heap_.memory_bytes
+                              + sum(NAME_OVERHEAD + len(str(n).encode())
+                                    for n in self._names.values()))
+        self.deltoids_ = self._deltoids()
+
+    def _counts(self, keys):
+        return (np.array([self.sketch_a_.get_estimate(k) for k in keys], dtype=np.float64),
+                np.array([self.sketch_b_.get_estimate(k) for k in keys], dtype=np.float64))
+
+    def _deltoids(self):
+        keys = self.heap_.keys()
+        count_a, count_b = self._counts(keys.tolist())
+        ratio = _log_ratio(count_a, count_b, self.n_a_, self.n_b_)
+        order = np.argsort(-ratio, kind="stable")
+        names = np.array([self._names.get(k, str(k)) for k in keys[order].tolist()],
+                         dtype=object)
+        return _table(names, ratio[order], ratio[order], count_a[order], count_b[order])
 
 
 def _as_sequence(items):

@@ -3,7 +3,12 @@ import numpy as np
 import pytest
 
 from sklearn_sketch import KmerVectorizer
-from sklearn_sketch.deltoids import ExactDeltoids, RelativeDeltoids, item_occurrences
+from sklearn_sketch.deltoids import (
+    CountMinDeltoids,
+    ExactDeltoids,
+    RelativeDeltoids,
+    item_occurrences,
+)
 
 
 def streams(seed=0, n=40_000, vocabulary=2_000):
@@ -24,6 +29,20 @@ def test_a_planted_deltoid_is_found_in_a_small_budget():
     table = model.deltoids_
     assert table["item"].iloc[0] == "spike"
     assert table["log_ratio"].iloc[0] > np.log(8)  # 20x; its 5 occurrences in B are noise here
+
+
+def test_the_planted_deltoid_survives_where_count_min_loses_its_counts():
+    a, b = streams()
+    ours = RelativeDeltoids("8KB", random_state=0).fit(a, b)
+    count_min = CountMinDeltoids("8KB", random_state=0).fit(a, b)
+    assert ours.memory_bytes_ <= 8 * 1024 and count_min.memory_bytes_ <= 8 * 1024
+    assert ours.deltoids_["item"].iloc[0] == "spike"
+    # Its 105 occurrences drown in the Count-Min cells it shares: a 20x ratio reads < 4x.
+    spike = count_min.deltoids_.set_index("item")
+    assert "spike" not in spike.index or spike.loc["spike", "log_ratio"] < np.log(4)
+    # With room, Count-Min counts it right too (the comparison is fair).
+    roomy = CountMinDeltoids("1MB", random_state=0).fit(a, b).deltoids_.set_index("item")
+    assert roomy.loc["spike", "log_ratio"] > np.log(10)
 
 
 def test_ratio_estimates_follow_exact_counts():
