@@ -72,9 +72,10 @@ def test_every_public_name_has_an_api_page(site):
     public += ["sklearn_sketch.datasets.load_dna_sample", "sklearn_sketch.dask.fit"]
     import sklearn_sketch.deltoids
     import sklearn_sketch.explain
+    import sklearn_sketch.pmi
     import sklearn_sketch.feature_extraction
     for module in (sklearn_sketch.explain, sklearn_sketch.feature_extraction,
-                   sklearn_sketch.deltoids):
+                   sklearn_sketch.deltoids, sklearn_sketch.pmi):
         public += [f"{module.__name__}.{name}" for name in module.__all__
                    if name not in sklearn_sketch.__all__]  # KmerVectorizer: top level
     missing = [name for name in public if not (site / "generated" / f"{name}.html").is_file()]

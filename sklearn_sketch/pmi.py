@@ -1,0 +1,435 @@
+"""Streaming pointwise mutual information of word pairs, in bounded memory.
+
+The WM-Sketch paper's section 8.3: skip-gram negative sampling into an
+Active-Set WM-Sketch. An observed pair (a word and a word after it within the
+window) is a positive example, a pair of the same word with a word drawn from
+a reservoir sample of the stream is a negative one; the classifier's weight of
+a pair grows with its PMI, so its heap keeps the most associated pairs, by
+name. Count-Sketches of the pairs and of the words give each heap pair an
+estimated PMI.
+"""
+import math
+import re
+from itertools import chain
+from numbers import Integral
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+
+from ._base import largest_heap, parse_memory_budget
+from ._core import CountSketch
+from ._names import NAME_OVERHEAD
+from ._raw_features import RAW_N_FEATURES, NamedRows, name_keys
+from .feature_extraction._crosses import cross_keys
+from .io._parsers import first_rows
+
+__all__ = ["ExactPMI", "StreamingPMI", "window_pairs"]
+
+#: Words as scikit-learn's CountVectorizer finds them by default: 2+ word characters.
+TOKEN = re.compile(r"(?u)\b\w\w+\b")
+
+#: Columns of ``pairs_``.
+PAIR_COLUMNS = ("pair", "weight", "pmi", "count")
+
+
+def _tokens(documents):
+    """Lists of tokens: lists as they are, strings lower-cased and split as CountVectorizer."""
+    return [TOKEN.findall(d.lower()) if isinstance(d, str) else list(d) for d in documents]
+
+
+def window_pairs(documents, window):
+    """Every ordered pair of a word and a word at most ``window`` after it, in a document.
+
+    Parameters
+    ----------
+    documents : list of str or list of list of str
+        Documents (strings are tokenized as ``CountVectorizer`` does by
+        default: lower case, words of 2+ word characters).
+    window : int
+        Largest distance between the two words of a pair.
+
+    Returns
+    -------
+    words : ndarray of int64
+        The key of every word occurrence.
+    first, second : ndarray of int64
+        The keys of the two words of every pair.
+    names : dict
+        ``{key: word}``.
+
+    Examples
+    --------
+    >>> from sklearn_sketch.pmi import window_pairs
+    >>> words, first, second, names = window_pairs(["New York is new", "York"], window=2)
+    >>> [(names[a], names[b]) for a, b in zip(first.tolist(), second.tolist())]
+    [('new', 'york'), ('york', 'is'), ('is', 'new'), ('new', 'is'), ('york', 'new')]
+    """
+    if isinstance(window, bool) or not isinstance(window, Integral) or window < 1:
+        raise ValueError(f"window must be a positive integer, got {window!r}")
+    documents = _tokens(documents)
+    flat = list(chain.from_iterable(documents))
+    distinct = list(dict.fromkeys(flat))
+    keys = name_keys(distinct) if distinct else np.zeros(0, dtype=np.int64)
+    key_of = dict(zip(distinct, keys.tolist()))
+    words = np.fromiter(map(key_of.__getitem__, flat), dtype=np.int64, count=len(flat))
+    lengths = np.fromiter(map(len, documents), dtype=np.int64, count=len(documents))
+    document = np.repeat(np.arange(len(documents)), lengths)
+    firsts, seconds = [], []
+    for distance in range(1, window + 1):
+        same = document[:-distance] == document[distance:] if words.size > distance else \
+            np.zeros(0, dtype=bool)
+        firsts.append(words[:-distance][same] if same.size else words[:0])
+        seconds.append(words[distance:][same] if same.size else words[:0])
+    return (words, np.concatenate(firsts), np.concatenate(seconds),
+            dict(zip(keys.tolist(), distinct)))
+
+
+def pair_keys(first, second):
+    """Keys of ordered pairs: the crosses of their words' keys (see ``cross_keys``)."""
+    parts = np.ascontiguousarray(np.stack([first, second], axis=1), dtype=np.int64)
+    return cross_keys(parts, np.array([[0, 1, -1]], dtype=np.int64))[:, 0]
+
+
+class PairNames:
+    """Names (``"new york"``) of pair keys, built only for the keys asked for."""
+
+    def __init__(self, keys, first, second, words):
+        self.keys, self.first, self.second, self.words = keys, first, second, words
+
+    def lookup(self, keys):
+        found, rows = first_rows(self.keys, np.asarray(keys, dtype=np.int64))
+        return {key: f"{self.words[self.first[row]]} {self.words[self.second[row]]}"
+                for key, row in zip(found.tolist(), rows.tolist())}
+
+    def mean_name_bytes(self):
+        sample = list(self.words.values())[:1000]
+        return 2 * float(np.mean([len(w.encode()) for w in sample])) + 1 if sample else 0.0
+
+
+def _table(names, weights, pmi, counts):
+    table = {"pair": names, "weight": weights, "pmi": pmi, "count": counts}
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is optional
+        return table
+    return pd.DataFrame(table, columns=list(PAIR_COLUMNS))
+
+
+def _pmi(pair_count, first_count, second_count, n_pairs, n_words):
+    """``log P(a, b) / (P(a) P(b))`` from counts (pairs over pairs, words over words)."""
+    return (np.log(np.maximum(pair_count, 0.5) / max(n_pairs, 1))
+            - np.log(np.maximum(first_count, 0.5) / max(n_words, 1))
+            - np.log(np.maximum(second_count, 0.5) / max(n_words, 1)))
+
+
+class StreamingPMI(BaseEstimator):
+    """The word pairs of a stream that go together more than chance, in bounded memory.
+
+    Skip-gram negative sampling into an Active-Set WM-Sketch, as the
+    WM-Sketch paper's section 8.3 does. Each ordered pair of a word and a word
+    at most ``window`` after it in a document is a positive example; each is
+    matched by ``negatives`` pairs of the same first word with words drawn from
+    a reservoir sample of the stream's words (negative examples). One 1-sparse
+    update per example: a pair's weight grows with its PMI (shifted by the log
+    of the negatives' share), so the heap keeps the most associated pairs,
+    named (``"new york"``). Two Count-Sketches count pairs and words, and give
+    each heap pair its estimated PMI: ``pairs_`` reports both, ranked by the
+    classifier's weight. Everything lives inside ``memory_budget`` real bytes,
+    names included.
+
+    Parameters
+    ----------
+    window : int, default=5
+        Largest distance between the words of a pair.
+    negatives : int, default=1
+        Negative pairs per observed pair.
+    reservoir_size : int, default=4096
+        Words kept by the reservoir sample the negatives are drawn from.
+    memory_budget : int or str, default="1MB"
+        Real bytes of the whole estimator.
+    count_share : float, default=0.5
+        Share of the budget for the pair and word count sketches.
+    heap_share : float, default=0.5
+        Share of the classifier's bytes for its heap and the pairs' names.
+    eta0 : float, default=0.05
+        Step of the classifier's 1-sparse updates.
+    min_count : int, default=5
+        Pairs estimated fewer times are left out of ``pairs_``.
+    chunk_documents : int, default=2000
+        Documents trained at a time by ``fit`` (as ``partial_fit`` would be
+        called on them).
+    top : int, default=20
+        Pairs shown by ``repr``.
+    random_state : int, default=None
+        Seed of the hashes, the reservoir, the negatives and the shuffles.
+
+    Attributes
+    ----------
+    pairs_ : pandas.DataFrame or dict of ndarray
+        The heap's pairs with a positive weight seen at least ``min_count``
+        times: ``pair``, ``weight``, ``pmi`` (estimated from the counts) and
+        ``count`` (estimated), by decreasing weight.
+    estimator_ : AWMSketchClassifier
+        The classifier.
+    n_words_, n_pairs_ : int
+        Words and observed pairs seen.
+    memory_bytes_ : int
+        Real bytes; at most ``memory_budget``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_sketch.pmi import StreamingPMI
+    >>> rng = np.random.default_rng(0)
+    >>> words = [f"w{i}" for i in range(200)]
+    >>> docs = [list(rng.choice(words, 8)) + ["new", "york"] + list(rng.choice(words, 8))
+    ...         for _ in range(300)]
+    >>> pmi = StreamingPMI(memory_budget="128KB", random_state=0).fit(docs)
+    >>> pmi.pairs_["pair"][0]
+    'new york'
+    """
+
+    def __init__(self, window=5, *, negatives=1, reservoir_size=4096, memory_budget="1MB",
+                 count_share=0.5, heap_share=0.5, eta0=0.05, min_count=5,
+                 chunk_documents=2000, top=20, random_state=None):
+        self.window = window
+        self.negatives = negatives
+        self.reservoir_size = reservoir_size
+        self.memory_budget = memory_budget
+        self.count_share = count_share
+        self.heap_share = heap_share
+        self.eta0 = eta0
+        self.min_count = min_count
+        self.chunk_documents = chunk_documents
+        self.top = top
+        self.random_state = random_state
+
+    def fit(self, documents):
+        """Train from scratch on ``documents`` (one pass).
+
+        Parameters
+        ----------
+        documents : list of str or list of list of str
+            The stream's documents (or sentences, or lines).
+
+        Returns
+        -------
+        self : StreamingPMI
+        """
+        self.__dict__.pop("estimator_", None)
+        documents = list(documents)
+        if not documents:
+            raise ValueError("the stream holds no document: nothing to train on")
+        for start in range(0, len(documents), self.chunk_documents):
+            self.partial_fit(documents[start:start + self.chunk_documents])
+        return self
+
+    def partial_fit(self, documents):
+        """Train on one more chunk of documents.
+
+        Parameters
+        ----------
+        documents : list of str or list of list of str
+            The chunk's documents.
+
+        Returns
+        -------
+        self : StreamingPMI
+        """
+        for name in ("negatives", "reservoir_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        words, first, second, names = window_pairs(documents, self.window)
+        if words.size == 0:
+            raise ValueError("the documents hold no word: nothing to train on")
+        if "estimator_" not in self.__dict__:
+            self._start(names)
+        self._train(words, first, second, names)
+        return self
+
+    def _start(self, names):
+        from .weight_median import AWMSketchClassifier
+
+        budget = parse_memory_budget(self.memory_budget)
+        # A reservoir slot holds a word's key and, for naming negative pairs, its name.
+        mean_word = float(np.mean([len(w.encode()) for w in list(names.values())[:1000]]))
+        self._slot_bytes = 8 + NAME_OVERHEAD + math.ceil(1.25 * mean_word)
+        reservoir_bytes = self._slot_bytes * self.reservoir_size
+        count_bytes = int((budget - reservoir_bytes) * self.count_share)
+        # Pairs get three quarters of the count bytes: there are far more of them.
+        pair_width = max(16, count_bytes * 3 // 4 // (4 * 3) - 1)
+        word_width = max(16, count_bytes // 4 // (4 * 3) - 1)
+        seed = 0 if self.random_state is None else self.random_state
+        self.pair_counts_ = CountSketch(pair_width, 3, random_state=seed + 1)
+        self.word_counts_ = CountSketch(word_width, 3, random_state=seed + 2)
+        left = (budget - reservoir_bytes - self.pair_counts_.memory_bytes
+                - self.word_counts_.memory_bytes)
+        mean = 2 * mean_word + 1
+        name_bytes = NAME_OVERHEAD + max(16, math.ceil(1.25 * mean))
+        capacity = largest_heap(self.heap_share * max(left, 0), name_bytes=name_bytes)
+        if capacity < 1:
+            raise ValueError(f"memory_budget={self.memory_budget!r} is too small for the "
+                             f"counts, a reservoir of {self.reservoir_size} words and a heap")
+        self.estimator_ = AWMSketchClassifier(
+            memory_budget=left, n_features_to_select=capacity, eta0=self.eta0, shuffle=False,
+            random_state=self.random_state)
+        self._rng = np.random.default_rng(seed)
+        self.reservoir_ = np.zeros(0, dtype=np.int64)
+        self._reservoir_names = {}
+        self.n_words_ = self.n_pairs_ = 0
+
+    def _sample(self, words):
+        """Reservoir sampling (Algorithm R) of the stream's words, vectorized over a chunk."""
+        size, seen = self.reservoir_size, self.n_words_
+        fill = min(max(size - self.reservoir_.size, 0), words.size)
+        self.reservoir_ = np.concatenate([self.reservoir_, words[:fill]])
+        rest = words[fill:]
+        if rest.size:
+            positions = seen + fill + np.arange(rest.size)
+            slots = (self._rng.random(rest.size) * (positions + 1)).astype(np.int64)
+            keep = slots < size
+            # Later words overwrite earlier ones in the same slot, as in sequence.
+            self.reservoir_[slots[keep]] = rest[keep]
+
+    def _train(self, words, first, second, names):
+        # Negatives are drawn from the reservoir as it was before this chunk (or from the
+        # chunk's own words while the reservoir is still empty).
+        pool = self.reservoir_ if self.reservoir_.size else words
+        negative_first = np.repeat(first, self.negatives)
+        negative_second = pool[self._rng.integers(0, pool.size, negative_first.size)]
+        keys = pair_keys(np.concatenate([first, negative_first]),
+                         np.concatenate([second, negative_second]))
+        labels = np.concatenate([np.ones(first.size, np.int64),
+                                 np.zeros(negative_first.size, np.int64)])
+        order = self._rng.permutation(keys.size)
+        known = {**self._reservoir_names, **names}
+        examples = NamedRows(
+            sp.csr_matrix((np.ones(keys.size), keys[order], np.arange(keys.size + 1)),
+                          shape=(keys.size, RAW_N_FEATURES)),
+            PairNames(keys, np.concatenate([first, negative_first]),
+                      np.concatenate([second, negative_second]), known))
+        self.estimator_.partial_fit(examples, labels[order], classes=[0, 1])
+        positive_keys = keys[:first.size]
+        self.pair_counts_.update(positive_keys, np.ones(positive_keys.size))
+        self.word_counts_.update(words, np.ones(words.size))
+        self._sample(words)
+        self._reservoir_names = {k: known[k] for k in np.unique(self.reservoir_).tolist()}
+        self.n_words_ += int(words.size)
+        self.n_pairs_ += int(first.size)
+        self.memory_bytes_ = (self.estimator_.memory_bytes_ + self.pair_counts_.memory_bytes
+                              + self.word_counts_.memory_bytes
+                              + self._slot_bytes * self.reservoir_size)
+        self.pairs_ = self._pairs(PairNames(positive_keys, first, second, names))
+
+    def _pairs(self, lookup):
+        selected = self.estimator_.selected_features_
+        positive = selected.weights[:, 0] > 0
+        keys, weights = selected.keys[positive], selected.weights[positive, 0]
+        names = selected.names[positive] if selected.names is not None else \
+            np.full(keys.size, None, dtype=object)
+        # The words of each pair, for their counts: from the names' words' keys.
+        words = [n.split(" ", 1) if isinstance(n, str) else ["", ""] for n in names.tolist()]
+        first = name_keys([w[0] for w in words]) if words else np.zeros(0, np.int64)
+        second = name_keys([w[1] for w in words]) if words else np.zeros(0, np.int64)
+        count = np.maximum(self.pair_counts_.query(keys), 0.0)
+        pmi = _pmi(count, self.word_counts_.query(first), self.word_counts_.query(second),
+                   self.n_pairs_, self.n_words_)
+        keep = np.flatnonzero(count >= self.min_count)
+        keep = keep[np.argsort(-weights[keep], kind="stable")]
+        labels = np.array([str(k) if n is None else n for k, n in
+                           zip(keys[keep].tolist(), names[keep].tolist())], dtype=object)
+        return _table(labels, weights[keep], pmi[keep], count[keep])
+
+    def __repr__(self, N_CHAR_MAX=700):
+        text = super().__repr__(N_CHAR_MAX)
+        if "pairs_" not in self.__dict__:
+            return text
+        table = self.pairs_
+        lines = [f"{text}: {self.n_words_:,} words, {self.n_pairs_:,} pairs, "
+                 f"{self.memory_bytes_:,} bytes", f"{'pmi':>7}  {'count':>8}  pair"]
+        lines += [f"{table['pmi'][i]:7.2f}  {table['count'][i]:8.0f}  {table['pair'][i]}"
+                  for i in range(min(self.top, len(table["pair"])))]
+        return "\n".join(lines)
+
+
+class ExactPMI(StreamingPMI):
+    """The exact reference: every pair and word counted, memory unbounded.
+
+    ``pairs_`` holds every pair seen at least ``min_count`` times by
+    decreasing exact PMI (``weight`` is the PMI).
+
+    Parameters
+    ----------
+    window : int, default=5
+        Largest distance between the words of a pair.
+    min_count : int, default=5
+        Pairs seen fewer times are left out.
+    chunk_documents : int, default=100000
+        Documents counted at a time by ``fit``.
+    top : int, default=20
+        Pairs shown by ``repr``.
+
+    Examples
+    --------
+    >>> from sklearn_sketch.pmi import ExactPMI
+    >>> exact = ExactPMI(window=1, min_count=1).fit(
+    ...     ["new york", "new york", "old york", "old town"])
+    >>> exact.pairs_["pair"].tolist(), exact.pairs_["count"].tolist()
+    (['old town', 'new york', 'old york'], [1.0, 2.0, 1.0])
+    """
+
+    def __init__(self, window=5, *, min_count=5, chunk_documents=100_000, top=20):
+        self.window = window
+        self.min_count = min_count
+        self.chunk_documents = chunk_documents
+        self.top = top
+
+    negatives = reservoir_size = 1  # unused: checked by partial_fit
+
+    def _start(self, names):
+        self.estimator_ = None
+        self.pair_keys_ = np.zeros(0, np.int64)
+        self.pair_count_ = np.zeros(0, np.int64)
+        self.word_keys_ = np.zeros(0, np.int64)
+        self.word_count_ = np.zeros(0, np.int64)
+        self._pair_words = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        self._names = {}
+        self.n_words_ = self.n_pairs_ = 0
+
+    @staticmethod
+    def _merge(keys, counts, new):
+        merged, inverse = np.unique(np.concatenate([keys, new]), return_inverse=True)
+        weights = np.concatenate([counts, np.ones(new.size, np.int64)])
+        return merged, np.bincount(inverse, weights=weights).astype(np.int64), inverse
+
+    def _train(self, words, first, second, names):
+        keys = pair_keys(first, second)
+        old = self.pair_keys_
+        self.pair_keys_, self.pair_count_, inverse = self._merge(old, self.pair_count_, keys)
+        firsts = np.zeros(self.pair_keys_.size, np.int64)
+        seconds = np.zeros(self.pair_keys_.size, np.int64)
+        firsts[inverse[:old.size]], seconds[inverse[:old.size]] = self._pair_words
+        firsts[inverse[old.size:]], seconds[inverse[old.size:]] = first, second
+        self._pair_words = (firsts, seconds)
+        self.word_keys_, self.word_count_, _ = self._merge(self.word_keys_, self.word_count_,
+                                                           words)
+        self._names.update(names)
+        self.n_words_ += int(words.size)
+        self.n_pairs_ += int(first.size)
+        self.memory_bytes_ = sum(a.nbytes for a in (self.pair_keys_, self.pair_count_,
+                                                    self.word_keys_, self.word_count_))
+        self.pairs_ = self._pairs(None)
+
+    def _pairs(self, lookup):
+        firsts, seconds = self._pair_words
+        counts = self.word_count_[np.searchsorted(self.word_keys_, firsts)], \
+            self.word_count_[np.searchsorted(self.word_keys_, seconds)]
+        pmi = _pmi(self.pair_count_.astype(float), counts[0].astype(float),
+                   counts[1].astype(float), self.n_pairs_, self.n_words_)
+        keep = np.flatnonzero(self.pair_count_ >= self.min_count)
+        keep = keep[np.argsort(-pmi[keep], kind="stable")]
+        names = np.array([f"{self._names[a]} {self._names[b]}" for a, b in
+                          zip(firsts[keep].tolist(), seconds[keep].tolist())], dtype=object)
+        return _table(names, pmi[keep], pmi[keep], self.pair_count_[keep].astype(float))

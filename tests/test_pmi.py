@@ -1,0 +1,64 @@
+"""StreamingPMI and its exact reference."""
+import numpy as np
+import pytest
+
+from sklearn_sketch.pmi import ExactPMI, StreamingPMI, pair_keys, window_pairs
+
+
+def corpus(n=400, seed=0):
+    """Random words, with 'new york' and 'san francisco' planted in every other document."""
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(150)]
+    docs = []
+    for i in range(n):
+        doc = list(rng.choice(words, 10))
+        doc[3:3] = ["new", "york"] if i % 2 else ["san", "francisco"]
+        docs.append(doc)
+    return docs
+
+
+def test_window_pairs_are_every_ordered_pair_within_the_window():
+    words, first, second, names = window_pairs(["aa bb cc dd", "ee ff"], window=2)
+    pairs = sorted(zip((names[k] for k in first.tolist()), (names[k] for k in second.tolist())))
+    assert pairs == [("aa", "bb"), ("aa", "cc"), ("bb", "cc"), ("bb", "dd"), ("cc", "dd"),
+                     ("ee", "ff")]
+    assert words.size == 6
+    # Pair keys are ordered: (a, b) and (b, a) differ.
+    assert pair_keys(first[:1], second[:1])[0] != pair_keys(second[:1], first[:1])[0]
+
+
+def test_the_planted_pairs_come_first():
+    model = StreamingPMI(memory_budget="256KB", random_state=0).fit(corpus())
+    assert model.memory_bytes_ <= 256 * 1024
+    assert set(model.pairs_["pair"][:2]) == {"new york", "san francisco"}
+
+
+def test_pmi_estimates_equal_exact_pmi_without_collisions():
+    docs = corpus(seed=1)
+    model = StreamingPMI(memory_budget="64MB", min_count=1, random_state=0).fit(docs)
+    exact = ExactPMI(min_count=1).fit(docs).pairs_.set_index("pair")
+    table = model.pairs_.set_index("pair")
+    assert len(table) >= 100
+    np.testing.assert_allclose(table["count"], exact.loc[table.index, "count"])
+    np.testing.assert_allclose(table["pmi"], exact.loc[table.index, "pmi"], atol=1e-4)
+
+
+def test_chunked_and_whole_input_give_the_same_model():
+    docs = corpus(n=300)
+    whole = StreamingPMI(memory_budget="128KB", chunk_documents=100, random_state=2).fit(docs)
+    chunked = StreamingPMI(memory_budget="128KB", random_state=2)
+    for start in range(0, 300, 100):
+        chunked.partial_fit(docs[start:start + 100])
+    assert whole.pairs_.equals(chunked.pairs_)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: StreamingPMI().fit([]), "no document"),
+    (lambda: StreamingPMI().fit([[], []]), "no word"),
+    (lambda: StreamingPMI(window=0).fit(["aa bb"]), "window must be a positive integer"),
+    (lambda: StreamingPMI(memory_budget="8KB").fit(["aa bb cc"]), "too small"),
+    (lambda: StreamingPMI(negatives=0).fit(["aa bb"]), "negatives must be a positive integer"),
+])
+def test_bad_input_is_named(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
