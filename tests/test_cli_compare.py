@@ -44,3 +44,30 @@ def test_bad_input_is_one_line_status_2_and_nothing_written(texts, capsys, argv,
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert not out.exists()
+
+
+def test_pmi_lists_the_planted_pair(texts, capsys):
+    rng = np.random.default_rng(1)
+    words = np.array([f"word{i}" for i in range(200)])
+    lines = [" ".join(rng.choice(words, 6)) + " new york " + " ".join(rng.choice(words, 6))
+             for _ in range(2000)]
+    (texts / "posts.txt").write_text("\n".join(lines))
+    assert main(["pmi", str(texts / "posts.txt"), "--memory-budget", "256KB", "--format",
+                 "json", "--quiet", "--chunk-lines", "500"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["top"][0]["pair"] == "new york"
+    assert report["memory_bytes"] <= 256 * 1024 and report["words"] == 2000 * 14
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["{empty}"], "the files hold no word"),
+    (["{a}", "--window", "0"], "expected a positive integer"),
+    (["{a}", "--memory-budget", "8KB"], "too small"),
+])
+def test_pmi_bad_input_is_one_line_status_2(texts, capsys, argv, message):
+    out = texts / "out.txt"
+    argv = [a.format(a=texts / "a.txt", empty=texts / "empty.txt") for a in argv]
+    assert main(["pmi", *argv, "--quiet", "--output", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not out.exists()

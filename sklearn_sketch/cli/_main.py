@@ -7,6 +7,7 @@ from .. import __version__
 from ._errors import CommandError
 from ._compare import add_compare_arguments
 from ._explain import add_explain_arguments
+from ._pmi import add_pmi_arguments
 from ._inputs import add_input_arguments, positive_int
 
 DESCRIPTION = """Feature selection and linear learning in sketched feature spaces.
@@ -96,6 +97,10 @@ def build_parser():
     compare = _command(commands, "compare", "list the items much more frequent in one set of "
                                             "files than in another, in bounded memory")
     add_compare_arguments(compare, positive_int)
+
+    pmi = _command(commands, "pmi", "list the word pairs of text files that go together more "
+                                    "than chance (streaming PMI), in bounded memory")
+    add_pmi_arguments(pmi, positive_int)
     return parser
 
 
@@ -121,6 +126,9 @@ def main(argv=None):
         elif args.command == "compare":
             from ._compare import cmd_compare
             cmd_compare(args)
+        elif args.command == "pmi":
+            from ._pmi import cmd_pmi
+            cmd_pmi(args)
         else:
             from . import _commands
             getattr(_commands, f"cmd_{args.command}")(args)

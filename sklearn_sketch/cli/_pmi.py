@@ -1,0 +1,79 @@
+"""The ``pmi`` command: the word pairs of text files that go together more than chance."""
+import json
+import sys
+import time
+
+from ._compare import _write
+from ._errors import CommandError
+
+
+def add_pmi_arguments(parser, positive_int):
+    """The options of ``sklearn-sketch pmi``."""
+    parser.add_argument("paths", nargs="+", metavar="FILE",
+                        help="text files (plain or .gz), one document a line")
+    parser.add_argument("--window", type=positive_int, default=5,
+                        help="largest distance between the words of a pair")
+    parser.add_argument("--memory-budget", default="1536KB",
+                        help="real bytes of the whole model (classifier, names, counts)")
+    parser.add_argument("--top", type=positive_int, default=50, help="pairs listed")
+    parser.add_argument("--min-count", type=int, default=5,
+                        help="leave out pairs estimated fewer times")
+    parser.add_argument("--chunk-lines", type=positive_int, default=2000,
+                        help="lines trained at a time")
+    parser.add_argument("--random-state", type=int, default=0)
+    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument("--output", help="file to write (default stdout)")
+    parser.add_argument("--quiet", action="store_true", help="no progress")
+
+
+def _lines(paths, size):
+    import gzip
+    batch = []
+    for path in paths:
+        opener = gzip.open if str(path).endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                batch.append(line)
+                if len(batch) == size:
+                    yield batch
+                    batch = []
+    if batch:
+        yield batch
+
+
+def cmd_pmi(args):
+    from ..pmi import StreamingPMI, window_pairs
+
+    if args.min_count < 0:
+        raise CommandError(f"--min-count must be >= 0, got {args.min_count}")
+    model = StreamingPMI(args.window, memory_budget=args.memory_budget,
+                         min_count=args.min_count, random_state=args.random_state)
+    start = time.perf_counter()
+    for lines in _lines(args.paths, args.chunk_lines):
+        if window_pairs(lines, 1)[0].size == 0:
+            continue  # a chunk of blank lines
+        model.partial_fit(lines)
+        if not args.quiet:
+            print(f"\r{model.n_words_:,} words, "
+                  f"{model.n_words_ / (time.perf_counter() - start):,.0f} words/s",
+                  end="", file=sys.stderr, flush=True)
+    if "estimator_" not in model.__dict__:
+        raise CommandError("the files hold no word (words are 2+ letters or digits)")
+    seconds = time.perf_counter() - start
+    if not args.quiet:
+        print(file=sys.stderr)
+    table = model.pairs_
+    rows = list(zip(table["pair"].tolist(), table["pmi"].tolist(), table["count"].tolist(),
+                    table["weight"].tolist()))[:args.top]
+    summary = {"words": model.n_words_, "pairs": model.n_pairs_,
+               "memory_bytes": model.memory_bytes_, "seconds": round(seconds, 3),
+               "words_per_second": round(model.n_words_ / max(seconds, 1e-9))}
+    if args.format == "json":
+        summary["top"] = [{"pair": p, "pmi": m, "count": c, "weight": w} for p, m, c, w in rows]
+        text = json.dumps(summary, indent=1) + "\n"
+    else:
+        text = "\n".join([f"{model.n_words_:,} words, {model.n_pairs_:,} pairs; "
+                          f"{model.memory_bytes_:,} bytes; {seconds:.1f} s",
+                          "pmi\tcount\tweight\tpair",
+                          *(f"{m:.3f}\t{c:.0f}\t{w:.4f}\t{p}" for p, m, c, w in rows)]) + "\n"
+    _write(text, args.output)
