@@ -1,15 +1,11 @@
 """The ``compare`` command: the items much more frequent in one set of files than in another."""
 import json
-import re
 import sys
 import time
 from itertools import zip_longest
 
 from ._errors import CommandError
-
-#: Words as scikit-learn's CountVectorizer finds them by default: 2+ word characters.
-TOKEN = re.compile(r"(?u)\b\w\w+\b")
-
+from ._report import add_report_arguments, read_lines, write_report
 
 def add_compare_arguments(parser, positive_int):
     """The options of ``sklearn-sketch compare``."""
@@ -24,33 +20,18 @@ def add_compare_arguments(parser, positive_int):
     kind.add_argument("--fasta", action="store_true",
                       help="FASTA files (plain or gzip): the canonical k-mers of each record")
     parser.add_argument("--k", type=positive_int, default=12, help="k-mer length (--fasta)")
-    parser.add_argument("--memory-budget", default="128KB",
-                        help="real bytes of the whole model (classifier, names, counts)")
-    parser.add_argument("--top", type=positive_int, default=50,
-                        help="items listed for each direction")
     parser.add_argument("--min-count", type=int, default=5,
                         help="leave out items seen fewer times in both streams together")
     parser.add_argument("--chunk-lines", type=positive_int, default=20_000,
                         help="lines (--text) or records (--fasta) read at a time per stream")
-    parser.add_argument("--random-state", type=int, default=0)
-    parser.add_argument("--format", choices=["text", "json"], default="text")
-    parser.add_argument("--output", help="file to write (default stdout)")
-    parser.add_argument("--quiet", action="store_true", help="no progress")
+    add_report_arguments(parser, positive_int, budget="128KB", top=50,
+                         listed="items of each direction")
 
 
 def _text_chunks(paths, lines):
-    """Chunks of tokens, ``lines`` lines at a time, file after file."""
-    import gzip
-    batch = []
-    for path in paths:
-        opener = gzip.open if str(path).endswith(".gz") else open
-        with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                batch.append(line)
-                if len(batch) == lines:
-                    yield TOKEN.findall("".join(batch).lower())
-                    batch = []
-    if batch:
+    """Chunks of tokens (as CountVectorizer finds them), ``lines`` lines at a time."""
+    from ..pmi import TOKEN
+    for batch in read_lines(paths, lines):
         yield TOKEN.findall("".join(batch).lower())
 
 
@@ -94,7 +75,7 @@ def cmd_compare(args):
     if not seen or model.n_a_ == 0 or model.n_b_ == 0:
         which = "A" if not seen or model.n_a_ == 0 else "B"
         raise CommandError(f"stream {which} holds no item: there is nothing to compare")
-    _write(_report(model, args, vectorizer, time.perf_counter() - start), args.output)
+    write_report(_report(model, args, vectorizer, time.perf_counter() - start), args.output)
 
 
 def _size(part):
@@ -126,9 +107,3 @@ def _report(model, args, vectorizer, seconds):
     return "\n".join(lines) + "\n"
 
 
-def _write(text, path):
-    if path is None:
-        sys.stdout.write(text)
-        return
-    with open(path, "w") as f:
-        f.write(text)

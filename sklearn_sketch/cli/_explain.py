@@ -4,6 +4,7 @@ import sys
 import time
 
 from ._errors import CommandError
+from ._report import add_report_arguments, write_report
 
 ESTIMATOR_CHOICES = ("awm", "wm", "mission", "bear")
 
@@ -21,19 +22,13 @@ def add_explain_arguments(parser, positive_int):
                         help="attribute columns (default every column but the metric)")
     parser.add_argument("--max-order", type=int, choices=[1, 2, 3], default=2,
                         help="cross up to this many attributes")
-    parser.add_argument("--memory-budget", default="128KB",
-                        help="real bytes of the whole model (classifier, names, counts)")
     parser.add_argument("--estimator", choices=ESTIMATOR_CHOICES, default="awm",
                         help="the sketched classifier of outliers against inliers")
-    parser.add_argument("--top", type=positive_int, default=20, help="combinations listed")
     parser.add_argument("--min-support", type=float, default=0.001,
                         help="leave out combinations in fewer than this share of the rows")
     parser.add_argument("--chunk-rows", type=positive_int, default=100_000,
                         help="rows read and crossed at a time (memory grows with it)")
-    parser.add_argument("--random-state", type=int, default=0)
-    parser.add_argument("--format", choices=["text", "json"], default="text")
-    parser.add_argument("--output", help="file to write (default stdout)")
-    parser.add_argument("--quiet", action="store_true", help="no progress")
+    add_report_arguments(parser, positive_int, budget="128KB", top=20, listed="combinations")
 
 
 def _estimator(name, random_state):
@@ -89,7 +84,7 @@ def cmd_explain(args):
     if not args.quiet:
         print(file=sys.stderr)
     explainer.threshold_ = threshold
-    _write(_report(explainer, args, seconds), args.output)
+    write_report(_report(explainer, args, seconds), args.output)
 
 
 def _fixed_rule(pd, args, metric):
@@ -151,9 +146,3 @@ def parse_metric(rule):
     return parse_rule(rule)[0]
 
 
-def _write(text, path):
-    if path is None:
-        sys.stdout.write(text)
-        return
-    with open(path, "w") as f:
-        f.write(text)

@@ -3,8 +3,8 @@ import json
 import sys
 import time
 
-from ._compare import _write
 from ._errors import CommandError
+from ._report import add_report_arguments, read_lines, write_report
 
 
 def add_pmi_arguments(parser, positive_int):
@@ -13,32 +13,11 @@ def add_pmi_arguments(parser, positive_int):
                         help="text files (plain or .gz), one document a line")
     parser.add_argument("--window", type=positive_int, default=5,
                         help="largest distance between the words of a pair")
-    parser.add_argument("--memory-budget", default="1536KB",
-                        help="real bytes of the whole model (classifier, names, counts)")
-    parser.add_argument("--top", type=positive_int, default=50, help="pairs listed")
     parser.add_argument("--min-count", type=int, default=5,
                         help="leave out pairs estimated fewer times")
     parser.add_argument("--chunk-lines", type=positive_int, default=2000,
                         help="lines trained at a time")
-    parser.add_argument("--random-state", type=int, default=0)
-    parser.add_argument("--format", choices=["text", "json"], default="text")
-    parser.add_argument("--output", help="file to write (default stdout)")
-    parser.add_argument("--quiet", action="store_true", help="no progress")
-
-
-def _lines(paths, size):
-    import gzip
-    batch = []
-    for path in paths:
-        opener = gzip.open if str(path).endswith(".gz") else open
-        with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                batch.append(line)
-                if len(batch) == size:
-                    yield batch
-                    batch = []
-    if batch:
-        yield batch
+    add_report_arguments(parser, positive_int, budget="1536KB", top=50, listed="pairs")
 
 
 def cmd_pmi(args):
@@ -49,7 +28,7 @@ def cmd_pmi(args):
     model = StreamingPMI(args.window, memory_budget=args.memory_budget,
                          min_count=args.min_count, random_state=args.random_state)
     start = time.perf_counter()
-    for lines in _lines(args.paths, args.chunk_lines):
+    for lines in read_lines(args.paths, args.chunk_lines):
         if window_pairs(lines, 1)[0].size == 0:
             continue  # a chunk of blank lines
         model.partial_fit(lines)
@@ -76,4 +55,4 @@ def cmd_pmi(args):
                           f"{model.memory_bytes_:,} bytes; {seconds:.1f} s",
                           "pmi\tcount\tweight\tpair",
                           *(f"{m:.3f}\t{c:.0f}\t{w:.4f}\t{p}" for p, m, c, w in rows)]) + "\n"
-    _write(text, args.output)
+    write_report(text, args.output)

@@ -1,0 +1,38 @@
+"""What the streaming analytics commands (explain, compare, pmi) share: options, input, output."""
+import gzip
+import sys
+
+
+def add_report_arguments(parser, positive_int, *, budget, top, listed):
+    """``--memory-budget``, ``--top``, ``--random-state``, ``--format``, ``--output``, ``--quiet``."""
+    parser.add_argument("--memory-budget", default=budget,
+                        help="real bytes of the whole model (classifier, names, counts)")
+    parser.add_argument("--top", type=positive_int, default=top, help=f"{listed} listed")
+    parser.add_argument("--random-state", type=int, default=0)
+    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument("--output", help="file to write (default stdout)")
+    parser.add_argument("--quiet", action="store_true", help="no progress")
+
+
+def read_lines(paths, size):
+    """Lists of ``size`` lines of text files (plain or gzip), file after file."""
+    batch = []
+    for path in paths:
+        opener = gzip.open if str(path).endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                batch.append(line)
+                if len(batch) == size:
+                    yield batch
+                    batch = []
+    if batch:
+        yield batch
+
+
+def write_report(text, path):
+    """The report on stdout, or in ``path`` (written only once the report is whole)."""
+    if path is None:
+        sys.stdout.write(text)
+        return
+    with open(path, "w") as f:
+        f.write(text)
