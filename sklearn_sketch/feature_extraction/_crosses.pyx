@@ -13,17 +13,10 @@ from libc.stdint cimport int64_t, uint64_t
 
 import numpy as np
 
+from .._core._murmurhash cimport _fmix64
+
 cdef uint64_t _GOLDEN = 0x9E3779B97F4A7C15ULL
 cdef uint64_t _KEY_SPACE = 0x7FFFFFFFFFFFFFFFULL  # 2**63 - 1
-
-
-cdef inline uint64_t _fmix64(uint64_t k) noexcept nogil:
-    k ^= k >> 33
-    k *= 0xFF51AFD7ED558CCDULL
-    k ^= k >> 33
-    k *= 0xC4CEB9FE1A85EC53ULL
-    k ^= k >> 33
-    return k
 
 
 cdef inline int64_t _cross(int64_t a, int64_t b) noexcept nogil:
