@@ -477,9 +477,14 @@ class _BaseSketchSGD(BaseEstimator):
             seeds = rng.randint(0, 2**32, size=depth, dtype=np.uint64)
             sketches = [CountSketch(width, depth, seeds=seeds) for _ in range(n_models)]
         if self._uses_heap:
-            heaps = [TopKHeap(capacity, aux=self._heap_value != 0) for _ in range(n_models)]
+            heaps = [TopKHeap(capacity, aux=self._heap_value != 0, order=self._heap_order())
+                     for _ in range(n_models)]
         return _ModelState(sketches, heaps, np.zeros(n_models), 1.0, 0,
                            int(rng.randint(0, 2**31 - 1)))
+
+    def _heap_order(self):
+        """How the heaps order their entries: by ``|weight|`` unless a parameter says."""
+        return getattr(self, "heap_order", "magnitude")
 
     def _n_threads(self, n_samples, batch_size):
         """Threads of a pass: ``n_jobs``, at most one per batch of the rows."""

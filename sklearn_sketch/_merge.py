@@ -184,9 +184,10 @@ def _average_heap(store, heaps, sketches, merged_sketch, lam, root):
             heap_keys, heap_weights = heap.items()
             own[np.searchsorted(keys, heap_keys)] = heap_weights
             weights += w * own
-    order = np.lexsort((keys, -np.abs(weights)))
+    by_value = heaps[0].by_value
+    order = np.lexsort((keys, -(weights if by_value else np.abs(weights))))
     kept, dropped = order[:capacity], order[capacity:]
-    heap = TopKHeap(capacity)
+    heap = TopKHeap(capacity, order="value" if by_value else "magnitude")
     heap.push_many(keys[kept], weights[kept])
     if store == WeightStore.ACTIVE_SET and dropped.size:
         # As the kernel does on an eviction, the sketch is moved to read the averaged

@@ -173,7 +173,7 @@ def _encode_fitted(est, arrays):
         sketches.append({"scale": float(sketch.scale_factor)})
     heaps = []
     for i, heap in enumerate(state.heaps):
-        capacity, keys, weights, scale, aux, aux_scale = heap.__reduce__()[1]
+        capacity, keys, weights, scale, aux, aux_scale, _ = heap.__reduce__()[1]
         arrays[f"heap_{i}_keys"] = keys
         arrays[f"heap_{i}_weights"] = weights
         if aux is not None:
@@ -579,7 +579,7 @@ def _decode_state(est, spec, members, n_models):
         try:
             heaps.append(_rebuild_topk_heap(
                 capacity, keys, weights, _float(item["scale"], f"heap {i} scale"), values,
-                _float(item["aux_scale"], f"heap {i} aux_scale")))
+                _float(item["aux_scale"], f"heap {i} aux_scale"), est._heap_order()))
         except (TypeError, ValueError, MemoryError) as exc:
             raise ModelFileError(f"heap {i}: {exc}") from None
     bear = hasattr(est, "history_size")

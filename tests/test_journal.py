@@ -46,7 +46,7 @@ def heap_state(heap, layout=True):
 
     A copy has the same layout; a pickled or loaded heap the same entries.
     """
-    capacity, keys, weights, scale, aux, aux_scale = heap.__reduce__()[1]
+    capacity, keys, weights, scale, aux, aux_scale, _ = heap.__reduce__()[1]
     out = (capacity, keys.tobytes(), weights.tobytes(), scale,
            None if aux is None else aux.tobytes(), aux_scale)
     if layout:

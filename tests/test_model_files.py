@@ -26,7 +26,7 @@ def snapshot(est):
     state = est._state
     heaps = []
     for heap in state.heaps:
-        capacity, keys, weights, scale, aux, aux_scale = heap.__reduce__()[1]
+        capacity, keys, weights, scale, aux, aux_scale, _ = heap.__reduce__()[1]
         heaps.append((capacity, keys.tobytes(), weights.tobytes(), np.float64(scale).tobytes(),
                       None if aux is None else aux.tobytes(),
                       np.float64(aux_scale).tobytes()))

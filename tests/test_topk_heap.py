@@ -675,3 +675,43 @@ def test_copy_evolves_exactly_like_the_original_filter_included():
         if mine is not None:
             np.testing.assert_array_equal(mine, theirs)
     other.check_invariants()
+
+
+def test_a_heap_ordered_by_value_keeps_the_largest_weights():
+    rng = np.random.default_rng(0)
+    keys = rng.permutation(10_000)[:3000].astype(np.int64)
+    weights = rng.normal(size=keys.size)
+    heap = TopKHeap(100, order="value")
+    for key, weight in zip(keys.tolist(), weights.tolist()):
+        heap.push_or_update(key, weight)
+    heap.check_invariants()
+    expected = np.lexsort((keys, weights))[::-1][:100]  # largest (weight, key) first
+    assert heap.keys().tolist() == keys[expected].tolist()
+    assert (heap.weights() > 0).all()
+    # Updates move entries both ways; the order holds: the 20 largest, set to
+    # -5, are now the smallest.
+    top = heap.keys()[:20].tolist()
+    for key in top:
+        heap.push_or_update(key, -5.0)
+    heap.check_invariants()
+    assert sorted(heap.keys()[-20:].tolist()) == sorted(top)
+    assert heap.weights()[-20:].tolist() == [-5.0] * 20
+
+
+def test_a_heap_ordered_by_value_survives_copy_pickle_and_positive_scaling():
+    import pickle
+
+    heap = TopKHeap(4, order="value")
+    for key, weight in [(1, -3.0), (2, 0.5), (3, 2.0), (4, -0.1), (5, 1.0)]:
+        heap.push_or_update(key, weight)
+    assert heap.keys().tolist() == [3, 5, 2, 4]  # -3.0 was the smallest value
+    for other in (pickle.loads(pickle.dumps(heap)), heap.copy()):
+        assert other.by_value and other.keys().tolist() == heap.keys().tolist()
+        other.check_invariants()
+    heap.scale(0.5)
+    assert heap.weights().tolist() == [1.0, 0.5, 0.25, -0.05]
+    with pytest.raises(ValueError, match="positive factors only"):
+        heap.scale(-1.0)
+    with pytest.raises(ValueError, match="order must be"):
+        TopKHeap(4, order="abs")
+    assert TopKHeap(4).by_value is False

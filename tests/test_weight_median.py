@@ -996,3 +996,35 @@ def test_parse_memory_budget_refuses_non_positive_and_bool():
         parse_memory_budget(0)
     with pytest.raises(TypeError, match="memory_budget"):
         parse_memory_budget(True)
+
+
+def test_awm_heap_ordered_by_value_keeps_the_features_of_class_1():
+    import pickle
+
+    from sklearn_sketch import average_estimators, load, save
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(3000, 100))
+    y = (X[:, 3] - 2 * X[:, 17] + X[:, 5] > 0).astype(int)
+    by_magnitude = AWMSketchClassifier("4KB", random_state=0).fit(X, y)
+    by_value = AWMSketchClassifier("4KB", heap_order="value", random_state=0).fit(X, y)
+    # Feature 17 (weight -2) leads by magnitude; by value the heap holds none of the
+    # negative features while it has room for positive ones.
+    assert by_magnitude.selected_features_.keys[0] == 17
+    assert set(by_value.selected_features_.keys[:2].tolist()) == {3, 5}
+    assert 17 not in by_value.selected_features_.keys
+    weights = by_value.selected_features_.weights[:, 0]
+    assert (np.diff(weights) <= 0).all()
+    # Predictions still read the negative weights (in the sketch).
+    assert by_value.score(X, y) > 0.95
+    for copy in (pickle.loads(pickle.dumps(by_value)), average_estimators([by_value])):
+        assert copy.heaps_[0].by_value
+        np.testing.assert_array_equal(copy.selected_features_.keys,
+                                      by_value.selected_features_.keys)
+    import os
+    import tempfile
+    path = os.path.join(tempfile.mkdtemp(), "m.skm")
+    save(by_value, path)
+    loaded = load(path)
+    assert loaded.heaps_[0].by_value and loaded.heap_order == "value"
+    np.testing.assert_array_equal(loaded.predict(X), by_value.predict(X))

@@ -15,6 +15,7 @@ cimport cython
 @cython.final
 cdef class TopKHeap:
     cdef readonly Py_ssize_t capacity
+    cdef readonly bint by_value
     cdef Py_ssize_t _size
     # Heap layout, min-heap on (|weight|, key). Stored weights times _scale are the weights.
     cdef int64_t* _keys
@@ -56,6 +57,7 @@ cdef class TopKHeap:
     cdef Py_ssize_t _home(self, uint64_t h) noexcept nogil
     cdef uint32_t _tag(self, uint64_t h) noexcept nogil
     cdef Py_ssize_t _pos_at(self, Py_ssize_t slot) noexcept nogil
+    cdef double _rank(self, double stored) noexcept nogil
     cdef bint _less(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil
     cdef uint64_t _filter_bit(self, uint64_t h) noexcept nogil
     cdef bint _maybe_present(self, uint64_t h) noexcept nogil

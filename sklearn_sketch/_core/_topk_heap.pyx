@@ -55,7 +55,8 @@ def _check_weight(weight):
 cdef class TopKHeap:
     """The ``capacity`` entries of largest ``|weight|``, with O(1) lookup by key.
 
-    An indexed min-heap ordered by ``(|weight|, key)`` (the key breaks ties, so the
+    An indexed min-heap ordered by ``(|weight|, key)`` (``(weight, key)`` with
+    ``order="value"``: the largest weights, most positive first; the key breaks ties, so the
     content after any sequence of operations is well defined) plus an
     open-addressing map from key to heap position. Offering a new key to a full
     heap replaces the minimum only when the new entry orders above it.
@@ -80,11 +81,19 @@ cdef class TopKHeap:
     aux : bool, default=False
         Keep an auxiliary float64 value per entry that moves with it
         (:meth:`get_aux`, :meth:`set_aux`, :meth:`scale_aux`).
+    order : {"magnitude", "value"}, default="magnitude"
+        Keep the entries of largest ``|weight|``, or of largest weight (a
+        model that explains one class keeps its features for that class
+        only); with "value", ``scale`` takes positive factors only, which keep
+        the order.
 
     Attributes
     ----------
     capacity : int
         Largest number of entries kept.
+    by_value : bool
+        Whether the heap orders by weight (``order="value"``) rather than by
+        ``|weight|``.
     has_aux : bool
         Whether the heap keeps auxiliary values.
     n_slots : int
@@ -119,11 +128,14 @@ cdef class TopKHeap:
         self._scale = 1.0
         self._aux_scale = 1.0
 
-    def __init__(self, capacity, *, aux=False):
+    def __init__(self, capacity, *, aux=False, order="magnitude"):
         if isinstance(capacity, (bool, np.bool_)) or not isinstance(capacity, numbers.Integral):
             raise TypeError(f"capacity must be an integer, got {type(capacity).__name__}")
         if not 1 <= capacity <= _MAX_CAPACITY:
             raise ValueError(f"capacity must be from 1 to 2**31 - 1, got {capacity}")
+        if order not in ("magnitude", "value"):
+            raise ValueError(f"order must be 'magnitude' or 'value', got {order!r}")
+        self.by_value = order == "value"
         self._allocate(int(capacity), bool(aux))
 
     cdef _allocate(self, Py_ssize_t capacity, bint aux):
@@ -261,8 +273,12 @@ cdef class TopKHeap:
         self._map[hole] = 0
 
     # ------------------------------------------------------------------ heap
+    cdef inline double _rank(self, double stored) noexcept nogil:
+        """What the heap orders by: the stored weight, or its magnitude."""
+        return stored if self.by_value else fabs(stored)
+
     cdef inline bint _less(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
-        cdef double wa = fabs(self._weights[a]), wb = fabs(self._weights[b])
+        cdef double wa = self._rank(self._weights[a]), wb = self._rank(self._weights[b])
         return wa < wb or (wa == wb and self._keys[a] < self._keys[b])
 
     cdef void _move(self, Py_ssize_t src, Py_ssize_t dst) noexcept nogil:
@@ -277,13 +293,13 @@ cdef class TopKHeap:
     cdef Py_ssize_t _sift_up(self, Py_ssize_t pos, Py_ssize_t slot) noexcept nogil:
         """Move the entry at ``pos`` (map slot ``slot``) up; return where it lands."""
         cdef int64_t key = self._keys[pos]
-        cdef double weight = self._weights[pos], w = fabs(weight), wp, aux = 0.0
+        cdef double weight = self._weights[pos], w = self._rank(weight), wp, aux = 0.0
         cdef Py_ssize_t parent
         if self._aux != NULL:
             aux = self._aux[pos]
         while pos > 0:
             parent = (pos - 1) >> 1
-            wp = fabs(self._weights[parent])
+            wp = self._rank(self._weights[parent])
             if not (w < wp or (w == wp and key < self._keys[parent])):
                 break
             self._move(parent, pos)
@@ -298,7 +314,7 @@ cdef class TopKHeap:
     cdef void _sift_down(self, Py_ssize_t pos, Py_ssize_t slot) noexcept nogil:
         """Move the entry at ``pos`` (map slot ``slot``) down."""
         cdef int64_t key = self._keys[pos]
-        cdef double weight = self._weights[pos], w = fabs(weight), wc, aux = 0.0
+        cdef double weight = self._weights[pos], w = self._rank(weight), wc, aux = 0.0
         cdef Py_ssize_t child
         if self._aux != NULL:
             aux = self._aux[pos]
@@ -308,7 +324,7 @@ cdef class TopKHeap:
                 break
             if child + 1 < self._size and self._less(child + 1, child):
                 child += 1
-            wc = fabs(self._weights[child])
+            wc = self._rank(self._weights[child])
             if not (wc < w or (wc == w and self._keys[child] < key)):
                 break
             self._move(child, pos)
@@ -342,8 +358,8 @@ cdef class TopKHeap:
         if self._size < self.capacity:
             return True
         # Compare stored values, the order the heap keeps (see the class docstring).
-        w = fabs(weight / self._scale)
-        m = fabs(self._weights[0])
+        w = self._rank(weight / self._scale)
+        m = self._rank(self._weights[0])
         return w > m or (w == m and key > self._keys[0])
 
     cdef HeapOutcome offer(self, int64_t key, double weight,
@@ -515,6 +531,7 @@ cdef class TopKHeap:
         """
         _ready(self)
         cdef TopKHeap out = TopKHeap.__new__(TopKHeap)
+        out.by_value = self.by_value
         out._allocate(self.capacity, self._aux != NULL)
         out._restore(self)
         return out
@@ -678,10 +695,14 @@ cdef class TopKHeap:
         Parameters
         ----------
         factor : float
-            Finite multiplier.
+            Finite multiplier; positive for a heap ordered by value (a negative
+            one would reverse its order).
         """
         _ready(self)
         factor = _check_weight(factor)
+        if self.by_value and factor <= 0:
+            raise ValueError(f"a heap ordered by value scales by positive factors only, "
+                             f"got {factor}")
         _check_scaling(self._scale, factor, self._arrays[1][:self._size], "weight")
         self.multiply(factor)
 
@@ -691,7 +712,8 @@ cdef class TopKHeap:
         self._allocate(self.capacity, self._aux != NULL)
 
     def items(self):
-        """Keys and weights sorted by ``(|weight|, key)`` descending.
+        """Keys and weights sorted by ``(|weight|, key)`` descending (``(weight, key)`` for
+        a heap ordered by value).
 
         Returns
         -------
@@ -701,7 +723,7 @@ cdef class TopKHeap:
         _ready(self)
         keys = self._arrays[0][:self._size].copy()
         stored = self._arrays[1][:self._size]
-        order = np.lexsort((keys, np.abs(stored)))[::-1]
+        order = np.lexsort((keys, stored if self.by_value else np.abs(stored)))[::-1]
         return keys[order], stored[order] * self._scale
 
     def aux_items(self):
@@ -709,11 +731,11 @@ cdef class TopKHeap:
         self._check_has_aux()
         keys = self._arrays[0][:self._size]
         stored = self._arrays[1][:self._size]
-        order = np.lexsort((keys, np.abs(stored)))[::-1]
+        order = np.lexsort((keys, stored if self.by_value else np.abs(stored)))[::-1]
         return self._arrays[3][:self._size][order] * self._aux_scale
 
     def keys(self):
-        """Keys sorted by ``(|weight|, key)`` descending."""
+        """Keys sorted by ``(|weight|, key)`` descending (``(weight, key)`` by value)."""
         return self.items()[0]
 
     def weights(self):
@@ -779,13 +801,16 @@ cdef class TopKHeap:
         return (_rebuild_topk_heap,
                 (self.capacity, self._arrays[0][:self._size].copy(),
                  self._arrays[1][:self._size].copy(), self._scale,
-                 None if aux is None else aux[:self._size].copy(), self._aux_scale))
+                 None if aux is None else aux[:self._size].copy(), self._aux_scale,
+                 "value" if self.by_value else "magnitude"))
 
     def __repr__(self):
-        return f"TopKHeap(capacity={self.capacity}, size={self._size})"
+        order = ", order='value'" if self.by_value else ""
+        return f"TopKHeap(capacity={self.capacity}, size={self._size}{order})"
 
 
-def _rebuild_topk_heap(capacity, keys, stored_weights, scale, stored_aux=None, aux_scale=1.0):
+def _rebuild_topk_heap(capacity, keys, stored_weights, scale, stored_aux=None, aux_scale=1.0,
+                       order="magnitude"):
     """Rebuild a heap from its layout, so the state is exactly the pickled one.
 
     The heap is made by its constructor and filled by insertions in layout
@@ -800,7 +825,9 @@ def _rebuild_topk_heap(capacity, keys, stored_weights, scale, stored_aux=None, a
     if key_arr.ndim != 1 or key_arr.shape != weight_arr.shape:
         raise ValueError(f"keys and weights must be 1-D of equal length, "
                          f"got {key_arr.shape} and {weight_arr.shape}")
-    heap = TopKHeap(capacity, aux=stored_aux is not None)
+    heap = TopKHeap(capacity, aux=stored_aux is not None, order=order)
+    if heap.by_value and scale < 0:
+        raise ValueError(f"the scale of a heap ordered by value must be positive, got {scale}")
     if key_arr.shape[0] > heap.capacity:
         raise ValueError(f"{key_arr.shape[0]} entries do not fit a heap of capacity {capacity}")
     if np.unique(key_arr).size != key_arr.size:
