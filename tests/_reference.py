@@ -5,8 +5,10 @@ after it (intercepts, counters, sketch tables, seeds and scales, heap entries
 with their auxiliary values, the coefficients and selection of a selector, the
 classes, BEAR's curvature pairs). ``assert_same_snapshot`` compares two of them
 exactly, so the same helper serves "a failed call changed nothing" and "two ways
-of training give the same model". The dense NumPy references of the updates
-stay beside the tests of each algorithm (``_bear_reference.py`` for BEAR).
+of training give the same model". ``assert_refuses_non_finite_X`` and
+``assert_refuses_wrong_n_features`` are the bad-input checks every estimator
+family shares. The dense NumPy references of the updates stay beside the tests
+of each algorithm (``_bear_reference.py`` for BEAR).
 """
 import numpy as np
 
@@ -116,3 +118,45 @@ def assert_same_snapshot(sa, sb):
 def assert_same_state(a, b):
     """Two fitted estimators hold the same model."""
     assert_same_snapshot(snapshot(a), snapshot(b))
+
+
+def assert_refuses_non_finite_X(est, X, y, bad, sparse):
+    """fit, partial_fit, predict and a warm-started fit refuse an ``X`` holding ``bad``
+    (NaN or an infinity), naming it, and leave the fitted ``est`` exactly as it was."""
+    import pytest
+    import scipy.sparse as sp
+
+    before = snapshot(est)
+    X_bad = np.array(X, dtype=float)
+    X_bad[3, 2] = bad
+    if sparse:
+        X_bad = sp.csr_matrix(X_bad)
+    calls = (lambda: est.fit(X_bad, y), lambda: est.partial_fit(X_bad, y),
+             lambda: est.predict(X_bad))
+    for call in calls:
+        with pytest.raises(ValueError, match="NaN|infinity"):
+            call()
+        assert_same_snapshot(snapshot(est), before)
+    est.set_params(warm_start=True)
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        est.fit(X_bad, y)
+    assert_same_snapshot(snapshot(est), before)
+
+
+def assert_refuses_wrong_n_features(est, X, y):
+    """Every call that reads ``X`` refuses one column too few or too many, naming the
+    features, and leaves the fitted ``est`` exactly as it was."""
+    import pytest
+    import scipy.sparse as sp
+
+    before = snapshot(est)
+    calls = [est.predict, lambda X_bad: est.partial_fit(X_bad, y),
+             lambda X_bad: est.set_params(warm_start=True).fit(X_bad, y)]
+    calls += [getattr(est, name) for name in ("decision_function", "transform")
+              if hasattr(est, name)]
+    for X_bad in (X[:, :-1], np.hstack([X, X[:, :1]]), sp.csr_matrix(X[:, :-1])):
+        for call in calls:
+            with pytest.raises(ValueError, match="features"):
+                call(X_bad)
+            est.set_params(warm_start=False)
+            assert_same_snapshot(snapshot(est), before)
