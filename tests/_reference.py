@@ -160,3 +160,22 @@ def assert_refuses_wrong_n_features(est, X, y):
                 call(X_bad)
             est.set_params(warm_start=False)
             assert_same_snapshot(snapshot(est), before)
+
+
+def assert_refuses_class_errors(est, X, y):
+    """An unseen label, a ``classes`` that disagrees, a single class and a warm-started
+    fit on a new label are refused, naming the classes, and ``est`` is unchanged."""
+    import pytest
+
+    before = snapshot(est)
+    y_unseen = y.copy()
+    y_unseen[0] = 99
+    calls = [lambda: est.partial_fit(X, y_unseen),
+             lambda: est.partial_fit(X, y, classes=np.array([3, 5, 7, 9])),
+             lambda: est.fit(X, np.full(len(y), 5)),
+             lambda: est.set_params(warm_start=True).fit(X, np.where(y == y[0], 99, y))]
+    for call in calls:
+        with pytest.raises(ValueError, match="class"):
+            call()
+        est.set_params(warm_start=False)
+        assert_same_snapshot(snapshot(est), before)
