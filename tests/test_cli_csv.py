@@ -33,6 +33,7 @@ def test_crossed_csv_round_trip(files, capsys, estimator):
     model = folder / f"{estimator}.skm"
     assert main(["fit", "--csv", str(folder / "train.csv"), "--label", "status",
                  "--cross", "carrier,dest", "--estimator", estimator, "--epochs", "2",
+                 "--param", "random_state=0",
                  "--quiet", "--output", str(model)]) == 0
     assert main(["select", "--model", str(model), "--top", "1", "--format", "json"]) == 0
     top = json.loads(capsys.readouterr().out)
