@@ -321,9 +321,9 @@ class StreamingPMI(BaseEstimator):
         self.memory_bytes_ = (self.estimator_.memory_bytes_ + self.pair_counts_.memory_bytes
                               + self.word_counts_.memory_bytes
                               + self._slot_bytes * self.reservoir_size)
-        self.pairs_ = self._pairs(PairNames(positive_keys, first, second, names))
+        self.pairs_ = self._pairs()
 
-    def _pairs(self, lookup):
+    def _pairs(self):
         selected = self.estimator_.selected_features_
         positive = selected.weights[:, 0] > 0
         keys, weights = selected.keys[positive], selected.weights[positive, 0]
@@ -420,9 +420,9 @@ class ExactPMI(StreamingPMI):
         self.n_pairs_ += int(first.size)
         self.memory_bytes_ = sum(a.nbytes for a in (self.pair_keys_, self.pair_count_,
                                                     self.word_keys_, self.word_count_))
-        self.pairs_ = self._pairs(None)
+        self.pairs_ = self._pairs()
 
-    def _pairs(self, lookup):
+    def _pairs(self):
         firsts, seconds = self._pair_words
         counts = self.word_count_[np.searchsorted(self.word_keys_, firsts)], \
             self.word_count_[np.searchsorted(self.word_keys_, seconds)]
