@@ -32,7 +32,6 @@ import argparse
 import json
 import subprocess
 import sys
-import tempfile
 import time
 from itertools import combinations
 from pathlib import Path

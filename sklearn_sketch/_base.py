@@ -4,7 +4,6 @@ Input validation, feature keys, learning-rate schedules, the training loop over
 passes (one compiled call per pass), the fitted attributes and the selection
 API live here; each algorithm family only says where its weights live.
 """
-import math
 import re
 import threading
 import warnings
@@ -29,7 +28,7 @@ from sklearn.utils.validation import (
 )
 
 from ._core import CountSketch, TopKHeap
-from ._names import NAME_OVERHEAD, PackedNames, mean_name_bytes
+from ._names import PackedNames, mean_name_bytes, reserved_name_bytes
 from ._raw_features import hash_raw, is_raw_input
 from ._sgd_fast import Loss, PassStatus, Schedule, SGDParams, WeightStore, sgd_pass
 from ._sgd_fast import decision_function_kernel, rows_repeat_a_column
@@ -130,6 +129,12 @@ def sketch_bytes(width, depth):
     return 4 * depth * (width + 1)
 
 
+def largest_sketch_width(n_bytes, depth):
+    """Largest width whose sketch of ``depth`` rows fits in ``n_bytes`` (inverse of
+    :func:`sketch_bytes`)."""
+    return int(n_bytes) // (4 * depth) - 1
+
+
 def largest_heap(n_bytes, aux=False, name_bytes=0):
     """Largest capacity whose heap (and ``name_bytes`` an entry) fits in ``n_bytes``."""
     def cost(capacity):
@@ -172,7 +177,7 @@ def budget_shape(budget, n_models, *, heap_share, depth, aux=False, capacity=Non
         width = depth = None
     elif width is None:
         rest = per_model - heap_cost(capacity)
-        width = rest // (4 * depth) - 1
+        width = largest_sketch_width(rest, depth)
     total = 16 * n_models + n_models * (
         heap_cost(capacity) + (sketch_bytes(width, depth) if width is not None else 0))
     if (capacity is not None and capacity < 1) or (width is not None and width < 1) \
@@ -657,8 +662,7 @@ class _BaseSketchSGD(BaseEstimator):
         """
         mean = mean_name_bytes(names) if names is not None else 0.0
         budgeted = getattr(self, "memory_budget", None) is not None and self._uses_heap
-        self._name_bytes = (NAME_OVERHEAD + max(16, math.ceil(1.25 * mean))
-                            if budgeted and mean else 0)
+        self._name_bytes = reserved_name_bytes(mean) if budgeted else 0
 
     def _name_bytes_per_entry(self):
         return getattr(self, "_name_bytes", 0)

@@ -1,4 +1,5 @@
 """The names of the heap keys, packed in three arrays and bounded in bytes."""
+import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -6,6 +7,15 @@ import numpy as np
 # Bytes a named key costs besides its name's UTF-8 bytes: its int64 key and
 # the int64 end of its name in the pool.
 NAME_OVERHEAD = 16
+
+
+def reserved_name_bytes(mean):
+    """Bytes a budget reserves for the name of one heap entry, from the names' mean length.
+
+    A quarter more than the mean (at least 16 bytes: the selected features may
+    be longer than the typical name) plus :data:`NAME_OVERHEAD`; 0 without names.
+    """
+    return NAME_OVERHEAD + max(16, math.ceil(1.25 * mean)) if mean else 0
 
 
 def _as_bytes(name):

@@ -12,10 +12,10 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from ._base import largest_heap, parse_memory_budget
+from ._base import largest_heap, largest_sketch_width, parse_memory_budget
 from ._core import CountSketch
-from ._names import NAME_OVERHEAD, mean_name_bytes
-from ._raw_features import RAW_N_FEATURES, NamedRows, hash_raw
+from ._names import NAME_OVERHEAD, mean_name_bytes, reserved_name_bytes
+from ._raw_features import NamedRows, hash_raw, one_sparse_rows
 
 __all__ = ["CountMinDeltoids", "ExactDeltoids", "RelativeDeltoids", "item_occurrences"]
 
@@ -233,14 +233,13 @@ class RelativeDeltoids(BaseEstimator):
         from .weight_median import AWMSketchClassifier
 
         budget = parse_memory_budget(self.memory_budget)
-        width = max(16, int(budget * self.count_share) // (2 * 4 * 3) - 1)
+        width = max(16, largest_sketch_width(int(budget * self.count_share) // 2, 3))
         seed = 0 if self.random_state is None else self.random_state
         self.counts_a_ = CountSketch(width, 3, random_state=seed + 1)
         self.counts_b_ = CountSketch(width, 3, random_state=seed + 1)
         left = budget - 2 * self.counts_a_.memory_bytes
         mean = mean_name_bytes(names) if names else 0.0
-        name_bytes = NAME_OVERHEAD + max(16, math.ceil(1.25 * mean)) if mean else 0
-        capacity = largest_heap(self.heap_share * left, name_bytes=name_bytes)
+        capacity = largest_heap(self.heap_share * left, name_bytes=reserved_name_bytes(mean))
         if capacity < 1 or left <= 0:
             raise ValueError(f"memory_budget={self.memory_budget!r} is too small for a heap "
                              "and a sketch; give at least a few kilobytes")
@@ -254,14 +253,11 @@ class RelativeDeltoids(BaseEstimator):
         self._check_params()
         if "estimator_" not in self.__dict__:
             self._start(names)
-        keys = np.concatenate([keys_a, keys_b])
-        labels = np.concatenate([np.ones(keys_a.size, np.int64), np.zeros(keys_b.size, np.int64)])
-        order = self._rng.permutation(keys.size)
-        examples = sp.csr_matrix((np.ones(keys.size), keys[order], np.arange(keys.size + 1)),
-                                 shape=(keys.size, RAW_N_FEATURES))
-        if names is not None:
-            examples = NamedRows(examples, names)
-        self.estimator_.partial_fit(examples, labels[order], classes=[0, 1])
+        examples, labels = one_sparse_rows(
+            np.concatenate([keys_a, keys_b]),
+            np.concatenate([np.ones(keys_a.size, np.int64), np.zeros(keys_b.size, np.int64)]),
+            names, self._rng)
+        self.estimator_.partial_fit(examples, labels, classes=[0, 1])
         self.counts_a_.update(keys_a, np.ones(keys_a.size))
         self.counts_b_.update(keys_b, np.ones(keys_b.size))
         self.n_a_ += int(keys_a.size)
@@ -432,8 +428,7 @@ class CountMinDeltoids(RelativeDeltoids):
 
         budget = parse_memory_budget(self.memory_budget)
         mean = mean_name_bytes(names) if names else 0.0
-        name_bytes = NAME_OVERHEAD + max(16, math.ceil(1.25 * mean)) if mean else 0
-        capacity = largest_heap(self.heap_share * budget, name_bytes=name_bytes)
+        capacity = largest_heap(self.heap_share * budget, name_bytes=reserved_name_bytes(mean))
         buckets = int((1 - self.heap_share) * budget) // (2 * 8 * self.DEPTH)
         if capacity < 1 or buckets < 1:
             raise ValueError(f"memory_budget={self.memory_budget!r} is too small for a heap "

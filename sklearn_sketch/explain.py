@@ -14,10 +14,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import largest_heap, parse_memory_budget
-from ._names import NAME_OVERHEAD
+from ._base import largest_heap, largest_sketch_width, parse_memory_budget
+from ._names import NAME_OVERHEAD, reserved_name_bytes
 from ._core import CountSketch
-from ._raw_features import NamedRows
+from ._raw_features import one_sparse_rows
 from .feature_extraction import FeatureCrosser
 from .feature_extraction._crossing import CROSS_SEPARATOR
 
@@ -374,8 +374,7 @@ class OutlierExplainer(BaseEstimator):
         heap and sketch: the heap is what an explanation reads.
         """
         budget = parse_memory_budget(self.memory_budget)
-        count_bytes = int(budget * self.count_share)
-        width = max(16, count_bytes // (2 * 4 * 3) - 1)
+        width = max(16, largest_sketch_width(int(budget * self.count_share) // 2, 3))
         seed = 0 if self.random_state is None else self.random_state
         self.counts_ = CountSketch(width, 3, random_state=seed + 1)
         self.outlier_counts_ = CountSketch(width, 3, random_state=seed + 1)
@@ -394,8 +393,8 @@ class OutlierExplainer(BaseEstimator):
             if params.get("n_features_to_select", 0) is None:
                 sample = X.iloc[:1000] if hasattr(X, "iloc") else X[:1000]
                 mean = self.crosser_.transform(sample).names.mean_name_bytes()
-                name_bytes = NAME_OVERHEAD + max(16, math.ceil(1.25 * mean))
-                capacity = largest_heap(self.heap_share * left, name_bytes=name_bytes)
+                capacity = largest_heap(self.heap_share * left,
+                                        name_bytes=reserved_name_bytes(mean))
                 estimator.set_params(n_features_to_select=max(1, capacity))
         self.estimator_ = estimator
 
@@ -417,23 +416,16 @@ class OutlierExplainer(BaseEstimator):
     def _update(self, rows, labels):
         """Train the classifier and the counts on one block of crossed rows."""
         matrix = rows.X
-        per_row = np.diff(matrix.indptr)
+        occurrence_labels = np.repeat(labels, np.diff(matrix.indptr))
         if self.one_sparse:
-            # The examples in a random order (a row's attributes share its label, and
-            # files are often sorted by time), permuted here in one gather so that the
-            # classifier reads them in sequence: shuffling 1-sparse rows inside its
-            # pass cost a cache miss an example (5x slower).
-            order = self._rng.permutation(matrix.nnz)
-            examples = NamedRows(
-                matrix.__class__((matrix.data[order], matrix.indices[order],
-                                  np.arange(matrix.nnz + 1)), shape=(matrix.nnz, matrix.shape[1])),
-                rows.names)
-            example_labels = np.repeat(labels, per_row)[order]
+            # Attribute values are categories: every stored value is 1.0.
+            examples, example_labels = one_sparse_rows(matrix.indices, occurrence_labels,
+                                                       rows.names, self._rng)
         else:
             examples, example_labels = rows, labels
         if example_labels.size:
             self.estimator_.partial_fit(examples, example_labels, classes=[0, 1])
-        outlier_keys = matrix.indices[np.repeat(labels, per_row).astype(bool)]
+        outlier_keys = matrix.indices[occurrence_labels.astype(bool)]
         self.counts_.update(matrix.indices, np.ones(matrix.nnz))
         self.outlier_counts_.update(outlier_keys, np.ones(outlier_keys.size))
 

@@ -14,13 +14,12 @@ from itertools import chain
 from numbers import Integral
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from ._base import largest_heap, parse_memory_budget
+from ._base import largest_heap, largest_sketch_width, parse_memory_budget
 from ._core import CountSketch
-from ._names import NAME_OVERHEAD
-from ._raw_features import RAW_N_FEATURES, NamedRows, name_keys
+from ._names import NAME_OVERHEAD, reserved_name_bytes
+from ._raw_features import name_keys, one_sparse_rows
 from .feature_extraction._crosses import cross_keys
 from .io._parsers import first_rows
 
@@ -259,16 +258,15 @@ class StreamingPMI(BaseEstimator):
         reservoir_bytes = self._slot_bytes * self.reservoir_size
         count_bytes = int((budget - reservoir_bytes) * self.count_share)
         # Pairs get three quarters of the count bytes: there are far more of them.
-        pair_width = max(16, count_bytes * 3 // 4 // (4 * 3) - 1)
-        word_width = max(16, count_bytes // 4 // (4 * 3) - 1)
+        pair_width = max(16, largest_sketch_width(count_bytes * 3 // 4, 3))
+        word_width = max(16, largest_sketch_width(count_bytes // 4, 3))
         seed = 0 if self.random_state is None else self.random_state
         self.pair_counts_ = CountSketch(pair_width, 3, random_state=seed + 1)
         self.word_counts_ = CountSketch(word_width, 3, random_state=seed + 2)
         left = (budget - reservoir_bytes - self.pair_counts_.memory_bytes
                 - self.word_counts_.memory_bytes)
-        mean = 2 * mean_word + 1
-        name_bytes = NAME_OVERHEAD + max(16, math.ceil(1.25 * mean))
-        capacity = largest_heap(self.heap_share * max(left, 0), name_bytes=name_bytes)
+        capacity = largest_heap(self.heap_share * max(left, 0),
+                                name_bytes=reserved_name_bytes(2 * mean_word + 1))
         if capacity < 1:
             raise ValueError(f"memory_budget={self.memory_budget!r} is too small for the "
                              f"counts, a reservoir of {self.reservoir_size} words and a heap")
@@ -299,18 +297,16 @@ class StreamingPMI(BaseEstimator):
         pool = self.reservoir_ if self.reservoir_.size else words
         negative_first = np.repeat(first, self.negatives)
         negative_second = pool[self._rng.integers(0, pool.size, negative_first.size)]
-        keys = pair_keys(np.concatenate([first, negative_first]),
-                         np.concatenate([second, negative_second]))
+        all_first = np.concatenate([first, negative_first])
+        all_second = np.concatenate([second, negative_second])
+        keys = pair_keys(all_first, all_second)
         labels = np.concatenate([np.ones(first.size, np.int64),
                                  np.zeros(negative_first.size, np.int64)])
-        order = self._rng.permutation(keys.size)
         known = {**self._reservoir_names, **names}
-        examples = NamedRows(
-            sp.csr_matrix((np.ones(keys.size), keys[order], np.arange(keys.size + 1)),
-                          shape=(keys.size, RAW_N_FEATURES)),
-            PairNames(keys, np.concatenate([first, negative_first]),
-                      np.concatenate([second, negative_second]), known))
-        self.estimator_.partial_fit(examples, labels[order], classes=[0, 1])
+        examples, labels = one_sparse_rows(keys, labels,
+                                           PairNames(keys, all_first, all_second, known),
+                                           self._rng)
+        self.estimator_.partial_fit(examples, labels, classes=[0, 1])
         positive_keys = keys[:first.size]
         self.pair_counts_.update(positive_keys, np.ones(positive_keys.size))
         self.word_counts_.update(words, np.ones(words.size))
