@@ -75,7 +75,11 @@ def _apply(op, values, threshold):
             "<=": np.less_equal}[op](values, threshold)
 
 
-def quantile_of(values, q, k=1000):
+#: Accuracy parameter of the KLL quantile sketches of outlier rules (rank error ~0.3%).
+KLL_K = 1000
+
+
+def quantile_of(values, q, k=KLL_K):
     """The ``q`` quantile of ``values`` by Apache DataSketches' KLL sketch.
 
     The sketch takes the NumPy array whole and keeps a few kilobytes whatever

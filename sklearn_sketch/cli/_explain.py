@@ -62,7 +62,7 @@ def cmd_explain(args):
     if unknown:
         raise CommandError(f"unknown column(s) {unknown} in --columns; {args.path} has {names}")
     columns = columns or [c for c in names if c != metric]
-    rule, threshold = _fixed_rule(pd, args, metric)
+    rule = _fixed_rule(pd, args, metric)
     # Attributes are categories: read them as text, so a column is one type in every chunk.
     explainer = OutlierExplainer(rule, columns=columns, max_order=args.max_order,
                                  estimator=_estimator(args.estimator, args.random_state),
@@ -83,20 +83,20 @@ def cmd_explain(args):
     seconds = time.perf_counter() - start
     if not args.quiet:
         print(file=sys.stderr)
-    explainer.threshold_ = threshold
-    write_report(_report(explainer, args, seconds), args.output)
+    write_report(_report(explainer, args, metric, seconds), args.output)
 
 
 def _fixed_rule(pd, args, metric):
     """The rule with a number for its threshold: a quantile is read off a KLL sketch
-    of the metric column, filled in a first pass that reads that column only."""
+    of the metric column (as :func:`~sklearn_sketch.explain.quantile_of`), filled in
+    a first pass that reads that column only."""
     from datasketches import kll_doubles_sketch
-    from ..explain import parse_rule
+    from ..explain import KLL_K, parse_rule
 
     _, op, value, is_quantile = parse_rule(args.outlier)
     if not is_quantile:
-        return args.outlier, value
-    sketch = kll_doubles_sketch(1000)  # rank error about 0.3%, as quantile_of
+        return args.outlier
+    sketch = kll_doubles_sketch(KLL_K)
     for chunk in pd.read_csv(args.path, usecols=[metric], chunksize=10 * args.chunk_rows):
         values = pd.to_numeric(chunk[metric], errors="coerce").to_numpy(dtype=float)
         if chunk[metric].notna().sum() != (~pd.isna(values)).sum():
@@ -105,11 +105,10 @@ def _fixed_rule(pd, args, metric):
         sketch.update(values[~pd.isna(values)])
     if sketch.is_empty():
         raise CommandError(f"{args.path} has no value of {metric!r} to set the quantile from")
-    threshold = float(sketch.get_quantile(value))
-    return f"{metric} {op} {threshold!r}", threshold
+    return f"{metric} {op} {float(sketch.get_quantile(value))!r}"
 
 
-def _report(explainer, args, seconds):
+def _report(explainer, args, metric, seconds):
     table = explainer.get_explanations(args.top)
     n_features = len(explainer.crosser_.fields_) + len(explainer.crosser_.crosses_)
     summary = {
@@ -130,7 +129,7 @@ def _report(explainer, args, seconds):
                                         table["outliers"])]
         return json.dumps(summary, indent=1) + "\n"
     lines = [f"{summary['rows']:,} rows ({summary['skipped_missing_metric']:,} skipped: no "
-             f"{parse_metric(args.outlier)}), {summary['outliers']:,} outliers "
+             f"{metric}), {summary['outliers']:,} outliers "
              f"({args.outlier}: threshold {summary['threshold']:g}); "
              f"{summary['memory_bytes']:,} bytes; {seconds:.1f} s",
              "relative_risk\tsupport\toutliers\tweight\tfeature"]
@@ -139,10 +138,5 @@ def _report(explainer, args, seconds):
                                        table["relative_risk"], table["support"],
                                        table["outliers"])]
     return "\n".join(lines) + "\n"
-
-
-def parse_metric(rule):
-    from ..explain import parse_rule
-    return parse_rule(rule)[0]
 
 
