@@ -540,6 +540,7 @@ class ExactExplainer(OutlierExplainer):
         self.support_ = np.zeros(0, dtype=np.int64)
         self.outlier_support_ = np.zeros(0, dtype=np.int64)
         self._chunk_names = []
+        self._names_found = {}
 
     def _update(self, rows, labels):
         matrix = rows.X
@@ -561,13 +562,15 @@ class ExactExplainer(OutlierExplainer):
         risk = _risk(outliers, support, float(self.n_outliers_), float(self.n_rows_))
         keep = np.flatnonzero(support >= max(self.min_support * self.n_rows_, 1.0))
         keep = keep[np.argsort(-risk[keep], kind="stable")]
-        names = {}
+        # Names found once stay found: each call looks up only the keys new to the table.
+        kept, names = self.keys_[keep].tolist(), self._names_found
+        missing = [k for k in kept if k not in names]
         for lookup in self._chunk_names:
-            missing = [k for k in self.keys_[keep].tolist() if k not in names]
             if not missing:
                 break
             names.update(lookup.lookup(missing))
-        labels = np.array([names.get(k, str(k)) for k in self.keys_[keep].tolist()], dtype=object)
+            missing = [k for k in missing if k not in names]
+        labels = np.array([names.get(k, str(k)) for k in kept], dtype=object)
         return _table(labels, np.log(np.maximum(risk[keep], 1e-12)), risk[keep],
                       support[keep], outliers[keep])
 
