@@ -30,15 +30,12 @@ from sklearn.utils.validation import (
 from ._core import CountSketch, TopKHeap
 from ._names import PackedNames, mean_name_bytes, reserved_name_bytes
 from ._raw_features import hash_raw, is_raw_input
-from ._sgd_fast import Loss, PassStatus, Schedule, SGDParams, WeightStore, sgd_pass
+from ._sgd_fast import Loss, PassStatus, Schedule, SGDParams, sgd_pass
 from ._sgd_fast import decision_function_kernel, rows_repeat_a_column
 
 CONSTANT, OPTIMAL, INVSCALING = Schedule.CONSTANT, Schedule.OPTIMAL, Schedule.INVSCALING
 NORMALIZED = Schedule.NORMALIZED
-HEAP_ONLY, SKETCH_ONLY = WeightStore.HEAP_ONLY, WeightStore.SKETCH_ONLY
 PASS_DIVERGED, PASS_OK = PassStatus.PASS_DIVERGED, PassStatus.PASS_OK
-_HEAP_ONLY_STORES = {HEAP_ONLY, WeightStore.PROB_TRUNCATION, WeightStore.SPACE_SAVING,
-                     WeightStore.SOFT_THRESHOLD}
 
 #: Columns of a model trained on 64-bit keys (hashed names, stream chunks).
 KEY_SPACE = 2**63 - 1
@@ -333,8 +330,10 @@ def _max_batch_nnz(indptr, order, batch_size):
 class _BaseSketchSGD(BaseEstimator):
     """Linear model trained by SGD with its weights in a sketch and/or a top-k heap.
 
-    Subclasses set ``_store`` (``SKETCH_AND_HEAP``, ``HEAP_ONLY`` or
-    ``SKETCH_ONLY``) and implement ``_encode_targets``.
+    Subclasses set ``_store`` (one of the weight stores of
+    :mod:`sklearn_sketch._stores`, which decides what the model allocates,
+    what its heap entries hold and what predictions read) and implement
+    ``_encode_targets``.
     """
 
     _store = None
@@ -356,14 +355,6 @@ class _BaseSketchSGD(BaseEstimator):
     }
 
     # ------------------------------------------------------------ training
-    @property
-    def _uses_sketch(self):
-        return self._store not in _HEAP_ONLY_STORES
-
-    @property
-    def _uses_heap(self):
-        return self._store != SKETCH_ONLY
-
     def _loss_code(self, n_models):
         raise NotImplementedError
 
@@ -377,7 +368,7 @@ class _BaseSketchSGD(BaseEstimator):
             typical_weight = np.sqrt(1.0 / np.sqrt(self.alpha))
             optimal_init = 1.0 / (typical_weight * self.alpha)
         return SGDParams(
-            loss=self._loss_code(n_models), schedule=schedule, store=self._store,
+            loss=self._loss_code(n_models), schedule=schedule, store=self._store.code,
             eta0=self._eta0() if eta0 is None else float(eta0),
             power_t=float(self.power_t), alpha=float(self.alpha),
             optimal_init=optimal_init, batch_size=int(self.batch_size),
@@ -434,22 +425,12 @@ class _BaseSketchSGD(BaseEstimator):
         """
         depth = getattr(self, "sketch_depth", None)
         if getattr(self, "memory_budget", None) is not None:
-            share = (0 if not self._uses_heap else 1 if not self._uses_sketch
-                     else self._budget_heap_share)
             return budget_shape(_budget_less(self.memory_budget, reserved), n_models,
-                                heap_share=share, depth=depth, aux=self._heap_value != 0,
+                                heap_share=self._store.heap_share(self._budget_heap_share),
+                                depth=depth, aux=self._store.heap_aux,
                                 name_bytes=self._name_bytes_per_entry())
         return (getattr(self, "sketch_width", None), depth,
                 getattr(self, "n_features_to_select", None))
-
-    # How a heap entry holds its model weight: 0 its weight, 1 weight * aux, 2 aux.
-    _heap_value = 0
-
-    def _prediction_reads(self):
-        """``(sketches, heaps, weight_median)`` that predictions read (see the kernel)."""
-        read_sketch = self._uses_sketch and (
-            not self._uses_heap or self.predict_with_ == "sketch")
-        return self.sketches_ if read_sketch else [], self.heaps_, False
 
     @property
     def predict_with_(self):
@@ -461,15 +442,6 @@ class _BaseSketchSGD(BaseEstimator):
         heap_error, sketch_error = self._state.read_errors
         return "sketch" if sketch_error < heap_error else "heap"
 
-    def _heap_items(self, heap):
-        """Keys and model weights of a heap, heaviest entry first."""
-        keys, weights = heap.items()
-        if self._heap_value == 1:
-            weights = weights * heap.aux_items()
-        elif self._heap_value == 2:
-            weights = heap.aux_items()
-        return keys, weights
-
     def _new_state(self, n_models, X=None, reserved=0):
         """A fresh model for ``n_models``, its shape chosen in the budget less ``reserved``.
 
@@ -478,11 +450,11 @@ class _BaseSketchSGD(BaseEstimator):
         rng = check_random_state(self.random_state)
         width, depth, capacity = self._model_shape(n_models, reserved)
         sketches, heaps = [], []
-        if self._uses_sketch:
+        if self._store.uses_sketch:
             seeds = rng.randint(0, 2**32, size=depth, dtype=np.uint64)
             sketches = [CountSketch(width, depth, seeds=seeds) for _ in range(n_models)]
-        if self._uses_heap:
-            heaps = [TopKHeap(capacity, aux=self._heap_value != 0, order=self._heap_order())
+        if self._store.uses_heap:
+            heaps = [TopKHeap(capacity, aux=self._store.heap_aux, order=self._heap_order())
                      for _ in range(n_models)]
         return _ModelState(sketches, heaps, np.zeros(n_models), 1.0, 0,
                            int(rng.randint(0, 2**31 - 1)))
@@ -661,7 +633,7 @@ class _BaseSketchSGD(BaseEstimator):
         name), plus :data:`~sklearn_sketch._names.NAME_OVERHEAD`.
         """
         mean = mean_name_bytes(names) if names is not None else 0.0
-        budgeted = getattr(self, "memory_budget", None) is not None and self._uses_heap
+        budgeted = getattr(self, "memory_budget", None) is not None and self._store.uses_heap
         self._name_bytes = reserved_name_bytes(mean) if budgeted else 0
 
     def _name_bytes_per_entry(self):
@@ -678,7 +650,7 @@ class _BaseSketchSGD(BaseEstimator):
         do not fit are left out, with a warning.
         """
         known = PackedNames() if reset else getattr(self, "_feature_names", PackedNames())
-        if names is None and not known or not self._uses_heap:
+        if names is None and not known or not self._store.uses_heap:
             self._feature_names = PackedNames()
             return
         # In C over the heaps' key arrays (unsorted): Python touches only the
@@ -729,7 +701,7 @@ class _BaseSketchSGD(BaseEstimator):
         self : object
             The estimator.
         """
-        if not self._uses_heap:
+        if not self._store.uses_heap:
             return self
         with _estimator_lock(self):
             if "_state" not in self.__dict__:
@@ -885,13 +857,13 @@ class _BaseSketchSGD(BaseEstimator):
 
     @property
     def coef_(self):
-        if not self._uses_heap or "_state" not in self.__dict__:
+        if not self._store.uses_heap or "_state" not in self.__dict__:
             raise AttributeError("coef_ is available after fit on estimators with a heap")
         return self._heap_coef()
 
     @property
     def selected_features_(self):
-        if not self._uses_heap or "_state" not in self.__dict__:
+        if not self._store.uses_heap or "_state" not in self.__dict__:
             raise AttributeError(
                 "selected_features_ is available after fit on estimators with a heap")
         return self._select()
@@ -941,17 +913,17 @@ class _BaseSketchSGD(BaseEstimator):
         check_is_fitted(self, "intercept_")
         X = self._check_X(X, reset=False)
         indptr, indices, data = _as_csr_int64(X)
-        sketches, heaps, weight_median = self._prediction_reads()
+        sketches, heaps, weight_median = self._store.prediction_reads(self)
         out = np.tile(self.intercept_, (indptr.shape[0] - 1, 1))
         decision_function_kernel(sketches, heaps, indptr, indices, data, out, weight_median,
-                                 self._heap_value)
+                                 self._store.heap_value)
         return out
 
     # ---------------------------------------------------------- selection
     def _heap_coef(self):
         rows, cols, vals = [], [], []
         for c, heap in enumerate(self._state.heaps):
-            keys, weights = self._heap_items(heap)
+            keys, weights = self._store.heap_items(heap)
             inside = (keys >= 0) & (keys < self.n_features_in_)
             rows.append(np.full(inside.sum(), c))
             cols.append(keys[inside])
@@ -966,7 +938,7 @@ class _BaseSketchSGD(BaseEstimator):
         all_keys = np.unique(np.concatenate([h.keys() for h in heaps]))
         weights = np.zeros((all_keys.size, len(heaps)))
         for c, heap in enumerate(heaps):
-            keys, w = self._heap_items(heap)
+            keys, w = self._store.heap_items(heap)
             weights[np.searchsorted(all_keys, keys), c] = w
         importance = np.abs(weights).max(axis=1) if all_keys.size else np.zeros(0)
         order = np.lexsort((-all_keys, -importance))[: heaps[0].capacity]

@@ -4,13 +4,6 @@ import copy
 import numpy as np
 
 from ._core import TopKHeap
-from ._sgd_fast import WeightStore
-
-# Heaps whose entries carry a second value (a reservoir key, a count) that
-# has no average.
-_NOT_AVERAGED = {WeightStore.PROB_TRUNCATION: "probabilistic truncation's reservoir keys",
-                 WeightStore.SPACE_SAVING: "Space-Saving's counts"}
-_SKETCH_READ_HEAPS = {WeightStore.SKETCH_AND_HEAP, WeightStore.WEIGHT_MEDIAN}
 
 
 def average_estimators(estimators, weights=None):
@@ -93,8 +86,6 @@ def average_states(estimator, states, lam, *, into):
     it keeps its own BEAR history. Its clock is the latest of the states'.
     """
     store = estimator._store
-    root = (np.sqrt(states[0].sketches[0].depth)
-            if store in (WeightStore.WEIGHT_MEDIAN, WeightStore.ACTIVE_SET) else 1.0)
     sketches = list(into.sketches)
     heaps = list(into.heaps)
     for c in range(len(into.intercept)):
@@ -103,7 +94,7 @@ def average_states(estimator, states, lam, *, into):
             sketches[c] = _average_sketches(own, lam)
         if heaps:
             heaps[c] = _average_heap(store, [s.heaps[c] for s in states], own,
-                                     sketches[c] if sketches else None, lam, root)
+                                     sketches[c] if sketches else None, lam)
     into.sketches, into.heaps = sketches, heaps
     into.intercept = sum(w * s.intercept for w, s in zip(lam, states))
     into.t = max(s.t for s in states)
@@ -123,9 +114,9 @@ def _check_compatible(estimators):
                             "only copies of one estimator can be averaged")
         if "_state" not in est.__dict__:
             raise ValueError(f"estimator {i} is not fitted")
-        if first._store in _NOT_AVERAGED:
+        if first._store.averaged is not None:
             raise ValueError(f"{cls.__name__} cannot be averaged: "
-                             f"{_NOT_AVERAGED[first._store]} have no average")
+                             f"{first._store.averaged} have no average")
         other = est.get_params(deep=False)
         for name, value in params.items():
             if name != "verbose" and not _same(value, other[name]):
@@ -171,27 +162,16 @@ def _average_sketches(sketches, lam):
     return out
 
 
-def _average_heap(store, heaps, sketches, merged_sketch, lam, root):
+def _average_heap(store, heaps, sketches, merged_sketch, lam):
     """The heap of the averaged model: the heaviest averaged weights of the heaps' keys."""
     capacity = heaps[0].capacity
     keys = np.unique(np.concatenate([h.keys() for h in heaps]))
-    if store in _SKETCH_READ_HEAPS:
-        weights = root * merged_sketch.query(keys)
-    else:
-        weights = np.zeros(keys.size)
-        for heap, sketch, w in zip(heaps, sketches or [None] * len(heaps), lam):
-            own = np.zeros(keys.size) if sketch is None else root * sketch.query(keys)
-            heap_keys, heap_weights = heap.items()
-            own[np.searchsorted(keys, heap_keys)] = heap_weights
-            weights += w * own
+    weights = store.averaged_heap_weights(keys, heaps, sketches, merged_sketch, lam)
     by_value = heaps[0].by_value
     order = np.lexsort((keys, -(weights if by_value else np.abs(weights))))
     kept, dropped = order[:capacity], order[capacity:]
     heap = TopKHeap(capacity, order="value" if by_value else "magnitude")
     heap.push_many(keys[kept], weights[kept])
-    if store == WeightStore.ACTIVE_SET and dropped.size:
-        # As the kernel does on an eviction, the sketch is moved to read the averaged
-        # weight of each key that is not kept (the AWM sketch holds the tail).
-        out = keys[dropped]
-        merged_sketch.update(out, (weights[dropped] - root * merged_sketch.query(out)) / root)
+    if dropped.size:
+        store.after_heap_average(keys[dropped], weights[dropped], merged_sketch)
     return heap

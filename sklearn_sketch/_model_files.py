@@ -547,8 +547,8 @@ def _decode_state(est, spec, members, n_models):
     intercept = _array(members, "intercept", np.float64, (n_models,))
     read_errors = _array(members, "read_errors", np.float64, (2,))
     sketches, heaps, history = [], [], None
-    _list(spec["sketches"], "sketches", n_models if est._uses_sketch else 0)
-    _list(spec["heaps"], "heaps", n_models if est._uses_heap else 0)
+    _list(spec["sketches"], "sketches", n_models if est._store.uses_sketch else 0)
+    _list(spec["heaps"], "heaps", n_models if est._store.uses_heap else 0)
     for i, item in enumerate(spec["sketches"]):
         _check_dict(item, f"sketch {i}", ("scale",))
         table = members.get(f"sketch_{i}_table")
@@ -564,7 +564,7 @@ def _decode_state(est, spec, members, n_models):
         if sketches and not sketch.same_configuration(sketches[0]):
             raise ModelFileError(f"sketch {i} differs in shape, dtype or seeds from sketch 0")
         sketches.append(sketch)
-    aux = est._heap_value != 0
+    aux = est._store.heap_aux
     for i, item in enumerate(spec["heaps"]):
         _check_dict(item, f"heap {i}", ("capacity", "scale", "aux_scale"))
         capacity = _int(item["capacity"], f"heap {i} capacity", 1, 2**31 - 1)

@@ -20,7 +20,8 @@ from ._base import (
     _SketchClassifierMixin,
     _SketchSelectorMixin,
 )
-from ._sgd_fast import Loss, Schedule, SGDParams, WeightStore
+from . import _stores
+from ._sgd_fast import Loss, Schedule, SGDParams
 from ._base import _budget_less, budget_shape
 from .mission import ETA0_AUTO_DOC
 from .weight_median import _BUDGET_CONSTRAINTS
@@ -104,7 +105,7 @@ class _BudgetedBaseline(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
         if self.memory_budget is None:
             raise ValueError("give memory_budget or n_features_to_select")
         return budget_shape(_budget_less(self.memory_budget, reserved), n_models,
-                            heap_share=1, depth=None, aux=self._heap_value != 0,
+                            heap_share=1, depth=None, aux=self._store.heap_aux,
                             name_bytes=self._name_bytes_per_entry())
 
 
@@ -163,12 +164,8 @@ class TruncationClassifier(_BudgetedBaseline):
     @property
     def _store(self):
         if self.truncation == "probabilistic":
-            return WeightStore.PROB_TRUNCATION
-        return WeightStore.HEAP_ONLY
-
-    @property
-    def _heap_value(self):
-        return 1 if self.truncation == "probabilistic" else 0
+            return _stores.PROBABILISTIC_TRUNCATION
+        return _stores.HEAP_ONLY
 
 
 class SpaceSavingClassifier(_BudgetedBaseline):
@@ -204,8 +201,7 @@ class SpaceSavingClassifier(_BudgetedBaseline):
     True
     """
 
-    _store = WeightStore.SPACE_SAVING
-    _heap_value = 2
+    _store = _stores.SPACE_SAVING
 
     def __init__(self, memory_budget="4MB", *, n_features_to_select=None, loss="log_loss",
                  learning_rate="normalized", eta0=1.0, power_t=0.5, alpha=1e-6,
@@ -291,7 +287,7 @@ class SparsePerceptronClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchC
     (True, [3, 17])
     """
 
-    _store = WeightStore.SOFT_THRESHOLD
+    _store = _stores.SOFT_THRESHOLD
     _parameter_constraints = {
         **{name: _BaseSketchSGD._parameter_constraints[name]
            for name in ("fit_intercept", "batch_size", "max_iter", "shuffle",
@@ -321,7 +317,7 @@ class SparsePerceptronClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchC
 
     def _sgd_params(self, n_models, eta0=None):
         return SGDParams(
-            loss=Loss.MARGIN_PERCEPTRON, schedule=Schedule.CONSTANT, store=self._store,
+            loss=Loss.MARGIN_PERCEPTRON, schedule=Schedule.CONSTANT, store=self._store.code,
             eta0=float(self.eta0 if eta0 is None else eta0), power_t=0.0, alpha=0.0,
             optimal_init=0.0,
             batch_size=int(self.batch_size), fit_intercept=bool(self.fit_intercept),

@@ -22,7 +22,7 @@ from ._base import (
     _SketchSelectorMixin,
 )
 from ._bear_fast import LBFGSHistory, bear_pass
-from ._sgd_fast import WeightStore
+from . import _stores
 from .mission import (
     _COMMON_ATTRIBUTES_DOC,
     _PREDICT_WITH_DOC,
@@ -132,7 +132,7 @@ _BEAR_BUDGET_DOC = """
 class _BearMixin:
     """Training through ``bear_pass``, with the curvature pairs in the model state."""
 
-    _store = WeightStore.SKETCH_AND_HEAP
+    _store = _stores.SKETCH_AND_HEAP
     _bear_constraints = {
         **_SKETCH_CONSTRAINTS, **_SELECTION_CONSTRAINTS, **_MEMORY_CONSTRAINTS,
         "history_size": [Interval(Integral, 1, 256, closed="both")],

@@ -20,7 +20,7 @@ from ._base import (
     _SketchRegressorMixin,
     _SketchSelectorMixin,
 )
-from ._sgd_fast import WeightStore
+from . import _stores
 
 _SKETCH_CONSTRAINTS = {
     "sketch_width": [Interval(Integral, 1, 2**31, closed="both")],
@@ -211,7 +211,7 @@ class MissionClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
     True
     """
 
-    _store = WeightStore.SKETCH_AND_HEAP
+    _store = _stores.SKETCH_AND_HEAP
     _parameter_constraints = {
         **_BaseSketchSGD._parameter_constraints, **_SKETCH_CONSTRAINTS,
         **_SELECTION_CONSTRAINTS, **_MEMORY_CONSTRAINTS,
@@ -273,7 +273,7 @@ class MissionRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMix
     array([ 5, 60])
     """
 
-    _store = WeightStore.SKETCH_AND_HEAP
+    _store = _stores.SKETCH_AND_HEAP
     _parameter_constraints = {
         **_BaseSketchSGD._parameter_constraints, **_SKETCH_CONSTRAINTS,
         **_SELECTION_CONSTRAINTS, **_MEMORY_CONSTRAINTS,
@@ -334,7 +334,7 @@ class IHTClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifierMixi
     True
     """
 
-    _store = WeightStore.HEAP_ONLY
+    _store = _stores.HEAP_ONLY
     _parameter_constraints = {
         **_BaseSketchSGD._parameter_constraints, **_SELECTION_CONSTRAINTS,
         "loss": [StrOptions(_CLASSIFIER_LOSSES)],
@@ -383,7 +383,7 @@ class IHTRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMixin, 
     array([ 5, 60])
     """
 
-    _store = WeightStore.HEAP_ONLY
+    _store = _stores.HEAP_ONLY
     _parameter_constraints = {
         **_BaseSketchSGD._parameter_constraints, **_SELECTION_CONSTRAINTS,
         "loss": [StrOptions({"squared_error"})],
@@ -434,7 +434,7 @@ class FeatureHashingClassifier(ClassifierMixin, _SketchClassifierMixin, _BaseSke
     True
     """
 
-    _store = WeightStore.SKETCH_ONLY
+    _store = _stores.SKETCH_ONLY
     _parameter_constraints = {
         **_BaseSketchSGD._parameter_constraints, **_SKETCH_CONSTRAINTS, **_MEMORY_CONSTRAINTS,
         "loss": [StrOptions(_CLASSIFIER_LOSSES)],

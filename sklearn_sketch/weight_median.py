@@ -22,7 +22,7 @@ from ._base import (  # noqa: F401  (parse_memory_budget is public here)
     budget_shape,
     parse_memory_budget,
 )
-from ._sgd_fast import WeightStore
+from . import _stores
 
 
 
@@ -224,7 +224,7 @@ class WMSketchClassifier(_WeightMedianBase):
     array([ 3, 17])
     """
 
-    _store = WeightStore.WEIGHT_MEDIAN
+    _store = _stores.WEIGHT_MEDIAN
     _default_depth = 3
 
     def __init__(self, memory_budget="4MB", *, n_features_to_select=None, sketch_width=None,
@@ -237,9 +237,6 @@ class WMSketchClassifier(_WeightMedianBase):
                          fit_intercept=fit_intercept, batch_size=batch_size,
                          max_iter=max_iter, shuffle=shuffle, random_state=random_state,
                          warm_start=warm_start, verbose=verbose, n_jobs=n_jobs)
-
-    def _prediction_reads(self):
-        return self.sketches_, [], True
 
 
 class AWMSketchClassifier(_WeightMedianBase):
@@ -274,7 +271,7 @@ class AWMSketchClassifier(_WeightMedianBase):
     True
     """
 
-    _store = WeightStore.ACTIVE_SET
+    _store = _stores.ACTIVE_SET
     _parameter_constraints = _AWM_CONSTRAINTS
 
     def __init__(self, memory_budget="4MB", *, n_features_to_select=None, sketch_width=None,
@@ -289,6 +286,3 @@ class AWMSketchClassifier(_WeightMedianBase):
                          shuffle=shuffle, random_state=random_state, warm_start=warm_start,
                          verbose=verbose, n_jobs=n_jobs)
         self.heap_order = heap_order
-
-    def _prediction_reads(self):
-        return self.sketches_, self.heaps_, True

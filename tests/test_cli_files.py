@@ -159,7 +159,7 @@ def test_fit_keeps_vw_names_exactly_for_estimators_with_a_heap(name, tmp_path, m
     # The table says so before importing the estimator; the class agrees.
     module, cls, keeps_names = ESTIMATORS[name]
     estimator = getattr(importlib.import_module(f"sklearn_sketch.{module}"), cls)()
-    assert keeps_names == estimator._uses_heap
+    assert keeps_names == estimator._store.uses_heap
     seen = []
     original = VowpalWabbitReader.__init__
 
