@@ -7,9 +7,13 @@ classes, BEAR's curvature pairs). ``assert_same_snapshot`` compares two of them
 exactly, so the same helper serves "a failed call changed nothing" and "two ways
 of training give the same model". ``assert_refuses_non_finite_X`` and
 ``assert_refuses_wrong_n_features`` are the bad-input checks every estimator
-family shares. The dense NumPy references of the updates stay beside the tests
-of each algorithm (``_bear_reference.py`` for BEAR).
+family shares. ``dense_sgd`` is the dense NumPy reference of the SGD update
+every sketched estimator must equal when nothing collides (``dloss`` and
+``encode`` as the kernel sees losses and labels); BEAR's L-BFGS reference is
+``_bear_reference.py``.
 """
+import math
+
 import numpy as np
 
 import sklearn_sketch as sk
@@ -179,3 +183,133 @@ def assert_refuses_class_errors(est, X, y):
             call()
         est.set_params(warm_start=False)
         assert_same_snapshot(snapshot(est), before)
+
+
+# ------------------------------------------------------------ dense SGD reference
+def encode(y, classes=None):
+    """Labels as the kernel sees them: -1/+1 for two classes, else the class index."""
+    classes = np.unique(y) if classes is None else classes
+    if len(classes) == 2:
+        return np.where(y == classes[1], 1.0, -1.0)
+    return np.searchsorted(classes, y).astype(np.float64)
+
+
+def dloss(loss, p, y, margin=1.0, stats=None):
+    """Derivative of a loss in the score ``p`` (``y`` in {-1, +1}, or the target
+    for 'squared_error'), clipped as the kernel clips it. ``stats`` counts the
+    log-loss branches taken for large margins."""
+    if loss == "squared_error":
+        return min(1e12, max(-1e12, p - y))
+    z = p * y
+    if loss == "perceptron":
+        return -y if z <= margin else 0.0
+    if loss == "log_loss":
+        if z > 18.0:
+            if stats is not None:
+                stats["z>18"] = stats.get("z>18", 0) + 1
+            return -y * math.exp(-z)
+        if z < -18.0:
+            if stats is not None:
+                stats["z<-18"] = stats.get("z<-18", 0) + 1
+            return -y
+        return -y / (math.exp(z) + 1.0)
+    if loss == "hinge":
+        return -y if z <= 1.0 else 0.0
+    assert loss == "modified_huber", loss
+    if z >= 1.0:
+        return 0.0
+    if z >= -1.0:
+        return -2.0 * (1.0 - z) * y
+    return -4.0 * y
+
+
+def loss_derivatives(loss, scores, target, n_models, weight=1.0, margin=1.0, stats=None):
+    """Per-model derivatives: softmax for multi-class log loss, else one-vs-rest."""
+    if n_models > 1 and loss in ("log_loss", "softmax"):
+        e = np.exp(scores - scores.max())
+        return weight * (e / e.sum() - (np.arange(n_models) == target))
+    if n_models == 1:
+        return np.array([weight * dloss(loss, scores[0], target, margin, stats)])
+    return np.array([weight * dloss(loss, scores[c], 1.0 if target == c else -1.0, margin,
+                                    stats) for c in range(n_models)])
+
+
+def step_size(learning_rate, eta0, power_t, t, alpha=0.0):
+    """The schedule's step at clock ``t`` (scikit-learn's heuristic start for 'optimal')."""
+    if learning_rate in ("constant", "normalized"):
+        return eta0
+    if learning_rate == "optimal":
+        typical_weight = np.sqrt(1.0 / np.sqrt(alpha))
+        optimal_init = 1.0 / (typical_weight * alpha)
+        return 1.0 / (alpha * (optimal_init + t - 1.0))
+    assert learning_rate == "invscaling", learning_rate
+    return eta0 / t**power_t
+
+
+def is_mistake(scores, target):
+    """Whether the scores predict another label than ``target`` (first maximum, as the kernel)."""
+    if scores.shape[0] == 1:
+        return (scores[0] > 0.0) != (target > 0.0)
+    return int(np.argmax(scores)) != int(target)
+
+
+def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power_t=0.5,
+              alpha=0.0, batch_size=1, max_iter=1, sample_weight=None, fit_intercept=True,
+              k=None, margin=1.0, stats=None):
+    """Plain NumPy mini-batch SGD on a dense weight matrix, rows in order.
+
+    Each mini-batch is scored at the current weights, then
+    ``w <- (1 - eta alpha) w`` and ``w <- w - eta / m * sum dloss x``, with the
+    schedules of the kernel ('constant', 'invscaling', 'optimal', and
+    'normalized': the weights step by ``eta0 / ||x||**2``, the intercept by
+    ``eta0 / (nnz + 1)``). Multi-class log loss ('log_loss' or 'softmax') is the
+    multinomial loss, other losses one-vs-rest. With ``k``, hard thresholding
+    keeps the top ``k`` entries of each model by ``(|w|, key)`` after every
+    update (the entries kept so far and the keys that received a non-zero step
+    compete).
+
+    Returns ``W, b, t, mistakes`` (``mistakes`` of the last pass, each counted
+    before its sample's update).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n, p = X.shape
+    sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    W = np.zeros((n_models, p))
+    b = np.zeros(n_models)
+    kept = np.zeros((n_models, p), dtype=bool)
+    t = 1.0
+    for _ in range(max_iter):
+        mistakes = 0
+        for start in range(0, n, batch_size):
+            rows = np.arange(start, min(start + batch_size, n))
+            m = len(rows)
+            eta = step_size(learning_rate, eta0, power_t, t, alpha)
+            D = np.zeros((m, n_models))
+            intercept_scale = np.ones(m)
+            for i, r in enumerate(rows):
+                s = W @ X[r] + b
+                if loss != "squared_error":
+                    mistakes += is_mistake(s, y_enc[r])
+                D[i] = loss_derivatives(loss, s, y_enc[r], n_models, sw[r], margin, stats)
+                norm2 = X[r] @ X[r]
+                if learning_rate == "normalized" and norm2 > 0:
+                    D[i] /= norm2
+                    intercept_scale[i] = norm2 / (np.count_nonzero(X[r]) + 1)
+            if alpha > 0:
+                W *= max(0.0, 1.0 - eta * alpha)
+            step = -eta / m
+            if fit_intercept:
+                b += step * (D * intercept_scale[:, None]).sum(axis=0)
+            delta = step * (D.T @ X[rows])
+            W += delta
+            if k is not None:
+                for c in range(n_models):
+                    touched = ((D[:, c] != 0)[:, None] & (X[rows] != 0)).any(axis=0)
+                    candidates = np.flatnonzero(kept[c] | (touched & (delta[c] != 0)))
+                    order = np.lexsort((candidates, np.abs(W[c, candidates])))[::-1]
+                    keep = np.zeros(p, dtype=bool)
+                    keep[candidates[order[:k]]] = True
+                    W[c, ~keep] = 0.0
+                    kept[c] = keep
+            t += m
+    return W, b, t, mistakes

@@ -28,7 +28,7 @@ from sklearn_sketch import (
 )
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _reference import assert_same_snapshot, snapshot  # noqa: E402
+from _reference import assert_same_snapshot, dense_sgd, dloss, encode, snapshot  # noqa: E402
 
 KINDS = ["simple", "probabilistic", "space_saving", "perceptron"]
 SGD_KINDS = ["simple", "probabilistic", "space_saving"]
@@ -61,13 +61,6 @@ def make_data(n_samples=60, n_features=25, n_classes=2, density=0.3, seed=0):
     return X, CLASSES[:n_classes][index]
 
 
-def encode(y):
-    classes = np.unique(y)
-    if len(classes) == 2:
-        return np.where(y == classes[1], 1.0, -1.0)
-    return np.searchsorted(classes, y).astype(np.float64)
-
-
 def heap_model_weights(kind, heap):
     """Keys and model weights of a fitted heap, from its public API."""
     keys, weights = heap.items()
@@ -75,7 +68,6 @@ def heap_model_weights(kind, heap):
     assert heap.has_aux == (kind in ("probabilistic", "space_saving"))
     if kind == "probabilistic":
         return keys, weights * heap.aux_items()
-        return keys, weights * aux
     if kind == "space_saving":
         return keys, heap.aux_items()
     return keys, weights
@@ -100,20 +92,6 @@ def reservoir_exponential(seed, key, clock):
     inner = fmix64(((key & MASK64) * 0x9E3779B97F4A7C15 & MASK64) ^ int(clock))
     h = fmix64((seed & MASK64) ^ inner)
     return -math.log(((h >> 11) + 0.5) * 2.0 ** -53)
-
-
-def dloss(loss, p, y, margin):
-    z = p * y
-    if loss == "perceptron":
-        return -y if z <= margin else 0.0
-    if loss == "log_loss":
-        if z > 18.0:
-            return -y * math.exp(-z)
-        if z < -18.0:
-            return -y
-        return -y / (math.exp(z) + 1.0)
-    assert loss == "hinge"
-    return -y if z <= 1.0 else 0.0
 
 
 class Replay:
@@ -286,31 +264,6 @@ class Replay:
                 model[key] = w
 
 
-def dense_sgd(X, y_enc, n_models, *, loss, learning_rate, eta0, power_t=0.5, alpha=0.0,
-              n_passes=1, margin=1.0):
-    """Unconstrained online SGD (or the plain margin perceptron) on a dense matrix."""
-    W = np.zeros((n_models, X.shape[1]))
-    b = np.zeros(n_models)
-    t = 1.0
-    for _ in range(n_passes):
-        for r in range(X.shape[0]):
-            eta = eta0 if learning_rate == "constant" else eta0 / t ** power_t
-            s = W @ X[r] + b
-            if n_models > 1 and loss == "log_loss":
-                e = np.exp(s - s.max())
-                dl = e / e.sum() - (np.arange(n_models) == y_enc[r])
-            else:
-                targets = ([y_enc[r]] if n_models == 1
-                           else [1.0 if c == y_enc[r] else -1.0 for c in range(n_models)])
-                dl = np.array([dloss(loss, s[c], targets[c], margin) for c in range(n_models)])
-            if alpha > 0:
-                W *= max(0.0, 1.0 - eta * alpha)
-            b -= eta * dl
-            W -= eta * np.outer(dl, X[r])
-            t += 1.0
-    return W, b
-
-
 def replay_for(est, kind, X, y, k, n_passes):
     """The replay of ``est``'s settings (fit already, for the reservoir seed)."""
     p = est.get_params()
@@ -475,8 +428,8 @@ def test_room_for_every_feature_equals_dense_sgd(kind, setting, extra_room):
     est = make_estimator(kind, X.shape[1] + extra_room, loss=loss, learning_rate=schedule,
                          eta0=eta0, alpha=alpha, max_iter=n_passes, random_state=3).fit(X, y)
     n_models = 1 if n_classes == 2 else n_classes
-    W, b = dense_sgd(X, encode(y), n_models, loss=loss, learning_rate=schedule, eta0=eta0,
-                     alpha=alpha, n_passes=n_passes)
+    W, b, _, _ = dense_sgd(X, encode(y), n_models=n_models, loss=loss, learning_rate=schedule,
+                           eta0=eta0, alpha=alpha, max_iter=n_passes)
     np.testing.assert_allclose(est.coef_.toarray(), W, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(est.intercept_, b, rtol=1e-12, atol=1e-14)
     scores = X @ W.T + b
@@ -567,8 +520,8 @@ def test_sparse_perceptron_without_threshold_is_the_margin_perceptron(margin, n_
     est = make_estimator("perceptron", 10**6, threshold=0.0, eta0=0.3, margin=margin,
                          max_iter=3).fit(X, y)
     n_models = 1 if n_classes == 2 else n_classes
-    W, b = dense_sgd(X, encode(y), n_models, loss="perceptron", learning_rate="constant",
-                     eta0=0.3, n_passes=3, margin=margin)
+    W, b, _, _ = dense_sgd(X, encode(y), n_models=n_models, loss="perceptron",
+                           learning_rate="constant", eta0=0.3, max_iter=3, margin=margin)
     np.testing.assert_allclose(est.coef_.toarray(), W, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(est.intercept_, b, rtol=1e-12, atol=1e-14)
 

@@ -33,6 +33,8 @@ from _reference import (  # noqa: E402
     assert_refuses_wrong_n_features,
     assert_same_snapshot,
     assert_same_state,
+    dense_sgd,
+    encode,
     snapshot,
 )
 
@@ -228,102 +230,6 @@ def test_warm_start_fits_equal_one_long_fit(case, batch_size, shuffle):
 
 
 # ===================================================== 3. dense reference
-def _dloss(loss, p, y, stats=None):
-    if loss == "squared_error":
-        return min(1e12, max(-1e12, p - y))
-    z = p * y
-    if loss == "log_loss":
-        if z > 18.0:
-            if stats is not None:
-                stats["z>18"] = stats.get("z>18", 0) + 1
-            return -y * np.exp(-z)
-        if z < -18.0:
-            if stats is not None:
-                stats["z<-18"] = stats.get("z<-18", 0) + 1
-            return -y
-        return -y / (np.exp(z) + 1.0)
-    if loss == "hinge":
-        return -y if z <= 1.0 else 0.0
-    assert loss == "modified_huber"
-    if z >= 1.0:
-        return 0.0
-    if z >= -1.0:
-        return -2.0 * (1.0 - z) * y
-    return -4.0 * y
-
-
-def reference_sgd(X, y_enc, *, loss, n_models, learning_rate, eta0, power_t, alpha,
-                  batch_size, max_iter, sample_weight=None, k=None, fit_intercept=True,
-                  stats=None):
-    """Plain NumPy mini-batch SGD on a dense weight matrix, in row order.
-
-    ``loss='softmax'`` is the multinomial loss; ``n_models > 1`` with a binary loss
-    is one-vs-rest. With ``k``, hard thresholding keeps the top ``k`` entries of
-    each model by ``(|w|, key)`` after every update (the entries kept so far plus
-    the keys that received a non-zero step compete).
-    """
-    X = np.asarray(X, dtype=np.float64)
-    n, p = X.shape
-    sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    W = np.zeros((n_models, p))
-    b = np.zeros(n_models)
-    kept = np.zeros((n_models, p), dtype=bool)
-    t = 1.0
-    if learning_rate == "optimal":
-        typical_weight = np.sqrt(1.0 / np.sqrt(alpha))
-        optimal_init = 1.0 / (typical_weight * alpha)
-    for _ in range(max_iter):
-        for start in range(0, n, batch_size):
-            rows = np.arange(start, min(start + batch_size, n))
-            m = len(rows)
-            if learning_rate in ("constant", "normalized"):
-                eta = eta0
-            elif learning_rate == "optimal":
-                eta = 1.0 / (alpha * (optimal_init + t - 1.0))
-            else:
-                eta = eta0 / t**power_t
-            D = np.zeros((m, n_models))
-            intercept_scale = np.ones(m)
-            for i, r in enumerate(rows):
-                s = W @ X[r] + b
-                if loss == "softmax":
-                    e = np.exp(s - s.max())
-                    D[i] = sw[r] * (e / e.sum() - (np.arange(n_models) == y_enc[r]))
-                else:
-                    for c in range(n_models):
-                        target = y_enc[r] if n_models == 1 else (1.0 if y_enc[r] == c else -1.0)
-                        D[i, c] = sw[r] * _dloss(loss, s[c], target, stats)
-                if learning_rate == "normalized" and X[r] @ X[r] > 0:
-                    # Weights step by eta0 / ||x||^2, the intercept by eta0 / (nnz + 1).
-                    norm2 = X[r] @ X[r]
-                    D[i] /= norm2
-                    intercept_scale[i] = norm2 / (np.count_nonzero(X[r]) + 1)
-            if alpha > 0:
-                W *= max(0.0, 1.0 - eta * alpha)
-            step = -eta / m
-            if fit_intercept:
-                b += step * (D * intercept_scale[:, None]).sum(axis=0)
-            delta = step * (D.T @ X[rows])
-            W += delta
-            if k is not None:
-                for c in range(n_models):
-                    touched = ((D[:, c] != 0)[:, None] & (X[rows] != 0)).any(axis=0)
-                    candidates = np.flatnonzero(kept[c] | (touched & (delta[c] != 0)))
-                    order = np.lexsort((candidates, np.abs(W[c, candidates])))[::-1]
-                    keep = np.zeros(p, dtype=bool)
-                    keep[candidates[order[:k]]] = True
-                    W[c, ~keep] = 0.0
-                    kept[c] = keep
-            t += m
-    return W, b, t
-
-
-def encode(y, classes):
-    if len(classes) == 2:
-        return np.where(y == classes[1], 1.0, -1.0)
-    return np.searchsorted(classes, y).astype(np.float64)
-
-
 # (loss, n_classes or None for regression, learning_rate)
 _REF_PROBLEMS = [
     ("log_loss", 2, "invscaling"),
@@ -365,11 +271,10 @@ def _ref_run(est, X, y, sw, loss, n_classes, k=None):
         y_enc = encode(y, classes)
         n_models = 1 if n_classes == 2 else n_classes
         ref_loss = "softmax" if (loss == "log_loss" and n_classes > 2) else loss
-    return reference_sgd(X, y_enc, loss=ref_loss, n_models=n_models,
-                         learning_rate=p["learning_rate"], eta0=p["eta0"],
-                         power_t=p["power_t"], alpha=p["alpha"],
-                         batch_size=p["batch_size"], max_iter=p["max_iter"],
-                         sample_weight=sw, k=k)
+    return dense_sgd(X, y_enc, loss=ref_loss, n_models=n_models,
+                     learning_rate=p["learning_rate"], eta0=p["eta0"], power_t=p["power_t"],
+                     alpha=p["alpha"], batch_size=p["batch_size"], max_iter=p["max_iter"],
+                     sample_weight=sw, k=k)[:3]
 
 
 def _ref_estimator(cls, loss, n_classes, schedule, alpha, batch_size, **extra):
@@ -509,9 +414,8 @@ def test_log_loss_saturated_branches_match_reference(cls):
     est = cls(**kw).fit(X, y)
     stats = {}
     classes = np.unique(y)
-    W, b, t = reference_sgd(X, encode(y, classes), loss="log_loss", n_models=1,
-                            learning_rate="constant", eta0=3.0, power_t=0.5, alpha=0.0,
-                            batch_size=1, max_iter=3, stats=stats)
+    W, b, t, _ = dense_sgd(X, encode(y, classes), loss="log_loss", n_models=1,
+                           learning_rate="constant", eta0=3.0, max_iter=3, stats=stats)
     assert stats.get("z>18", 0) > 0 and stats.get("z<-18", 0) > 0, stats
     rtol = 1e-9 if cls is IHTClassifier else 1e-4
     scale = np.abs(W).max()

@@ -602,7 +602,6 @@ def test_aux_values_travel_with_their_entries():
     # removals, scaling and pickling; a reference dict holds (weight, aux).
     rng = np.random.default_rng(7)
     heap, weights, aux = TopKHeap(16, aux=True), {}, {}
-    aux_scale = 1.0
     for step in range(4000):
         key = int(rng.integers(0, 60))
         op = rng.random()

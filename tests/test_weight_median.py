@@ -29,7 +29,12 @@ from _reference import (  # noqa: E402
     assert_refuses_wrong_n_features,
     assert_same_snapshot,
     assert_same_state,
+    dense_sgd,
+    encode,
+    is_mistake,
+    loss_derivatives,
     snapshot,
+    step_size,
 )
 
 WM, AWM = WMSketchClassifier, AWMSketchClassifier
@@ -41,84 +46,6 @@ def _name(cls):
 
 
 # ====================================================================== references
-def _dloss(loss, p, y):
-    """Derivative of a binary loss in the score (``y`` in {-1, +1}), as in the kernel."""
-    z = p * y
-    if loss == "log_loss":
-        if z > 18.0:
-            return -y * np.exp(-z)
-        if z < -18.0:
-            return -y
-        return -y / (np.exp(z) + 1.0)
-    if loss == "hinge":
-        return -y if z <= 1.0 else 0.0
-    assert loss == "modified_huber"
-    if z >= 1.0:
-        return 0.0
-    if z >= -1.0:
-        return -2.0 * (1.0 - z) * y
-    return -4.0 * y
-
-
-def _eta(learning_rate, eta0, power_t, t):
-    if learning_rate == "constant":
-        return eta0
-    assert learning_rate == "invscaling"
-    return eta0 / t**power_t
-
-
-def _loss_derivatives(loss, scores, target, n_models, weight=1.0):
-    """Per-model loss derivatives: softmax for multi-class log loss, else one-vs-rest."""
-    if n_models == 1:
-        return np.array([weight * _dloss(loss, scores[0], target)])
-    if loss == "log_loss":
-        e = np.exp(scores - scores.max())
-        return weight * (e / e.sum() - (np.arange(n_models) == target))
-    return np.array([weight * _dloss(loss, scores[c], 1.0 if target == c else -1.0)
-                     for c in range(n_models)])
-
-
-def _is_mistake(scores, target):
-    if scores.shape[0] == 1:
-        return (scores[0] > 0.0) != (target > 0.0)
-    return int(np.argmax(scores)) != int(target)  # first maximum, as the kernel
-
-
-def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power_t=0.5,
-              alpha, batch_size, max_iter=1, fit_intercept=True, sample_weight=None):
-    """Plain online (mini-batch) SGD on a dense weight matrix, in row order.
-
-    Each mini-batch is scored at the current weights, then ``w <- (1 - eta alpha) w``
-    and ``w <- w - eta / m * sum dloss x``. Returns ``W, b, t, mistakes`` (of the last
-    pass, counted before each update).
-    """
-    X = np.asarray(X, dtype=np.float64)
-    n, p = X.shape
-    sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    W = np.zeros((n_models, p))
-    b = np.zeros(n_models)
-    t = 1.0
-    for _ in range(max_iter):
-        mistakes = 0
-        for start in range(0, n, batch_size):
-            rows = np.arange(start, min(start + batch_size, n))
-            m = len(rows)
-            eta = _eta(learning_rate, eta0, power_t, t)
-            D = np.zeros((m, n_models))
-            for i, r in enumerate(rows):
-                s = W @ X[r] + b
-                mistakes += _is_mistake(s, y_enc[r])
-                D[i] = _loss_derivatives(loss, s, y_enc[r], n_models, sw[r])
-            if alpha > 0:
-                W *= max(0.0, 1.0 - eta * alpha)
-            step = -eta / m
-            if fit_intercept:
-                b += step * D.sum(axis=0)
-            W += step * (D.T @ X[rows])
-            t += m
-    return W, b, t, mistakes
-
-
 class SketchReplay:
     """Float64 replay of Algorithm 1 (``'wm'``) or 2 (``'awm'``) on dense ``z`` arrays.
 
@@ -204,14 +131,14 @@ class SketchReplay:
         for start in range(0, n, batch_size):
             rows = range(start, min(start + batch_size, n))
             m = len(rows)
-            eta = _eta(learning_rate, eta0, power_t, self.t)
+            eta = step_size(learning_rate, eta0, power_t, self.t)
             feats = [(X.indices[X.indptr[r]:X.indptr[r + 1]],
                       X.data[X.indptr[r]:X.indptr[r + 1]]) for r in rows]
             D = np.zeros((m, K))
             for bi, r in enumerate(rows):
                 s = np.array([self.score(c, *feats[bi]) for c in range(K)])
-                self.mistakes += _is_mistake(s, y_enc[r])
-                D[bi] = _loss_derivatives(loss, s, y_enc[r], K, sw[r])
+                self.mistakes += is_mistake(s, y_enc[r])
+                D[bi] = loss_derivatives(loss, s, y_enc[r], K, sw[r])
                 self.counts["no_step"] += int((D[bi] == 0.0).sum())
             if alpha > 0:
                 decay = max(0.0, 1.0 - eta * alpha)
@@ -280,12 +207,6 @@ class SketchReplay:
         heap = self.heaps[c]
         keys = sorted(heap, key=lambda k: (abs(heap[k]), k), reverse=True)
         return np.array(keys, dtype=np.int64), np.array([heap[k] for k in keys])
-
-
-def encode(y, classes):
-    if len(classes) == 2:
-        return np.where(y == classes[1], 1.0, -1.0)
-    return np.searchsorted(classes, y).astype(np.float64)
 
 
 # ====================================================================== data
@@ -479,7 +400,7 @@ def test_wm_lazy_scale_equals_explicit_decay_with_collisions(depth, batch_size, 
     t = 1.0
     for _ in range(2):
         for start in range(0, len(y), batch_size):
-            decays.append(1.0 - _eta(schedule, 0.4, 0.5, t) * alpha)
+            decays.append(1.0 - step_size(schedule, 0.4, 0.5, t) * alpha)
             t += min(batch_size, len(y) - start)
     assert est.sketches_[0].scale_factor == pytest.approx(np.prod(decays), rel=1e-12)
     undecayed = WM(**{**est.get_params(), "alpha": 0.0}).fit(X, y)
