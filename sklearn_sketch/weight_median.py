@@ -160,9 +160,15 @@ _AWM_SHARE = ("a twentieth to the heap, the rest to the sketch. The WM-Sketch pa
 
 
 # Measured with benchmarks/bench_accuracy_memory.py at 4MB, one epoch.
-_WM_ETA0 = ("With 'normalized', 3 was the best of 0.1, 0.3, 1, 3 on DNA\n"
-            "        12-mer counts (0.872 against 0.865 with 1) and on L2-normalized 20\n"
-            "        Newsgroups (0.741 against 0.704).")
+_WM_ETA0 = ("1, as feature hashing's and AWM's: at equal bytes a larger step\n"
+            "        gains about a point where the sketch is wide and loses more where it\n"
+            "        is narrow (collisions turn each large step into noise on other\n"
+            "        features). 5 epochs, against feature hashing at the same bytes: eta0=3\n"
+            "        scored 3.4 points under it at 64KB on 20 Newsgroups tokens (0.478\n"
+            "        against 0.512; eta0=1: 0.511), 4 under on L2-normalized 20 Newsgroups\n"
+            "        (0.508 against 0.548; 1: 0.540) and 3.8 under on DNA reads (0.350\n"
+            "        against 0.388; 1: 0.379), but 0.7 to 1.4 points over eta0=1 from 1MB\n"
+            "        to 16MB on 20 Newsgroups (tokens at 16MB: 0.771 against 0.757).")
 _AWM_ETA0 = ("With 'normalized', 3 scores up to a point better on DNA and 20\n"
              "        Newsgroups but fails scikit-learn's check that a classifier fits a\n"
              "        small dense task, so the default stays 1.")
@@ -207,7 +213,7 @@ class WMSketchClassifier(_WeightMedianBase):
     features of largest recovered weight: they are the selected features.
 
     Parameters
-    ----------{_WM_PARAMS_DOC.format(default_depth=3, heap_share=_WM_SHARE, default_eta0=3.0, eta0_note=_WM_ETA0)}{N_JOBS_DOC}
+    ----------{_WM_PARAMS_DOC.format(default_depth=3, heap_share=_WM_SHARE, default_eta0=1.0, eta0_note=_WM_ETA0)}{N_JOBS_DOC}
 
     Attributes
     ----------{_WM_ATTRIBUTES_DOC}
@@ -228,7 +234,7 @@ class WMSketchClassifier(_WeightMedianBase):
     _default_depth = 3
 
     def __init__(self, memory_budget="4MB", *, n_features_to_select=None, sketch_width=None,
-                 sketch_depth=None, loss="log_loss", learning_rate="normalized", eta0=3.0,
+                 sketch_depth=None, loss="log_loss", learning_rate="normalized", eta0=1.0,
                  power_t=0.5, alpha=1e-6, fit_intercept=True, batch_size=1, max_iter=5,
                  shuffle=True, random_state=None, warm_start=False, verbose=0, n_jobs=None):
         super().__init__(memory_budget, n_features_to_select=n_features_to_select,
