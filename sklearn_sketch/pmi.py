@@ -147,10 +147,16 @@ class StreamingPMI(BaseEstimator):
         Words kept by the reservoir sample the negatives are drawn from.
     memory_budget : int or str, default="1MB"
         Real bytes of the whole estimator.
-    count_share : float, default=0.5
+    count_share : float, default=0.3
         Share of the budget for the pair and word count sketches.
-    heap_share : float, default=0.5
+    heap_share : float, default=0.8
         Share of the classifier's bytes for its heap and the pairs' names.
+        On the 20 Newsgroups training posts at 1536KB
+        (``benchmarks/bench_streams.py``), shares of 0.8 and 0.3 recalled
+        0.366 of the exact top 1024 pairs with a Spearman correlation of
+        0.865, against 0.278 and 0.944 with 0.5 and 0.5: a larger heap keeps
+        more pairs, smaller count sketches estimate their PMI less well (0.8
+        and 0.1: 0.345 and 0.722).
     eta0 : float, default=0.05
         Step of the classifier's 1-sparse updates.
     min_count : int, default=5
@@ -190,7 +196,7 @@ class StreamingPMI(BaseEstimator):
     """
 
     def __init__(self, window=5, *, negatives=1, reservoir_size=4096, memory_budget="1MB",
-                 count_share=0.5, heap_share=0.5, eta0=0.05, min_count=5,
+                 count_share=0.3, heap_share=0.8, eta0=0.05, min_count=5,
                  chunk_documents=2000, top=20, random_state=None):
         self.window = window
         self.negatives = negatives

@@ -33,9 +33,23 @@ def test_the_planted_pairs_come_first():
     assert set(model.pairs_["pair"][:2]) == {"new york", "san francisco"}
 
 
+def _median_is_exact(sketch, keys):
+    """Whether every key shares its cell with another key in at most one of three rows."""
+    buckets, _ = sketch.buckets(np.unique(keys))
+    shared = np.zeros(buckets.shape[1], dtype=int)
+    for row in buckets:
+        _, inverse, counts = np.unique(row, return_inverse=True, return_counts=True)
+        shared += counts[inverse] > 1
+    return buckets.shape[0] == 3 and (shared <= 1).all()
+
+
 def test_pmi_estimates_equal_exact_pmi_without_collisions():
     docs = corpus(seed=1)
-    model = StreamingPMI(memory_budget="64MB", min_count=1, random_state=0).fit(docs)
+    model = StreamingPMI(memory_budget="64MB", count_share=0.9, min_count=1,
+                         random_state=0).fit(docs)
+    _, first, second, _ = window_pairs([" ".join(doc) for doc in docs], window=5)
+    assert _median_is_exact(model.pair_counts_, pair_keys(first, second))
+    assert _median_is_exact(model.word_counts_, np.concatenate([first, second]))
     exact = ExactPMI(min_count=1).fit(docs).pairs_.set_index("pair")
     table = model.pairs_.set_index("pair")
     assert len(table) >= 100
