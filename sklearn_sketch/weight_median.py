@@ -144,8 +144,7 @@ _HEAP_ORDER_DOC = """
         outlier explanation it retrieved no more of the high-risk combinations
         than 'magnitude', 0.080 against 0.093 of them, nor more of the top PMI
         pairs of 20 Newsgroups with StreamingPMI's shares at 0.5, 0.198 against
-        0.278: the explainers keep
-        'magnitude'.)"""
+        0.278: the explainers keep 'magnitude'.)"""
 
 
 # Measured with benchmarks/bench_accuracy_memory.py (5 epochs, 256KB to 16MB): at
