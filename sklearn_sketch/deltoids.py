@@ -16,6 +16,7 @@ from ._base import largest_heap, largest_sketch_width, parse_memory_budget
 from ._core import CountSketch
 from ._names import NAME_OVERHEAD, mean_name_bytes, reserved_name_bytes
 from ._raw_features import NamedRows, hash_raw, one_sparse_rows
+from ._tables import result_table
 
 __all__ = ["CountMinDeltoids", "ExactDeltoids", "RelativeDeltoids", "item_occurrences"]
 
@@ -70,16 +71,6 @@ def item_occurrences(items):
     if (counts < 0).any() or not np.array_equal(counts, np.round(counts)):
         raise ValueError("a matrix of items must hold non-negative whole counts")
     return np.repeat(matrix.indices.astype(np.int64), counts.astype(np.int64)), names
-
-
-def _table(names, weights, log_ratio, count_a, count_b):
-    table = {"item": names, "weight": weights, "log_ratio": log_ratio, "count_a": count_a,
-             "count_b": count_b}
-    try:
-        import pandas as pd
-    except ImportError:  # pragma: no cover - pandas is optional
-        return table
-    return pd.DataFrame(table, columns=list(DELTOID_COLUMNS))
 
 
 def _log_ratio(count_a, count_b, n_a, n_b):
@@ -283,9 +274,10 @@ class RelativeDeltoids(BaseEstimator):
         count_b = np.maximum(self.counts_b_.query(keys), 0.0)
         keep = np.flatnonzero(count_a + count_b >= self.min_count)
         keep = keep[np.argsort(-weights[keep], kind="stable")]
-        return _table(names[keep], weights[keep],
-                      _log_ratio(count_a[keep], count_b[keep], self.n_a_, self.n_b_),
-                      count_a[keep], count_b[keep])
+        return result_table(DELTOID_COLUMNS, (
+            names[keep], weights[keep],
+            _log_ratio(count_a[keep], count_b[keep], self.n_a_, self.n_b_),
+            count_a[keep], count_b[keep]))
 
     def __repr__(self, N_CHAR_MAX=700):
         text = super().__repr__(N_CHAR_MAX)
@@ -370,7 +362,8 @@ class ExactDeltoids(RelativeDeltoids):
         keep = keep[np.argsort(-ratio[keep], kind="stable")]
         names = np.array([self._names.get(k, str(k)) for k in self.keys_[keep].tolist()],
                          dtype=object)
-        return _table(names, ratio[keep], ratio[keep], count_a[keep], count_b[keep])
+        return result_table(DELTOID_COLUMNS,
+                            (names, ratio[keep], ratio[keep], count_a[keep], count_b[keep]))
 
 
 class CountMinDeltoids(RelativeDeltoids):
@@ -488,7 +481,8 @@ class CountMinDeltoids(RelativeDeltoids):
         order = np.argsort(-ratio, kind="stable")
         names = np.array([self._names.get(k, str(k)) for k in keys[order].tolist()],
                          dtype=object)
-        return _table(names, ratio[order], ratio[order], count_a[order], count_b[order])
+        return result_table(DELTOID_COLUMNS,
+                            (names, ratio[order], ratio[order], count_a[order], count_b[order]))
 
 
 def _as_sequence(items):

@@ -18,6 +18,7 @@ from ._base import largest_heap, largest_sketch_width, parse_memory_budget
 from ._names import NAME_OVERHEAD, reserved_name_bytes
 from ._core import CountSketch
 from ._raw_features import one_sparse_rows
+from ._tables import result_table
 from .feature_extraction import FeatureCrosser
 from .feature_extraction._crossing import CROSS_SEPARATOR
 
@@ -127,17 +128,9 @@ def _risk(outliers, support, n_outliers, n_rows):
 
 def _table(names, weights, risk, support, outliers):
     """``explanations_``: a DataFrame when pandas is installed, else a dict of arrays."""
-    table = {
-        "feature": names,
-        "order": np.array([name.count(CROSS_SEPARATOR) + 1 for name in names.tolist()],
-                          dtype=np.int64),
-        "weight": weights, "relative_risk": risk, "support": support, "outliers": outliers,
-    }
-    try:
-        import pandas as pd
-    except ImportError:  # pragma: no cover - pandas is optional
-        return table
-    return pd.DataFrame(table, columns=list(EXPLANATION_COLUMNS))
+    order = np.array([name.count(CROSS_SEPARATOR) + 1 for name in names.tolist()],
+                     dtype=np.int64)
+    return result_table(EXPLANATION_COLUMNS, (names, order, weights, risk, support, outliers))
 
 
 class OutlierExplainer(BaseEstimator):

@@ -20,6 +20,7 @@ from ._base import largest_heap, largest_sketch_width, parse_memory_budget
 from ._core import CountSketch
 from ._names import NAME_OVERHEAD, reserved_name_bytes
 from ._raw_features import name_keys, one_sparse_rows
+from ._tables import result_table
 from .feature_extraction._crosses import cross_keys
 from .io._parsers import first_rows
 
@@ -104,15 +105,6 @@ class PairNames:
     def mean_name_bytes(self):
         sample = list(self.words.values())[:1000]
         return 2 * float(np.mean([len(w.encode()) for w in sample])) + 1 if sample else 0.0
-
-
-def _table(names, weights, pmi, counts):
-    table = {"pair": names, "weight": weights, "pmi": pmi, "count": counts}
-    try:
-        import pandas as pd
-    except ImportError:  # pragma: no cover - pandas is optional
-        return table
-    return pd.DataFrame(table, columns=list(PAIR_COLUMNS))
 
 
 def _pmi(pair_count, first_count, second_count, n_pairs, n_words):
@@ -342,7 +334,7 @@ class StreamingPMI(BaseEstimator):
         keep = keep[np.argsort(-weights[keep], kind="stable")]
         labels = np.array([str(k) if n is None else n for k, n in
                            zip(keys[keep].tolist(), names[keep].tolist())], dtype=object)
-        return _table(labels, weights[keep], pmi[keep], count[keep])
+        return result_table(PAIR_COLUMNS, (labels, weights[keep], pmi[keep], count[keep]))
 
     def __repr__(self, N_CHAR_MAX=700):
         text = super().__repr__(N_CHAR_MAX)
@@ -434,4 +426,5 @@ class ExactPMI(StreamingPMI):
         keep = keep[np.argsort(-pmi[keep], kind="stable")]
         names = np.array([f"{self._names[a]} {self._names[b]}" for a, b in
                           zip(firsts[keep].tolist(), seconds[keep].tolist())], dtype=object)
-        return _table(names, pmi[keep], pmi[keep], self.pair_count_[keep].astype(float))
+        return result_table(PAIR_COLUMNS, (names, pmi[keep], pmi[keep],
+                                           self.pair_count_[keep].astype(float)))
