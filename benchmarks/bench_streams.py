@@ -10,6 +10,11 @@ The WM-Sketch paper's sections 8.2 and 8.3 on 20 Newsgroups (``../shared/data``)
   the recall, among the items each retrieves, of the
   items whose exact frequency ratio exceeds 2, 4, 8 and 16 either way (seen at
   least ``MIN_COUNT`` times in both streams together);
+* the same on canonical 12-mers of DNA reads (``DNA_READS`` reads of 200 bp from
+  both strands of each genome, ``../shared/data/genomes``): two strains of E. coli,
+  and E. coli against S. aureus, items seen at least ``DNA_MIN_COUNT`` times.
+  LogisticRegression is left out there: one-hot over millions of distinct
+  k-mers and millions of examples is out of reach of its solvers on this machine;
 * PMI: every training post as one line, window 5, ordered pairs.
   ``StreamingPMI`` at 1.5 MB beside the exact count (``ExactPMI``, NumPy
   ``unique``) in the same run: Spearman correlation of the reported PMI with
@@ -38,6 +43,11 @@ from sklearn_sketch.pmi import TOKEN, ExactPMI, StreamingPMI  # noqa: E402
 
 GROUPS = ("comp.graphics", "rec.autos")
 MIN_COUNT = 10
+#: (label, genome A, genome B) under ../shared/data/genomes.
+DNA_PAIRS = (("two E. coli strains", "E.Coli/MG1655-K12", "E.Coli/DH1"),
+             ("E. coli against S. aureus", "E.Coli/MG1655-K12", "S.Aureus/COL"))
+DNA_READS, DNA_READ_LENGTH, DNA_K = 50_000, 200, 12
+DNA_MIN_COUNT = 8
 THRESHOLDS = (2, 4, 8, 16)
 BUDGETS = (32 * 1024, 128 * 1024)
 PMI_BUDGET = "1536KB"
@@ -57,28 +67,52 @@ def read_posts(tarball):
     return posts, groups
 
 
-def deltoid_rows(words_a, words_b):
-    exact = ExactDeltoids(min_count=1).fit(words_a, words_b).deltoids_.set_index("item")
-    seen = exact[(exact.count_a + exact.count_b) >= MIN_COUNT]
+def kmer_counts(genome, seed):
+    """Canonical 12-mer counts of ``DNA_READS`` reads sampled from one genome (one row)."""
+    import scipy.sparse as sp
+
+    from sklearn_sketch import KmerVectorizer
+    from sklearn_sketch.io import FastaReader, ReadSampler
+
+    vectorizer = KmerVectorizer(k=DNA_K, canonical=True)
+    reader = FastaReader({str(genome): 0})
+    counts = sp.vstack([vectorizer.transform(chunk.sequences) for chunk in
+                        ReadSampler(reader, DNA_READ_LENGTH, n_reads=DNA_READS,
+                                    random_state=seed)])
+    return sp.csr_matrix(counts.sum(axis=0))
+
+
+def deltoid_rows(stream_a, stream_b, min_count, with_lr=True):
+    """Rows of the deltoid table for one pair of streams, and the size of each target."""
+    exact = ExactDeltoids(min_count=1).fit(stream_a, stream_b).deltoids_.set_index("item")
+    seen = exact[(exact.count_a + exact.count_b) >= min_count]
     targets = {t: set(seen.index[np.abs(seen.log_ratio) >= np.log(t)]) for t in THRESHOLDS}
 
-    def recall(model):
-        items = set(model.deltoids_["item"])
-        return [round(len(items & targets[t]) / max(len(targets[t]), 1), 3) for t in THRESHOLDS]
+    seen_items = set(seen.index)
+
+    def scores(items):
+        """Recall of each target, then precision: the share of the retrieved items seen
+        ``min_count`` times that meet each ratio (recall is capped by how many are
+        retrieved where the targets outnumber them, as for k-mers)."""
+        items = set(items)
+        known = max(len(items & seen_items), 1)
+        return ([round(len(items & targets[t]) / max(len(targets[t]), 1), 3)
+                 for t in THRESHOLDS]
+                + [round(len(items & targets[t]) / known, 3) for t in THRESHOLDS])
 
     rows = []
-    lr_recall = logistic_regression_recall(words_a, words_b, targets)
+    lr_recall = logistic_regression_recall(stream_a, stream_b, scores) if with_lr else None
     for budget in BUDGETS:
         for name, model in (("RelativeDeltoids (AWM)", RelativeDeltoids(budget, random_state=0)),
                             ("paired Count-Min", CountMinDeltoids(budget, random_state=0)),
                             ("paired Count-Min, 8x bytes",
                              CountMinDeltoids(8 * budget, random_state=0))):
             started = time.perf_counter()
-            model.fit(words_a, words_b)
+            model.fit(stream_a, stream_b)
             rows.append([f"{budget // 1024}KB", name, model.memory_bytes_,
-                         len(model.deltoids_["item"]), *recall(model),
+                         len(model.deltoids_["item"]), *scores(model.deltoids_["item"]),
                          round(time.perf_counter() - started, 2)])
-            if name.startswith("RelativeDeltoids"):
+            if name.startswith("RelativeDeltoids") and lr_recall is not None:
                 top, seconds, n_bytes = lr_recall(len(model.deltoids_["item"]))
                 rows.append([f"{budget // 1024}KB", "LogisticRegression, same number retrieved",
                              n_bytes, len(model.deltoids_["item"]), *top, round(seconds, 2)])
@@ -86,9 +120,10 @@ def deltoid_rows(words_a, words_b):
     return rows, counts
 
 
-def logistic_regression_recall(words_a, words_b, targets):
+def logistic_regression_recall(words_a, words_b, scores):
     """scikit-learn's unconstrained LogisticRegression on the same 1-sparse examples (one
-    per occurrence, one-hot, A = 1): a function of how many items to retrieve by |weight|."""
+    per occurrence, one-hot, A = 1): a function of how many items to retrieve by |weight|,
+    giving ``scores`` of them."""
     import scipy.sparse as sp
     from sklearn.linear_model import LogisticRegression
 
@@ -103,9 +138,7 @@ def logistic_regression_recall(words_a, words_b, targets):
     order = np.argsort(-np.abs(model.coef_[0]), kind="stable")
 
     def recall(k):
-        items = set(vocabulary[order[:k]].tolist())
-        return ([round(len(items & targets[t]) / max(len(targets[t]), 1), 3)
-                 for t in THRESHOLDS], seconds, model.coef_.nbytes)
+        return scores(vocabulary[order[:k]].tolist()), seconds, model.coef_.nbytes
     return recall
 
 
@@ -131,51 +164,79 @@ def pmi_rows(posts):
     return rows, model, exact
 
 
+def deltoid_summary(label, table):
+    """One line per budget: ours against Count-Min (same bytes, 8x) and LogisticRegression."""
+    lines = []
+    for budget in dict.fromkeys(row[0] for row in table):
+        recall = {row[1]: row[4:8] for row in table if row[0] == budget}
+        precision = {row[1]: row[8:12] for row in table if row[0] == budget}
+        ours, cm = recall["RelativeDeltoids (AWM)"], recall["paired Count-Min"]
+        times = [round(a / b, 1) if b else float("inf") for a, b in zip(ours, cm)]
+        line = (f"deltoids, {label}, {budget}: recall {ours}, {times} times paired "
+                f"Count-Min's {cm} (target 4x); Count-Min at 8x bytes "
+                f"{recall['paired Count-Min, 8x bytes']} (target: below ours); precision "
+                f"{precision['RelativeDeltoids (AWM)']} against Count-Min's "
+                f"{precision['paired Count-Min']} and, at 8x, "
+                f"{precision['paired Count-Min, 8x bytes']}")
+        lr = recall.get("LogisticRegression, same number retrieved")
+        if lr is not None:
+            line += f"; LogisticRegression {lr} (target: within 10 points)"
+        lines.append(line)
+    return lines
+
+
+def print_table(columns, rows):
+    print("  ".join(columns))
+    for row in rows:
+        print("  ".join("-" if v is None else str(v) for v in row))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", help="folder of 20news-bydate.tar.xz (default: the shared data)")
+    parser.add_argument("--data", help="the shared data folder, holding 20news-bydate.tar.xz "
+                        "and genomes/ (default: found like benchmarks/dna_task.py finds it)")
     parser.add_argument("--json", help="write every number to this file")
     args = parser.parse_args(argv)
     folder = Path(args.data) if args.data else resolve_data_dir().parent
     posts, groups = read_posts(folder / "20news-bydate.tar.xz")
     words_a, words_b = ([t for post in groups[g] for t in TOKEN.findall(post.lower())]
                         for g in GROUPS)
-    print(f"deltoids: {GROUPS[0]} ({len(words_a):,} words) against {GROUPS[1]} "
-          f"({len(words_b):,})")
-    deltoid_table, counts = deltoid_rows(words_a, words_b)
-    columns = ["budget", "method", "bytes", "retrieved",
-               *(f"recall ratio>={t} ({n})" for t, n in zip(THRESHOLDS, counts)), "seconds"]
-    print("  ".join(columns))
-    for row in deltoid_table:
-        print("  ".join(str(v) for v in row))
-    print(f"\nPMI: {len(posts):,} posts, window 5, {PMI_BUDGET}")
+    deltoids = [(f"20 Newsgroups words, {GROUPS[0]} against {GROUPS[1]}",
+                 f"{len(words_a):,} and {len(words_b):,} words", words_a, words_b, MIN_COUNT)]
+    for label, genome_a, genome_b in DNA_PAIRS:
+        a, b = (kmer_counts(folder / "genomes" / f"{g}.fasta.gz", seed)
+                for seed, g in enumerate((genome_a, genome_b)))
+        deltoids.append((f"12-mers, {label} ({genome_a} against {genome_b})",
+                         f"{int(a.sum()):,} and {int(b.sum()):,} k-mers of {DNA_READS:,} reads "
+                         "each", a, b, DNA_MIN_COUNT))
+    tables, summary = [], []
+    for title, sizes, a, b, min_count in deltoids:
+        print(f"deltoids: {title} ({sizes})")
+        rows, counts = deltoid_rows(a, b, min_count, with_lr=isinstance(a, list))
+        columns = ["budget", "method", "bytes", "retrieved",
+                   *(f"recall ratio>={t} ({n})" for t, n in zip(THRESHOLDS, counts)),
+                   *(f"precision ratio>={t}" for t in THRESHOLDS), "seconds"]
+        print_table(columns, rows)
+        print()
+        tables.append({"title": f"Relative deltoids, {title}, {sizes} (items seen >= "
+                                f"{min_count} times)", "columns": columns, "rows": rows})
+        summary += deltoid_summary(title.split(" (")[0], rows)
+    print(f"PMI: {len(posts):,} posts, window 5, {PMI_BUDGET}")
     pmi_table, model, exact = pmi_rows(posts)
     pmi_columns = ["method", "bytes", "pairs", "Spearman (reported PMI, exact)",
                    "Spearman (weight, exact)", "recall of exact top 1024 (count>=50)",
                    "tokens/s", "seconds"]
-    print("  ".join(pmi_columns))
-    for row in pmi_table:
-        print("  ".join("-" if v is None else str(v) for v in row))
-    first = {row[1]: row[4:8] for row in deltoid_table if row[0] == deltoid_table[0][0]}
-    summary = [
-        f"deltoids at {deltoid_table[0][0]}: recall {first['RelativeDeltoids (AWM)']} against "
-        f"paired Count-Min's {first['paired Count-Min']} (target 4x), "
-        f"{first['paired Count-Min, 8x bytes']} at 8x bytes, and LogisticRegression's "
-        f"{first['LogisticRegression, same number retrieved']} (target: within 10 points)",
+    print_table(pmi_columns, pmi_table)
+    summary.append(
         f"PMI: Spearman {pmi_table[0][3]} (target 0.6), recall {pmi_table[0][5]} (target 0.6), "
         f"{pmi_table[0][1]:,} bytes (target 1.5 MB), {pmi_table[0][6]:,} tokens/s against exact "
-        f"{pmi_table[1][6]:,} ({pmi_table[0][6] / pmi_table[1][6]:.2f}x, target 0.4x)",
-    ]
+        f"{pmi_table[1][6]:,} ({pmi_table[0][6] / pmi_table[1][6]:.2f}x, target 0.4x)")
+    tables.append({"title": "Streaming PMI, 20 Newsgroups training posts, window 5",
+                   "columns": pmi_columns, "rows": pmi_table})
     print("\n" + "\n".join(summary))
     if args.json:
-        Path(args.json).write_text(json.dumps({
-            "provenance": provenance(), "summary": summary,
-            "tables": [{"title": f"Relative deltoids, 20 Newsgroups words, {GROUPS[0]} against "
-                                 f"{GROUPS[1]} (items seen >= {MIN_COUNT} times)",
-                        "columns": columns, "rows": deltoid_table},
-                       {"title": "Streaming PMI, 20 Newsgroups training posts, window 5",
-                        "columns": pmi_columns, "rows": pmi_table}],
-        }, indent=1))
+        Path(args.json).write_text(json.dumps({"provenance": provenance(), "summary": summary,
+                                               "tables": tables}, indent=1))
 
 
 if __name__ == "__main__":

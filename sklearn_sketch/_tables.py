@@ -1,4 +1,15 @@
-"""The tables the stream analytics return: a DataFrame when pandas is installed."""
+"""What the stream analytics (explainers, deltoids, PMI) share: their result tables
+and the constraints of their common parameters."""
+from numbers import Integral, Real
+
+from sklearn.utils._param_validation import Interval
+
+#: ``_parameter_constraints`` of the parameters several stream estimators have.
+SHARE = [Interval(Real, 0, 1, closed="neither")]
+MEMORY_BUDGET = [Interval(Integral, 16, None, closed="left"), str]
+POSITIVE_INT = [Interval(Integral, 1, None, closed="left")]
+COUNT = [Interval(Integral, 0, None, closed="left")]
+SEED = [Interval(Integral, 0, 2**31 - 2, closed="both"), None]
 
 
 def result_table(columns, values):

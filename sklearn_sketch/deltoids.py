@@ -6,17 +6,18 @@ weights on the items whose frequency ratio between the streams is largest,
 either way, in memory that does not grow with the number of distinct items.
 """
 import math
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval
 
 from ._base import largest_heap, largest_sketch_width, parse_memory_budget
 from ._core import CountSketch
 from ._names import NAME_OVERHEAD, mean_name_bytes, reserved_name_bytes
 from ._raw_features import NamedRows, hash_raw, one_sparse_rows
-from ._tables import result_table
+from ._tables import COUNT, MEMORY_BUDGET, POSITIVE_INT, SEED, SHARE, result_table
 
 __all__ = ["CountMinDeltoids", "ExactDeltoids", "RelativeDeltoids", "item_occurrences"]
 
@@ -150,6 +151,17 @@ class RelativeDeltoids(BaseEstimator):
     'spike'
     """
 
+    _parameter_constraints = {
+        "memory_budget": MEMORY_BUDGET,
+        "count_share": SHARE,
+        "heap_share": SHARE,
+        "eta0": [Interval(Real, 0, None, closed="neither")],
+        "min_count": COUNT,
+        "chunk_items": POSITIVE_INT,
+        "top": COUNT,
+        "random_state": SEED,
+    }
+
     def __init__(self, memory_budget="128KB", *, count_share=0.2, heap_share=0.9,
                  eta0=DEFAULT_ETA0, min_count=5, chunk_items=1_000_000, top=20,
                  random_state=None):
@@ -177,6 +189,7 @@ class RelativeDeltoids(BaseEstimator):
         -------
         self : RelativeDeltoids
         """
+        self._validate_params()
         self.__dict__.pop("estimator_", None)
         a, b = _as_sequence(a), _as_sequence(b)
         for name, items in (("a", a), ("b", b)):
@@ -216,17 +229,6 @@ class RelativeDeltoids(BaseEstimator):
         self._train(keys_a, keys_b, _merge_names(names_a, names_b))
         return self
 
-    def _check_params(self):
-        for name in ("count_share", "heap_share"):
-            share = getattr(self, name)
-            if isinstance(share, bool) or not isinstance(share, Real) or not 0 < share < 1:
-                raise ValueError(f"{name} must be in (0, 1), got {share!r}")
-        if isinstance(self.min_count, bool) or not isinstance(self.min_count, Integral) \
-                or self.min_count < 0:
-            raise ValueError(f"min_count must be an integer >= 0, got {self.min_count!r}")
-        if not isinstance(self.chunk_items, Integral) or self.chunk_items < 1:
-            raise ValueError(f"chunk_items must be a positive integer, got {self.chunk_items!r}")
-
     def _start(self, names):
         from .weight_median import AWMSketchClassifier
 
@@ -248,7 +250,7 @@ class RelativeDeltoids(BaseEstimator):
         self.n_a_ = self.n_b_ = 0
 
     def _train(self, keys_a, keys_b, names):
-        self._check_params()
+        self._validate_params()
         if "estimator_" not in self.__dict__:
             self._start(names)
         examples, labels = one_sparse_rows(
@@ -323,11 +325,6 @@ class ExactDeltoids(RelativeDeltoids):
         self.chunk_items = chunk_items
         self.top = top
 
-    def _check_params(self):
-        if isinstance(self.min_count, bool) or not isinstance(self.min_count, Integral) \
-                or self.min_count < 0:
-            raise ValueError(f"min_count must be an integer >= 0, got {self.min_count!r}")
-
     def _start(self, names):
         self.estimator_ = None
         self.keys_ = np.zeros(0, dtype=np.int64)
@@ -337,7 +334,7 @@ class ExactDeltoids(RelativeDeltoids):
         self.n_a_ = self.n_b_ = 0
 
     def _train(self, keys_a, keys_b, names):
-        self._check_params()
+        self._validate_params()
         if "estimator_" not in self.__dict__:
             self._start(names)
         keys = np.concatenate([self.keys_, keys_a, keys_b])
@@ -415,12 +412,6 @@ class CountMinDeltoids(RelativeDeltoids):
         self.top = top
         self.random_state = random_state
 
-    def _check_params(self):
-        share = self.heap_share
-        if isinstance(share, bool) or not isinstance(share, Real) or not 0 < share < 1:
-            raise ValueError(f"heap_share must be in (0, 1), got {share!r}")
-        ExactDeltoids._check_params(self)
-
     def _start(self, names):
         from datasketches import count_min_sketch
 
@@ -442,7 +433,7 @@ class CountMinDeltoids(RelativeDeltoids):
         self.n_a_ = self.n_b_ = 0
 
     def _train(self, keys_a, keys_b, names):
-        self._check_params()
+        self._validate_params()
         if "estimator_" not in self.__dict__:
             self._start(names)
         for key in keys_a.tolist():

@@ -12,13 +12,14 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
+from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import largest_heap, largest_sketch_width, parse_memory_budget
 from ._names import NAME_OVERHEAD, reserved_name_bytes
 from ._core import CountSketch
 from ._raw_features import one_sparse_rows
-from ._tables import result_table
+from ._tables import COUNT, MEMORY_BUDGET, POSITIVE_INT, SEED, SHARE, result_table
 from .feature_extraction import FeatureCrosser
 from .feature_extraction._crossing import CROSS_SEPARATOR
 
@@ -228,6 +229,22 @@ class OutlierExplainer(BaseEstimator):
     'carrier=B^dest=Z'
     """
 
+    _parameter_constraints = {
+        "outlier": [str, None],
+        "columns": ["array-like", None],
+        "max_order": [Interval(Integral, 1, 3, closed="both")],
+        "crosses": ["array-like", None],
+        "estimator": [HasMethods(["partial_fit"]), None],
+        "memory_budget": MEMORY_BUDGET,
+        "count_share": SHARE,
+        "heap_share": SHARE,
+        "one_sparse": ["boolean"],
+        "min_support": [Interval(Real, 0, 1, closed="both")],
+        "top": COUNT,
+        "chunk_rows": POSITIVE_INT,
+        "random_state": SEED,
+    }
+
     def __init__(self, outlier=None, *, columns=None, max_order=2, crosses=None, estimator=None,
                  memory_budget="128KB", count_share=0.2, heap_share=0.5, one_sparse=True,
                  min_support=0.001, top=20, chunk_rows=50_000, random_state=None):
@@ -260,6 +277,7 @@ class OutlierExplainer(BaseEstimator):
         -------
         self : OutlierExplainer
         """
+        self._check_params()
         for attribute in ("crosser_", "threshold_"):
             self.__dict__.pop(attribute, None)
         threshold = self._rule_threshold(X) if self.outlier is not None else None
@@ -319,14 +337,7 @@ class OutlierExplainer(BaseEstimator):
         return quantile_of(known, value)
 
     def _check_params(self):
-        if isinstance(self.max_order, bool) or self.max_order not in (1, 2, 3):
-            raise ValueError(f"max_order must be 1, 2 or 3, got {self.max_order!r}")
-        for name in ("count_share", "heap_share"):
-            share = getattr(self, name, 0.5)
-            if isinstance(share, bool) or not isinstance(share, Real) or not 0 < share < 1:
-                raise ValueError(f"{name} must be in (0, 1), got {share!r}")
-        if not isinstance(self.chunk_rows, Integral) or self.chunk_rows < 1:
-            raise ValueError(f"chunk_rows must be a positive integer, got {self.chunk_rows!r}")
+        self._validate_params()
         if self.outlier is not None:
             parse_rule(self.outlier)
 

@@ -11,16 +11,17 @@ estimated PMI.
 import math
 import re
 from itertools import chain
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval
 
 from ._base import largest_heap, largest_sketch_width, parse_memory_budget
 from ._core import CountSketch
 from ._names import NAME_OVERHEAD, reserved_name_bytes
 from ._raw_features import name_keys, one_sparse_rows
-from ._tables import result_table
+from ._tables import COUNT, MEMORY_BUDGET, POSITIVE_INT, SEED, SHARE, result_table
 from .feature_extraction._crosses import cross_keys
 from .io._parsers import first_rows
 
@@ -187,6 +188,20 @@ class StreamingPMI(BaseEstimator):
     'new york'
     """
 
+    _parameter_constraints = {
+        "window": POSITIVE_INT,
+        "negatives": POSITIVE_INT,
+        "reservoir_size": POSITIVE_INT,
+        "memory_budget": MEMORY_BUDGET,
+        "count_share": SHARE,
+        "heap_share": SHARE,
+        "eta0": [Interval(Real, 0, None, closed="neither")],
+        "min_count": COUNT,
+        "chunk_documents": POSITIVE_INT,
+        "top": COUNT,
+        "random_state": SEED,
+    }
+
     def __init__(self, window=5, *, negatives=1, reservoir_size=4096, memory_budget="1MB",
                  count_share=0.3, heap_share=0.8, eta0=0.05, min_count=5,
                  chunk_documents=2000, top=20, random_state=None):
@@ -214,6 +229,7 @@ class StreamingPMI(BaseEstimator):
         -------
         self : StreamingPMI
         """
+        self._validate_params()
         self.__dict__.pop("estimator_", None)
         documents = list(documents)
         if not documents:
@@ -234,10 +250,7 @@ class StreamingPMI(BaseEstimator):
         -------
         self : StreamingPMI
         """
-        for name in ("negatives", "reservoir_size"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        self._validate_params()
         words, first, second, names = window_pairs(documents, self.window)
         if words.size == 0:
             raise ValueError("the documents hold no word: nothing to train on")
@@ -379,8 +392,6 @@ class ExactPMI(StreamingPMI):
         self.min_count = min_count
         self.chunk_documents = chunk_documents
         self.top = top
-
-    negatives = reservoir_size = 1  # unused: checked by partial_fit
 
     def _start(self, names):
         self.estimator_ = None

@@ -89,7 +89,11 @@ def test_one_stream_at_a_time_and_kmer_counts():
     (lambda: RelativeDeltoids("64B").fit(["x"], ["y"]), "too small"),
     (lambda: RelativeDeltoids().partial_fit(["x"], stream="c"), "stream='a' or 'b'"),
     (lambda: RelativeDeltoids().partial_fit(a=[], b=[]), "holds no item"),
-    (lambda: RelativeDeltoids(heap_share=1.5).fit(["x"], ["y"]), r"heap_share must be in \(0, 1\)"),
+    (lambda: RelativeDeltoids(heap_share=1.5).fit(["x"], ["y"]),
+     r"heap_share.* in the range \(0.0, 1.0\)"),
+    (lambda: ExactDeltoids(min_count=-1).fit(["x"], ["y"]), r"min_count.* in the range \[0, inf\)"),
+    (lambda: CountMinDeltoids(heap_share=0).fit(["x"], ["y"]), "heap_share"),
+    (lambda: RelativeDeltoids(random_state=-3).fit(["x"], ["y"]), "random_state"),
 ])
 def test_bad_input_is_named(call, message):
     with pytest.raises(ValueError, match=message):
