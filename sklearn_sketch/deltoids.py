@@ -501,4 +501,26 @@ def _merge_names(first, second):
         return first if second is None else second
     if isinstance(first, dict) and isinstance(second, dict):
         return {**second, **first}
-    return first
+    return _EitherNames(first, second)
+
+
+class _EitherNames:
+    """The names of the keys of two chunks (``{key: name}`` or ``lookup`` objects): the
+    first chunk's name where both name a key."""
+
+    def __init__(self, first, second):
+        self.first, self.second = first, second
+
+    def lookup(self, keys):
+        found = _lookup(self.second, keys)
+        found.update(_lookup(self.first, keys))
+        return found
+
+    def mean_name_bytes(self):
+        return max(mean_name_bytes(self.first), mean_name_bytes(self.second))
+
+
+def _lookup(names, keys):
+    if hasattr(names, "lookup"):
+        return names.lookup(keys)
+    return {key: names[key] for key in np.asarray(keys).tolist() if key in names}

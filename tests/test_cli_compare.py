@@ -30,6 +30,26 @@ def test_compare_finds_the_planted_word(texts, capsys):
     assert report["items_a"] == 3000 * 12 + 750
 
 
+def test_compare_vw_files_names_the_features_of_both_streams(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    words = np.array([f"f{i}" for i in range(200)])
+
+    def lines(planted, every):
+        return "\n".join(f"{rng.choice([-1, 1])} |w " + " ".join(rng.choice(words, 8, False))
+                         + (f" {planted}:0.5" if i % every == 0 else "")
+                         for i in range(3000)) + "\n"
+    (tmp_path / "a.vw").write_text(lines("spike", 4))
+    (tmp_path / "b.vw").write_text(lines("drift", 3))
+    assert main(["compare", "--vw", "--a", str(tmp_path / "a.vw"), "--b",
+                 str(tmp_path / "b.vw"), "--memory-budget", "32KB", "--format", "json",
+                 "--quiet", "--chunk-lines", "500"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    # Each feature of a line is one occurrence, whatever its value (0.5 here).
+    assert report["more_in_a"][0]["item"] == "w^spike"
+    assert report["more_in_b"][0]["item"] == "w^drift"  # named from stream B's chunks
+    assert report["items_a"] == 3000 * 8 + 750 and report["items_b"] == 3000 * 8 + 1000
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--a", "{empty}", "--b", "{b}"], "stream A holds no item"),
     (["--a", "{a}", "--b", "{empty}"], "stream B holds no item"),

@@ -19,11 +19,16 @@ def add_compare_arguments(parser, positive_int):
                            "as CountVectorizer finds them")
     kind.add_argument("--fasta", action="store_true",
                       help="FASTA files (plain or gzip): the canonical k-mers of each record")
+    kind.add_argument("--vw", action="store_true",
+                      help="Vowpal Wabbit text files (plain or gzip): each feature of a line "
+                           "(namespace^name) is one occurrence, whatever its value; labels "
+                           "are ignored")
     parser.add_argument("--k", type=positive_int, default=12, help="k-mer length (--fasta)")
     parser.add_argument("--min-count", type=int, default=5,
                         help="leave out items seen fewer times in both streams together")
     parser.add_argument("--chunk-lines", type=positive_int, default=20_000,
-                        help="lines (--text) or records (--fasta) read at a time per stream")
+                        help="lines (--text, --vw) or records (--fasta) read at a time per "
+                             "stream")
     add_report_arguments(parser, positive_int, budget="128KB", top=50,
                          listed="items of each direction")
 
@@ -33,6 +38,17 @@ def _text_chunks(paths, lines):
     from ..pmi import TOKEN
     for batch in read_lines(paths, lines):
         yield TOKEN.findall("".join(batch).lower())
+
+
+def _vw_chunks(paths, lines):
+    """Chunks of named feature occurrences (one per feature of a line) of VW files."""
+    from .._raw_features import NamedRows
+    from ..io import VowpalWabbitReader
+    for path in paths:
+        for chunk in VowpalWabbitReader(path, lines, keep_names=True):
+            present = chunk.X.copy()
+            present.data[:] = 1.0
+            yield NamedRows(present, chunk.feature_names)
 
 
 def _fasta_chunks(paths, records, vectorizer):
@@ -52,6 +68,9 @@ def cmd_compare(args):
         vectorizer = KmerVectorizer(k=args.k)
         chunks_a = _fasta_chunks(args.a, args.chunk_lines, vectorizer)
         chunks_b = _fasta_chunks(args.b, args.chunk_lines, vectorizer)
+    elif args.vw:
+        chunks_a = _vw_chunks(args.a, args.chunk_lines)
+        chunks_b = _vw_chunks(args.b, args.chunk_lines)
     else:
         chunks_a = _text_chunks(args.a, args.chunk_lines)
         chunks_b = _text_chunks(args.b, args.chunk_lines)
@@ -79,6 +98,8 @@ def cmd_compare(args):
 
 
 def _size(part):
+    if hasattr(part, "X"):  # NamedRows
+        part = part.X
     return part.nnz if hasattr(part, "nnz") else len(part)
 
 
