@@ -5,6 +5,7 @@ from numbers import Integral
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .._raw_features import RAW_N_FEATURES, NamedRows, name_keys
@@ -157,6 +158,13 @@ class FeatureCrosser(TransformerMixin, BaseEstimator):
     'carrier=B^dest=Z'
     """
 
+    _parameter_constraints = {
+        "crosses": ["array-like", None],
+        "max_order": [Interval(Integral, 1, 3, closed="both")],
+        "fields": ["array-like", None],
+        "attributes": ["boolean"],
+    }
+
     def __init__(self, crosses=None, max_order=1, fields=None, attributes=True):
         self.crosses = crosses
         self.max_order = max_order
@@ -177,9 +185,7 @@ class FeatureCrosser(TransformerMixin, BaseEstimator):
         -------
         self : FeatureCrosser
         """
-        if isinstance(self.max_order, bool) or not isinstance(self.max_order, Integral) \
-                or not 1 <= self.max_order <= 3:
-            raise ValueError(f"max_order must be 1, 2 or 3, got {self.max_order!r}")
+        self._validate_params()
         if self.fields is not None:
             fields = [str(f) for f in self.fields]
         elif hasattr(X, "columns"):
