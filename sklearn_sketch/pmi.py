@@ -141,7 +141,8 @@ class StreamingPMI(BaseEstimator):
         (Algorithm R, vectorized over each chunk in NumPy. It is ours rather
         than Apache DataSketches' ``var_opt_sketch``, whose Python interface
         takes one item a call: over the 3.37M words of the 20 Newsgroups
-        training posts it took 0.027 s against 0.79 s).
+        training posts it took 0.027 s against 0.35 s,
+        ``benchmarks/bench_reservoir.py``).
     memory_budget : int or str, default="1MB"
         Real bytes of the whole estimator.
     count_share : float, default=0.3
