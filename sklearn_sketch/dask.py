@@ -5,6 +5,7 @@ Needs ``dask[array]`` and ``distributed`` (``pip install "sklearn-sketch[dask]"`
 import copy
 import numbers
 import os
+import warnings
 
 import numpy as np
 
@@ -95,10 +96,14 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     parts, classes = _partitions(client, model, X, y, classes)
     for _ in range(epochs):
         # The model goes in each task itself, not scattered: a task whose worker died
-        # can then run again anywhere (scattered data dies with its workers).
-        futures = [client.submit(_train_partition, model, i, part, classes, reader,
-                                 pure=False, retries=retries)
-                   for i, part in enumerate(parts)]
+        # can then run again anywhere (scattered data dies with its workers). Dask's
+        # advice against large task graphs is the price of that, paid knowingly.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Sending large graph",
+                                    category=UserWarning)
+            futures = [client.submit(_train_partition, model, i, part, classes, reader,
+                                     pure=False, retries=retries)
+                       for i, part in enumerate(parts)]
         results = client.gather(futures)
         trained = [m for m, n in results if n > 0]
         if not trained:
