@@ -23,6 +23,14 @@ def _as_bytes(name):
         "utf-8", "surrogatepass")
 
 
+def lookup_names(names, keys):
+    """``{key: name}`` for the ``keys`` that ``names`` (a ``{key: name}`` mapping, or an
+    object whose ``lookup(keys)`` returns one, as a reader's ``KeyNames``) knows."""
+    if hasattr(names, "lookup"):
+        return names.lookup(keys)
+    return {key: names[key] for key in np.asarray(keys).tolist() if key in names}
+
+
 def mean_name_bytes(names, sample=4096):
     """Mean UTF-8 length of the names of a ``{key: name}`` mapping (of a sample of it).
 
@@ -165,8 +173,7 @@ class PackedNames(Mapping):
         unnamed = keys[~np.isin(keys, self._keys, assume_unique=True)]
         new = {}
         if new_names is not None and unnamed.size:
-            new = (new_names.lookup(unnamed) if hasattr(new_names, "lookup")
-                   else {k: new_names[k] for k in unnamed.tolist() if k in new_names})
+            new = lookup_names(new_names, unnamed)
         if not new and kept.all():
             return self, 0  # nothing left or entered: the table is immutable, share it
         lengths = np.diff(self._ends, prepend=0)

@@ -10,6 +10,7 @@ MEMORY_BUDGET = [Interval(Integral, 16, None, closed="left"), str]
 POSITIVE_INT = [Interval(Integral, 1, None, closed="left")]
 COUNT = [Interval(Integral, 0, None, closed="left")]
 SEED = [Interval(Integral, 0, 2**31 - 2, closed="both"), None]
+STEP = [Interval(Real, 0, None, closed="neither")]
 
 
 def result_table(columns, values):

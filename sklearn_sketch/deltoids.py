@@ -6,18 +6,16 @@ weights on the items whose frequency ratio between the streams is largest,
 either way, in memory that does not grow with the number of distinct items.
 """
 import math
-from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval
 
 from ._base import largest_heap, largest_sketch_width, parse_memory_budget
 from ._core import CountSketch
-from ._names import NAME_OVERHEAD, mean_name_bytes, reserved_name_bytes
+from ._names import NAME_OVERHEAD, lookup_names, mean_name_bytes, reserved_name_bytes
 from ._raw_features import NamedRows, hash_raw, one_sparse_rows
-from ._tables import COUNT, MEMORY_BUDGET, POSITIVE_INT, SEED, SHARE, result_table
+from ._tables import COUNT, MEMORY_BUDGET, POSITIVE_INT, SEED, SHARE, STEP, result_table
 
 __all__ = ["CountMinDeltoids", "ExactDeltoids", "RelativeDeltoids", "item_occurrences"]
 
@@ -155,7 +153,7 @@ class RelativeDeltoids(BaseEstimator):
         "memory_budget": MEMORY_BUDGET,
         "count_share": SHARE,
         "heap_share": SHARE,
-        "eta0": [Interval(Real, 0, None, closed="neither")],
+        "eta0": STEP,
         "min_count": COUNT,
         "chunk_items": POSITIVE_INT,
         "top": COUNT,
@@ -218,6 +216,7 @@ class RelativeDeltoids(BaseEstimator):
         -------
         self : RelativeDeltoids
         """
+        self._validate_params()
         if items is not None:
             if stream not in ("a", "b") or a is not None or b is not None:
                 raise ValueError("give items with stream='a' or 'b', or a= and b=")
@@ -250,7 +249,6 @@ class RelativeDeltoids(BaseEstimator):
         self.n_a_ = self.n_b_ = 0
 
     def _train(self, keys_a, keys_b, names):
-        self._validate_params()
         if "estimator_" not in self.__dict__:
             self._start(names)
         examples, labels = one_sparse_rows(
@@ -334,7 +332,6 @@ class ExactDeltoids(RelativeDeltoids):
         self.n_a_ = self.n_b_ = 0
 
     def _train(self, keys_a, keys_b, names):
-        self._validate_params()
         if "estimator_" not in self.__dict__:
             self._start(names)
         keys = np.concatenate([self.keys_, keys_a, keys_b])
@@ -433,7 +430,6 @@ class CountMinDeltoids(RelativeDeltoids):
         self.n_a_ = self.n_b_ = 0
 
     def _train(self, keys_a, keys_b, names):
-        self._validate_params()
         if "estimator_" not in self.__dict__:
             self._start(names)
         for key in keys_a.tolist():
@@ -512,15 +508,11 @@ class _EitherNames:
         self.first, self.second = first, second
 
     def lookup(self, keys):
-        found = _lookup(self.second, keys)
-        found.update(_lookup(self.first, keys))
+        found = lookup_names(self.second, keys)
+        found.update(lookup_names(self.first, keys))
         return found
 
     def mean_name_bytes(self):
         return max(mean_name_bytes(self.first), mean_name_bytes(self.second))
 
 
-def _lookup(names, keys):
-    if hasattr(names, "lookup"):
-        return names.lookup(keys)
-    return {key: names[key] for key in np.asarray(keys).tolist() if key in names}

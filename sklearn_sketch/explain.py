@@ -303,6 +303,7 @@ class OutlierExplainer(BaseEstimator):
         -------
         self : OutlierExplainer
         """
+        self._check_params()
         threshold = getattr(self, "threshold_", None)
         if self.outlier is not None and threshold is None:
             threshold = self._rule_threshold(X)
@@ -407,7 +408,6 @@ class OutlierExplainer(BaseEstimator):
         self.estimator_ = estimator
 
     def _partial_fit(self, X, y, threshold):
-        self._check_params()
         labels, kept = self._labels(X, y, threshold)
         if "crosser_" not in self.__dict__:
             self._start(X, labels, threshold)

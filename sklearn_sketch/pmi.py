@@ -11,17 +11,16 @@ estimated PMI.
 import math
 import re
 from itertools import chain
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval
 
 from ._base import largest_heap, largest_sketch_width, parse_memory_budget
 from ._core import CountSketch
 from ._names import NAME_OVERHEAD, reserved_name_bytes
 from ._raw_features import name_keys, one_sparse_rows
-from ._tables import COUNT, MEMORY_BUDGET, POSITIVE_INT, SEED, SHARE, result_table
+from ._tables import COUNT, MEMORY_BUDGET, POSITIVE_INT, SEED, SHARE, STEP, result_table
 from .feature_extraction._crosses import cross_keys
 from .io._parsers import first_rows
 
@@ -200,7 +199,7 @@ class StreamingPMI(BaseEstimator):
         "memory_budget": MEMORY_BUDGET,
         "count_share": SHARE,
         "heap_share": SHARE,
-        "eta0": [Interval(Real, 0, None, closed="neither")],
+        "eta0": STEP,
         "min_count": COUNT,
         "chunk_documents": POSITIVE_INT,
         "top": COUNT,

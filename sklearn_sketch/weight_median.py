@@ -159,7 +159,9 @@ _AWM_SHARE = ("a twentieth to the heap, the rest to the sketch. The WM-Sketch pa
               "twentieth 0.8 under, and 0.2 to 2 points over it on 20 Newsgroups")
 
 
-# Measured with benchmarks/bench_accuracy_memory.py at 4MB, one epoch.
+# WM: 5 epochs, beside FeatureHashingClassifier at the same bytes; the step grid of
+# benchmarks/bench_accuracy_memory.py --estimators wm,hashing --grid-budget B gives
+# eta0=1 and 3 at budget B. AWM: the same benchmark at 4MB, one epoch.
 _WM_ETA0 = ("1, as feature hashing's and AWM's: at equal bytes a larger step\n"
             "        gains about a point where the sketch is wide and loses more where it\n"
             "        is narrow (collisions turn each large step into noise on other\n"
