@@ -81,7 +81,10 @@ else:
             ("RelativeDeltoids (AWM), 128 KB", RelativeDeltoids(BUDGET, random_state=0)),
             ("paired Count-Min, 128 KB", CountMinDeltoids(BUDGET, random_state=0)),
             ("paired Count-Min, 1 MB", CountMinDeltoids(8 * BUDGET, random_state=0))):
-        retrieved = set(model.fit(words_a, words_b).deltoids_["item"])
+        table = model.fit(words_a, words_b).deltoids_
+        # As in the paper, each method retrieves its top 2048 items by |weight|.
+        top = np.argsort(-np.abs(np.asarray(table["weight"], dtype=float)))[:2048]
+        retrieved = set(np.asarray(table["item"], dtype=object)[top].tolist())
         recall = [np.isin(seen.index[np.abs(seen.log_ratio) >= np.log(t)],
                           list(retrieved)).mean() for t in THRESHOLDS]
         left.plot(THRESHOLDS, recall, marker="o",

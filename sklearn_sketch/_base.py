@@ -321,9 +321,11 @@ def largest_batch_nnz(X, batch_size):
 
 
 def _max_batch_nnz(indptr, order, batch_size):
-    row_nnz = np.diff(indptr)[order]
-    if row_nnz.size == 0:
+    if indptr.size <= 1:
         return 0
+    if batch_size == 1:
+        return int(np.diff(indptr).max())
+    row_nnz = np.diff(indptr)[order]
     return int(np.add.reduceat(row_nnz, np.arange(0, row_nnz.size, batch_size)).max())
 
 
@@ -1110,12 +1112,14 @@ class _SketchClassifierMixin:
                 raise ValueError(
                     f"`classes={classes!r}` is not the same as on the first call to "
                     f"partial_fit: {classes_!r}")
-        # check_classification_targets has refused mixed label types: np.unique is
-        # unique_labels here, without a second type_of_target (a streaming call's cost).
-        unseen = np.setdiff1d(np.unique(y), classes_)
-        if unseen.size:
-            raise ValueError(f"y holds labels not in classes {classes_!r}: {unseen!r}")
+        # check_classification_targets has refused mixed label types, so the sorted
+        # classes_ locate every label; only the labels not found are sorted (a
+        # streaming call would otherwise pay for np.unique over every chunk).
         index = np.searchsorted(classes_, y)
+        unknown = (index == len(classes_)) | (classes_[np.minimum(index, len(classes_) - 1)] != y)
+        if unknown.any():
+            raise ValueError(
+                f"y holds labels not in classes {classes_!r}: {np.unique(y[unknown])!r}")
         if len(classes_) == 2:
             return np.where(index == 1, 1.0, -1.0), classes_
         return index.astype(np.float64), classes_

@@ -11,6 +11,7 @@ POSITIVE_INT = [Interval(Integral, 1, None, closed="left")]
 COUNT = [Interval(Integral, 0, None, closed="left")]
 SEED = [Interval(Integral, 0, 2**31 - 2, closed="both"), None]
 STEP = [Interval(Real, 0, None, closed="neither")]
+PENALTY = [Interval(Real, 0, None, closed="left")]
 
 
 def result_table(columns, values):

@@ -72,6 +72,7 @@ def test_chunked_and_whole_input_give_the_same_model():
     (lambda: StreamingPMI(window=0).fit(["aa bb"]), "window.* must be an int in the range"),
     (lambda: StreamingPMI(memory_budget="8KB").fit(["aa bb cc"]), "too small"),
     (lambda: StreamingPMI(negatives=0).fit(["aa bb"]), "negatives.* must be an int in the range"),
+    (lambda: StreamingPMI(alpha=-1e-6).fit(["aa bb"]), "alpha.* must be a float in the range"),
 ])
 def test_bad_input_is_named(call, message):
     with pytest.raises(ValueError, match=message):
