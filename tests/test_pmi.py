@@ -57,6 +57,28 @@ def test_pmi_estimates_equal_exact_pmi_without_collisions():
     np.testing.assert_allclose(table["pmi"], exact.loc[table.index, "pmi"], atol=1e-4)
 
 
+def test_weights_converge_to_exact_pmi_without_penalty_or_collisions():
+    # The paper's section 8.3: with lambda = 0, logistic regression of observed pairs
+    # against pairs drawn from the unigrams converges to log P(a, b) / (P(a) P(b)) for
+    # every pair; with a negatives per pair and an intercept b, weight + b + log(n)
+    # does. A small vocabulary makes every pair frequent enough to converge.
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(10)]
+    share = np.linspace(1, 3, 10) / np.linspace(1, 3, 10).sum()
+    docs = [list(rng.choice(words, 12, p=share)) for _ in range(12_000)]
+    for doc in docs[::3]:
+        doc[4:6] = ["w0", "w1"]
+    model = StreamingPMI(window=1, memory_budget="8MB", eta0=0.01, min_count=1,
+                         random_state=0).fit(docs)
+    assert model.alpha == 0.0 and model.estimator_.alpha == 0.0
+    assert len(model.estimator_.selected_features_.keys) == 100  # every pair, exact
+    table = model.pairs_.set_index("pair")
+    exact = ExactPMI(window=1, min_count=1).fit(docs).pairs_.set_index("pair")
+    learned = table["weight"] + model.estimator_.intercept_[0] + np.log(model.negatives)
+    assert len(table) >= 50 and "w0 w1" in table.index
+    np.testing.assert_allclose(learned, exact.loc[table.index, "pmi"], atol=0.2)
+
+
 def test_chunked_and_whole_input_give_the_same_model():
     docs = corpus(n=300)
     whole = StreamingPMI(memory_budget="128KB", chunk_documents=100, random_state=2).fit(docs)
