@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from sklearn_sketch import KmerVectorizer
+from sklearn_sketch._heap_counts import HeapCounts
 from sklearn_sketch.deltoids import (
     CountMinDeltoids,
     ExactDeltoids,
@@ -57,6 +58,38 @@ def test_ratio_estimates_follow_exact_counts():
     np.testing.assert_allclose(frequent.log_ratio, frequent.log_ratio_exact, atol=0.25)
     # Exact counts are exact.
     assert exact.loc["spike", "count_a"] == 100 and exact.loc["spike", "count_b"] == 5
+
+
+def test_counts_of_a_stream_in_one_chunk_are_exact():
+    a, b = streams(seed=2)
+    model = RelativeDeltoids("32KB", min_count=0, random_state=0).fit(a, b)
+    assert model.memory_bytes_ <= 32 * 1024
+    table = model.deltoids_.set_index("item")
+    exact = ExactDeltoids(min_count=0).fit(a, b).deltoids_.set_index("item")
+    assert len(table) >= 100
+    for column in ("count_a", "count_b", "log_ratio"):
+        np.testing.assert_allclose(table[column], exact.loc[table.index, column], rtol=1e-6)
+
+
+def test_heap_counts_follow_a_changing_heap():
+    # Reference: an item entering the heap starts from the estimate and then counts
+    # every occurrence exactly, chunk after chunk, until it leaves.
+    rng = np.random.default_rng(0)
+    counts, truth, heap = HeapCounts(2), {}, set()
+    for _ in range(6):
+        new_heap = set(rng.choice(50, 20, replace=False).tolist())
+        a, b = rng.integers(0, 60, 500), rng.integers(0, 60, 300)
+        truth = {k: truth.get(k, [7.0, 3.0]) for k in new_heap}
+        for k in new_heap:
+            truth[k] = [truth[k][0] + (a == k).sum(), truth[k][1] + (b == k).sum()]
+        counts.update(sorted(new_heap), [a, b],
+                      lambda keys: np.tile([7.0, 3.0], (len(keys), 1)))
+        heap = new_heap
+        keys = np.array(sorted(heap), dtype=np.int64)
+        np.testing.assert_array_equal(counts.query(keys[::-1]), [truth[k] for k in keys[::-1]])
+    assert counts.nbytes == 20 * HeapCounts.entry_bytes(2)
+    with pytest.raises(KeyError):
+        counts.query([99])
 
 
 def test_chunked_and_whole_input_give_the_same_model():
