@@ -5,8 +5,8 @@ Active-Set WM-Sketch. An observed pair (a word and a word after it within the
 window) is a positive example, a pair of the same word with a word drawn from
 a reservoir sample of the stream is a negative one; the classifier's weight of
 a pair grows with its PMI, so its heap keeps the most associated pairs, by
-name. Count-Sketches of the pairs and of the words give each heap pair an
-estimated PMI.
+name. The heap's pairs are counted exactly from the chunk each entered on,
+and a Count-Sketch of the words gives the rest of each pair's estimated PMI.
 """
 import math
 import re
@@ -18,6 +18,7 @@ from sklearn.base import BaseEstimator
 
 from ._base import largest_heap, largest_sketch_width, parse_memory_budget
 from ._core import CountSketch
+from ._heap_counts import HeapCounts
 from ._names import NAME_OVERHEAD, reserved_name_bytes
 from ._raw_features import name_keys, one_sparse_rows
 from ._tables import (COUNT, MEMORY_BUDGET, PENALTY, POSITIVE_INT, SEED, SHARE, STEP,
@@ -125,10 +126,11 @@ class StreamingPMI(BaseEstimator):
     a reservoir sample of the stream's words (negative examples). One 1-sparse
     update per example: a pair's weight grows with its PMI (shifted by the log
     of the negatives' share), so the heap keeps the most associated pairs,
-    named (``"new york"``). Two Count-Sketches count pairs and words, and give
-    each heap pair its estimated PMI: ``pairs_`` reports both, ranked by the
-    classifier's weight. Everything lives inside ``memory_budget`` real bytes,
-    names included.
+    named (``"new york"``). Each heap pair is counted exactly from the chunk
+    it entered on (a Count-Sketch of pairs gives its count before), and a
+    Count-Sketch of words gives the rest of its estimated PMI: ``pairs_``
+    reports both, ranked by the classifier's weight. Everything lives inside
+    ``memory_budget`` real bytes, names and counts included.
 
     Parameters
     ----------
@@ -148,23 +150,28 @@ class StreamingPMI(BaseEstimator):
         ``benchmarks/bench_reservoir.py``).
     memory_budget : int or str, default="1MB"
         Real bytes of the whole estimator.
-    count_share : float, default=0.2
-        Share of the budget for the pair and word count sketches.
+    count_share : float, default=0.15
+        Share of the budget for the count sketches: 30% of it counts pairs
+        (a heap pair's count before it entered; from the chunk it entered on
+        it is counted exactly), the rest words. Smaller sketches leave more
+        heap and estimate PMI less well: on the 20 Newsgroups training posts
+        at 1536KB, shares of 0.2, 0.15, 0.1 and 0.05 recalled 0.757, 0.784,
+        0.798 and 0.823 of the exact top pairs (see ``heap_share``), with
+        Spearman correlations of 0.922, 0.910, 0.883 and 0.834.
     heap_share : float, default=0.7
-        Share of the classifier's bytes for its heap and the pairs' names.
-        Recall of the exact top 1024 pairs by PMI among those seen at least
-        50 times (20 at 3,000 posts), with these defaults against
-        ``alpha=1e-6, negatives=1, heap_share=0.8, count_share=0.3``: 0.650
-        against 0.366 on the 20 Newsgroups training posts at 1536KB
-        (``benchmarks/bench_streams.py``); 0.762 against 0.630 on the test
-        posts, 0.609 against 0.444 on 3,000 of them; at 512KB 0.269 against
-        0.207 and 0.155 against 0.092. A larger heap keeps more pairs,
-        smaller count sketches estimate their PMI less well: the Spearman
-        correlation of the reported PMI with the exact one is 0.868 on the
-        training posts (shares of 0.8 and 0.1 gave 0.72). The word counts
-        that PMI divides by are floored at a pair's count over ``window``
-        (a word occurrence starts at most ``window`` pairs), which the word
-        sketch's collisions can otherwise undercut (0.842 without).
+        Share of the classifier's bytes for its heap, the pairs' names and
+        their counts. Recall of the exact top 1024 pairs by PMI among those
+        seen at least 50 times, and the Spearman correlation of the reported
+        PMI with the exact one, with these defaults against those of
+        ``alpha=1e-6, negatives=1, heap_share=0.8, count_share=0.3`` and
+        sketched pair counts: 0.784 and 0.910 against 0.366 and 0.865 on the
+        20 Newsgroups training posts at 1536KB
+        (``benchmarks/bench_streams.py``), 0.874 and 0.893 against 0.630 and
+        0.864 on the test posts, and 0.360 and 0.807 against 0.207 and 0.717
+        on them at 512KB. The word counts that PMI divides by are floored at
+        a pair's count over ``window`` (a word occurrence starts at most
+        ``window`` pairs), which the word sketch's collisions can otherwise
+        undercut.
     eta0 : float, default=0.05
         Step of the classifier's 1-sparse updates.
     alpha : float, default=0.0
@@ -189,7 +196,10 @@ class StreamingPMI(BaseEstimator):
     pairs_ : pandas.DataFrame or dict of ndarray
         The heap's pairs with a positive weight seen at least ``min_count``
         times: ``pair``, ``weight``, ``pmi`` (estimated from the counts) and
-        ``count`` (estimated), by decreasing weight.
+        ``count`` (exact from the chunk the pair entered the heap on,
+        estimated before), by decreasing weight.
+    heap_counts_ : HeapCounts
+        The heap pairs' counts.
     estimator_ : AWMSketchClassifier
         The classifier.
     n_words_, n_pairs_ : int
@@ -210,6 +220,12 @@ class StreamingPMI(BaseEstimator):
     'new york'
     """
 
+    #: Share of the count bytes for the pair sketch (the rest counts words): heap
+    #: pairs are counted apart, so the pair sketch only gives a pair's count before
+    #: it entered the heap (0.3 and 0.75 recalled alike; 0.3, leaving the words more,
+    #: gave correlations with the exact PMI higher by 0.005 to 0.025).
+    _pair_sketch_share = 0.3
+
     _parameter_constraints = {
         "window": POSITIVE_INT,
         "negatives": POSITIVE_INT,
@@ -226,7 +242,7 @@ class StreamingPMI(BaseEstimator):
     }
 
     def __init__(self, window=5, *, negatives=2, reservoir_size=4096, memory_budget="1MB",
-                 count_share=0.2, heap_share=0.7, eta0=0.05, alpha=0.0, min_count=5,
+                 count_share=0.15, heap_share=0.7, eta0=0.05, alpha=0.0, min_count=5,
                  chunk_documents=2000, top=20, random_state=None):
         self.window = window
         self.negatives = negatives
@@ -292,22 +308,25 @@ class StreamingPMI(BaseEstimator):
         self._slot_bytes = 8 + NAME_OVERHEAD + math.ceil(1.25 * mean_word)
         reservoir_bytes = self._slot_bytes * self.reservoir_size
         count_bytes = int((budget - reservoir_bytes) * self.count_share)
-        # Pairs get three quarters of the count bytes: there are far more of them.
-        pair_width = max(16, largest_sketch_width(count_bytes * 3 // 4, 3))
-        word_width = max(16, largest_sketch_width(count_bytes // 4, 3))
+        pair_bytes = int(count_bytes * self._pair_sketch_share)
+        pair_width = max(16, largest_sketch_width(pair_bytes, 3))
+        word_width = max(16, largest_sketch_width(count_bytes - pair_bytes, 3))
         seed = 0 if self.random_state is None else self.random_state
         self.pair_counts_ = CountSketch(pair_width, 3, random_state=seed + 1)
         self.word_counts_ = CountSketch(word_width, 3, random_state=seed + 2)
         left = (budget - reservoir_bytes - self.pair_counts_.memory_bytes
                 - self.word_counts_.memory_bytes)
+        # Each heap pair also has its count (HeapCounts), paid from the heap's share.
+        tracked = HeapCounts.entry_bytes(1)
         capacity = largest_heap(self.heap_share * max(left, 0),
-                                name_bytes=reserved_name_bytes(2 * mean_word + 1))
+                                name_bytes=reserved_name_bytes(2 * mean_word + 1) + tracked)
         if capacity < 1:
             raise ValueError(f"memory_budget={self.memory_budget!r} is too small for the "
                              f"counts, a reservoir of {self.reservoir_size} words and a heap")
         self.estimator_ = AWMSketchClassifier(
-            memory_budget=left, n_features_to_select=capacity, eta0=self.eta0,
-            alpha=self.alpha, shuffle=False, random_state=self.random_state)
+            memory_budget=left - tracked * capacity, n_features_to_select=capacity,
+            eta0=self.eta0, alpha=self.alpha, shuffle=False, random_state=self.random_state)
+        self.heap_counts_ = HeapCounts(1)
         self._rng = np.random.default_rng(seed)
         self.reservoir_ = np.zeros(0, dtype=np.int64)
         self._reservoir_names = {}
@@ -343,6 +362,9 @@ class StreamingPMI(BaseEstimator):
                                            self._rng)
         self.estimator_.partial_fit(examples, labels, classes=[0, 1])
         positive_keys = keys[:first.size]
+        # Pairs entering the heap start from the pair sketch's count before this chunk.
+        self.heap_counts_.update(self.estimator_.selected_features_.keys, [positive_keys],
+                                 lambda new: self.pair_counts_.query(new)[:, None])
         self.pair_counts_.update(positive_keys, np.ones(positive_keys.size))
         self.word_counts_.update(words, np.ones(words.size))
         self._sample(words)
@@ -350,7 +372,7 @@ class StreamingPMI(BaseEstimator):
         self.n_words_ += int(words.size)
         self.n_pairs_ += int(first.size)
         self.memory_bytes_ = (self.estimator_.memory_bytes_ + self.pair_counts_.memory_bytes
-                              + self.word_counts_.memory_bytes
+                              + self.word_counts_.memory_bytes + self.heap_counts_.nbytes
                               + self._slot_bytes * self.reservoir_size)
         self.pairs_ = self._pairs()
 
@@ -364,7 +386,7 @@ class StreamingPMI(BaseEstimator):
         words = [n.split(" ", 1) if isinstance(n, str) else ["", ""] for n in names.tolist()]
         first = name_keys([w[0] for w in words]) if words else np.zeros(0, np.int64)
         second = name_keys([w[1] for w in words]) if words else np.zeros(0, np.int64)
-        count = np.maximum(self.pair_counts_.query(keys), 0.0)
+        count = self.heap_counts_.query(keys)[:, 0]
         # A word is the first (or second) word of at most `window` pairs per occurrence,
         # a floor for its count where the word sketch's collisions pull it lower.
         floor = count / self.window
