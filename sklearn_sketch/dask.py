@@ -18,12 +18,13 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
         retries=2):
     """Train ``estimator`` on data spread over a Dask cluster, by parameter mixing.
 
-    Each epoch sends the current model to the workers; each partition trains a
-    copy for one pass where the partition lives (``partial_fit``, or
-    :func:`~sklearn_sketch.io.partial_fit_stream` over a file), and the client
+    Each epoch, each partition trains a copy of the current model for one
+    pass where the partition lives (``partial_fit``, or
+    :func:`~sklearn_sketch.io.partial_fit_stream` over a file), and a worker
     averages the copies (:func:`~sklearn_sketch.average_estimators`, weighted
-    by rows). Only models travel: the data stays on the workers (a dask
-    array is persisted there once). Addresses come only from ``client``, so
+    by rows) into the next epoch's model. Only models travel, from worker to
+    worker (the client sends the first and receives the last): the data
+    stays on the workers (a dask array is persisted there once). Addresses come only from ``client``, so
     the same call runs on a ``LocalCluster`` and on a real cluster. A task
     whose worker dies is run again (``retries``); the partitions' models are
     averaged in partition order, so the same ``random_state`` and the same
@@ -94,22 +95,31 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
         raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
     model = _start_model(estimator)
     parts, classes = _partitions(client, model, X, y, classes)
+    # The model is a task of its own (its copy travels once, to one worker), and so is
+    # each epoch's average: models go from worker to worker, and only the last one to
+    # the client. A worker that dies takes no model with it for good: the scheduler
+    # holds every task's inputs and runs again what was lost.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+        current = client.submit(_same, model, pure=False, retries=retries)
     for _ in range(epochs):
-        # The model goes in each task itself, not scattered: a task whose worker died
-        # can then run again anywhere (scattered data dies with its workers). Dask's
-        # advice against large task graphs is the price of that, paid knowingly.
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="Sending large graph",
-                                    category=UserWarning)
-            futures = [client.submit(_train_partition, model, i, part, classes, reader,
-                                     pure=False, retries=retries)
-                       for i, part in enumerate(parts)]
-        results = client.gather(futures)
-        trained = [m for m, n in results if n > 0]
-        if not trained:
-            raise ValueError("no partition held any rows")
-        model = average_estimators(trained, weights=[n for _, n in results if n > 0])
+        futures = [client.submit(_train_partition, current, i, part, classes, reader,
+                                 pure=False, retries=retries)
+                   for i, part in enumerate(parts)]
+        current = client.submit(_average, futures, pure=False, retries=retries)
+    return current.result()
+
+
+def _same(model):
     return model
+
+
+def _average(results):
+    """The partitions' models averaged, weighted by rows, in partition order."""
+    trained = [m for m, n in results if n > 0]
+    if not trained:
+        raise ValueError("no partition held any rows")
+    return average_estimators(trained, weights=[n for _, n in results if n > 0])
 
 
 def _start_model(estimator):
