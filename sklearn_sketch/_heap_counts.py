@@ -3,6 +3,8 @@ import numpy as np
 
 #: Bytes an item costs: its int64 key and a float32 count per stream.
 KEY_BYTES, COUNT_BYTES = 8, 4
+#: Bits of the filter that drops a chunk's occurrences of items outside the heap.
+FILTER_SIZE = 1 << 16
 
 
 class HeapCounts:
@@ -65,7 +67,13 @@ class HeapCounts:
             counts[known] = self.counts[row[known]]
             if not known.all():
                 counts[~known] = np.maximum(estimate(heap[~known]), 0.0)
+            # A bitmap of the heap keys' low bits drops most occurrences before the
+            # binary search (keys are hashes, so their low bits are uniform).
+            bitmap = np.zeros(FILTER_SIZE, dtype=bool)
+            bitmap[heap & (FILTER_SIZE - 1)] = True
             for stream, keys in enumerate(chunk_keys):
+                keys = np.asarray(keys, dtype=np.int64)
+                keys = keys[bitmap[keys & (FILTER_SIZE - 1)]]
                 row = np.minimum(np.searchsorted(heap, keys), heap.size - 1)
                 hit = heap[row] == keys
                 counts[:, stream] += np.bincount(row[hit], minlength=heap.size)

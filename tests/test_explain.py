@@ -47,12 +47,26 @@ def test_relative_risks_and_supports_follow_the_exact_counts():
     inside = outlier[frame.a == "u"].mean()
     outside = outlier[frame.a != "u"].mean()
     assert exact.loc["a=u", "relative_risk"] == pytest.approx(inside / outside)
-    # The count sketches hold every key of this small stream almost exactly.
+    # One chunk: the heap's features are counted exactly from the first row.
     joined = sketched.merge(exact, left_on="feature", right_index=True,
                             suffixes=("", "_exact"))
     assert len(joined) == len(sketched) >= 8
-    np.testing.assert_allclose(joined.support, joined.support_exact, rtol=0.05, atol=5)
-    big = joined.support_exact >= 200
+    for column in ("support", "outliers", "relative_risk"):
+        np.testing.assert_allclose(joined[column], joined[column + "_exact"], rtol=1e-9)
+
+
+def test_counts_over_many_chunks_stay_close_to_the_exact_counts():
+    # Features entering the heap after the first chunk start from the count sketches.
+    frame = planted(n=20_000, seed=2)
+    sketched = OutlierExplainer("delay > 30", columns=["a", "b", "c"], random_state=0,
+                                min_support=0.0, chunk_rows=1_000).fit(frame).explanations_
+    exact = ExactExplainer("delay > 30", columns=["a", "b", "c"],
+                           min_support=0.0).fit(frame).explanations_.set_index("feature")
+    joined = sketched.merge(exact, left_on="feature", right_index=True,
+                            suffixes=("", "_exact"))
+    big = joined.support_exact >= 500
+    assert big.sum() >= 8
+    np.testing.assert_allclose(joined.support[big], joined.support_exact[big], rtol=0.05)
     np.testing.assert_allclose(joined.relative_risk[big], joined.relative_risk_exact[big],
                                rtol=0.15)
 
@@ -96,6 +110,7 @@ def test_other_estimators_explain_too():
                                                              random_state=0),
                                  memory_budget="1MB")
     assert explainer.fit(planted()).explanations_["feature"].iloc[0] == "a=x^b=y"
+    assert explainer.memory_bytes_ <= 2**20
 
 
 @pytest.mark.parametrize("params, X, message", [
