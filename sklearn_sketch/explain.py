@@ -475,6 +475,7 @@ class OutlierExplainer(BaseEstimator):
         names = np.array([str(key) if name is None else name
                           for key, name in zip(keys.tolist(), names.tolist())], dtype=object)
         support, outliers = self.heap_counts_.query(keys).T
+        outliers = np.minimum(outliers, support)  # estimates before entry may disagree
         risk = _risk(outliers, support, float(self.n_outliers_), float(self.n_rows_))
         keep = np.flatnonzero(support >= self.min_support * self.n_rows_)
         keep = keep[np.argsort(-risk[keep], kind="stable")]

@@ -64,6 +64,7 @@ def test_counts_over_many_chunks_stay_close_to_the_exact_counts():
                            min_support=0.0).fit(frame).explanations_.set_index("feature")
     joined = sketched.merge(exact, left_on="feature", right_index=True,
                             suffixes=("", "_exact"))
+    assert (sketched.outliers <= sketched.support).all()
     big = joined.support_exact >= 500
     assert big.sum() >= 8
     np.testing.assert_allclose(joined.support[big], joined.support_exact[big], rtol=0.05)
