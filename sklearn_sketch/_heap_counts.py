@@ -1,4 +1,6 @@
 """Occurrence counts of the items in a heap, exact from the chunk each item entered on."""
+import math
+
 import numpy as np
 
 #: Bytes an item costs: its int64 key and a float32 count per stream.
@@ -22,6 +24,10 @@ class HeapCounts:
     ----------
     n_streams : int
         Streams counted apart (2 for relative deltoids).
+    n_totals : int, default=0
+        Totals kept per item after its counts, to which every chunk adds
+        its own (for the outlier explainer: the rows and outlier rows of the
+        window an item's counts cover).
 
     Examples
     --------
@@ -33,20 +39,21 @@ class HeapCounts:
     [1.0, 2.0]
     """
 
-    def __init__(self, n_streams):
+    def __init__(self, n_streams, n_totals=0):
         self.keys = np.zeros(0, dtype=np.int64)
-        self.counts = np.zeros((0, n_streams), dtype=np.float32)
+        self.counts = np.zeros((0, n_streams + n_totals), dtype=np.float32)
+        self.n_streams = n_streams
 
     @staticmethod
-    def entry_bytes(n_streams):
-        """Bytes an item of the heap costs here."""
-        return KEY_BYTES + COUNT_BYTES * n_streams
+    def entry_bytes(n_columns):
+        """Bytes an item of the heap costs here, with ``n_columns`` counts and totals."""
+        return KEY_BYTES + COUNT_BYTES * n_columns
 
     @property
     def nbytes(self):
         return self.keys.nbytes + self.counts.nbytes
 
-    def update(self, heap_keys, chunk_keys, estimate):
+    def update(self, heap_keys, chunk_keys, estimate, totals=()):
         """Follow the heap after a chunk, and count the chunk's occurrences of its items.
 
         Parameters
@@ -56,8 +63,10 @@ class HeapCounts:
         chunk_keys : list of ndarray of int64
             The chunk's item occurrences, one array per stream.
         estimate : callable
-            ``estimate(keys)`` gives the counts of items entering the heap,
-            before this chunk (shape ``(len(keys), n_streams)``).
+            ``estimate(keys)`` gives the counts (and totals) of items entering
+            the heap, before this chunk (one row per key).
+        totals : sequence of float, default=()
+            This chunk's totals, added to every item's.
         """
         heap = np.unique(np.asarray(heap_keys, dtype=np.int64))
         counts = np.zeros((heap.size, self.counts.shape[1]), dtype=np.float64)
@@ -77,12 +86,51 @@ class HeapCounts:
                 row = np.minimum(np.searchsorted(heap, keys), heap.size - 1)
                 hit = heap[row] == keys
                 counts[:, stream] += np.bincount(row[hit], minlength=heap.size)
+            counts[:, self.n_streams:] += np.asarray(totals, dtype=np.float64)
         self.keys, self.counts = heap, counts.astype(np.float32)
 
     def query(self, keys):
-        """Counts of ``keys`` (all in the heap), shape ``(len(keys), n_streams)``."""
+        """Counts (and totals) of ``keys`` (all in the heap), one row each."""
         keys = np.asarray(keys, dtype=np.int64)
         row = np.searchsorted(self.keys, keys)
         if keys.size and (row.max() >= self.keys.size or (self.keys[row] != keys).any()):
             raise KeyError("some keys are not in the heap")
         return self.counts[row].astype(np.float64)
+
+
+def significant_counts(sketch, keys, z=2.0):
+    """A Count-Sketch's counts of ``keys``, 0 where they are within its noise.
+
+    An estimate is off by the other items of its cells, about
+    ``sqrt(F2 / width)`` (``F2``, the sum of squared counts, read off the
+    table); estimates under ``z`` times that are taken as 0.
+
+    Parameters
+    ----------
+    sketch : CountSketch
+        Counts of every item.
+    keys : ndarray of int64
+        The items.
+    z : float, default=2.0
+        Noise levels an estimate must exceed.
+
+    Returns
+    -------
+    ndarray of float64
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_sketch import CountSketch
+    >>> from sklearn_sketch._heap_counts import significant_counts
+    >>> sketch = CountSketch(64, 3, random_state=0)
+    >>> sketch.update(np.arange(1000) % 200, np.ones(1000))
+    >>> sketch.update(np.full(500, 7), np.ones(500))
+    >>> counts = significant_counts(sketch, np.array([7, 8]))  # 505 and 5 occurrences
+    >>> bool(counts[0] > 400), float(counts[1])
+    (True, 0.0)
+    """
+    estimates = np.maximum(sketch.query(keys), 0.0)
+    table = sketch.to_array()
+    noise = math.sqrt(float(np.median((table ** 2).sum(axis=1))) / sketch.width)
+    return np.where(estimates > z * noise, estimates, 0.0)

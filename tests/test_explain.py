@@ -72,6 +72,25 @@ def test_counts_over_many_chunks_stay_close_to_the_exact_counts():
                                rtol=0.15)
 
 
+def test_a_combination_first_seen_late_is_counted_over_the_rows_since():
+    # c=new appears only from row 10,500: the sketches hold nothing of it before it
+    # enters the heap, so its counts and its relative risk cover the rows since.
+    frame = planted(n=20_000, seed=3)
+    late = (np.arange(len(frame)) >= 10_500) & (np.arange(len(frame)) % 3 == 0)
+    frame.loc[late, "c"] = "new"
+    frame.loc[late & (np.arange(len(frame)) % 2 == 0), "delay"] = 60.0
+    explainer = OutlierExplainer("delay > 30", columns=["a", "b", "c"], random_state=0,
+                                 min_support=0.0, chunk_rows=1_000).fit(frame)
+    table = explainer.explanations_.set_index("feature")
+    since = frame.iloc[10_000:]
+    inside = (since.c == "new").to_numpy()
+    outlier = (since.delay > 30).to_numpy()
+    assert table.loc["c=new", "support"] == inside.sum() == late.sum()
+    assert table.loc["c=new", "outliers"] == (outlier & inside).sum()
+    assert table.loc["c=new", "relative_risk"] == pytest.approx(
+        outlier[inside].mean() / outlier[~inside].mean())
+
+
 def test_partial_fit_over_chunks_equals_one_fit():
     frame = planted(n=6_000)
     params = dict(outlier="delay > 30", columns=["a", "b", "c"], random_state=0, chunk_rows=1000)
