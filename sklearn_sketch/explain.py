@@ -458,7 +458,8 @@ class OutlierExplainer(BaseEstimator):
             self.estimator_.partial_fit(examples, example_labels, classes=[0, 1])
         outlier_keys = matrix.indices[occurrence_labels.astype(bool)]
         if hasattr(self.estimator_, "selected_features_"):  # fitted
-            # Features entering the heap start from the sketches' counts before this block.
+            # Counted exactly from the block a feature entered the heap on; before it,
+            # see _counts_before.
             self.heap_counts_.update(
                 self.estimator_.selected_features_.keys, [matrix.indices, outlier_keys],
                 self._counts_before, totals=(labels.size, labels.sum()))

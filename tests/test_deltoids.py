@@ -74,20 +74,22 @@ def test_counts_of_a_stream_in_one_chunk_are_exact():
 def test_heap_counts_follow_a_changing_heap():
     # Reference: an item entering the heap starts from the estimate and then counts
     # every occurrence exactly, chunk after chunk, until it leaves.
+    # A total (here the chunk's size) accumulates the same way, from the estimate's.
     rng = np.random.default_rng(0)
-    counts, truth, heap = HeapCounts(2), {}, set()
+    counts, truth, heap = HeapCounts(2, n_totals=1), {}, set()
     for _ in range(6):
         new_heap = set(rng.choice(50, 20, replace=False).tolist())
         a, b = rng.integers(0, 60, 500), rng.integers(0, 60, 300)
-        truth = {k: truth.get(k, [7.0, 3.0]) for k in new_heap}
+        truth = {k: truth.get(k, [7.0, 3.0, 100.0]) for k in new_heap}
         for k in new_heap:
-            truth[k] = [truth[k][0] + (a == k).sum(), truth[k][1] + (b == k).sum()]
+            truth[k] = [truth[k][0] + (a == k).sum(), truth[k][1] + (b == k).sum(),
+                        truth[k][2] + a.size]
         counts.update(sorted(new_heap), [a, b],
-                      lambda keys: np.tile([7.0, 3.0], (len(keys), 1)))
+                      lambda keys: np.tile([7.0, 3.0, 100.0], (len(keys), 1)), totals=[a.size])
         heap = new_heap
         keys = np.array(sorted(heap), dtype=np.int64)
         np.testing.assert_array_equal(counts.query(keys[::-1]), [truth[k] for k in keys[::-1]])
-    assert counts.nbytes == 20 * HeapCounts.entry_bytes(2)
+    assert counts.nbytes == 20 * HeapCounts.entry_bytes(3)
     with pytest.raises(KeyError):
         counts.query([99])
 
