@@ -598,17 +598,6 @@ class ExactExplainer(OutlierExplainer):
         self.outlier_support_ = np.bincount(inverse, weights=outliers).astype(np.int64)
         self._chunk_names.append(rows.names)
 
-    def _counts_before(self, keys):
-        """Rows, outlier rows and the totals of their window, for features entering the
-        heap: the count sketches' estimates over every row seen so far where they
-        stand out of the sketches' noise, else nothing (the window starts now)."""
-        rows = significant_counts(self.counts_, keys)
-        outliers = np.minimum(significant_counts(self.outlier_counts_, keys), rows)
-        known = rows > 0
-        return np.stack([rows, np.where(known, outliers, 0.0),
-                         np.where(known, self.n_rows_, 0.0),
-                         np.where(known, self.n_outliers_, 0.0)], axis=1)
-
     def _memory_bytes(self):
         return self.keys_.nbytes + self.support_.nbytes + self.outlier_support_.nbytes
 
@@ -718,17 +707,6 @@ class HeavyHittersExplainer(OutlierExplainer):
         names = {k: self._names[k] for k in held if k in self._names}
         names.update(rows.names.lookup([k for k in held if k not in names]))
         self._names = names
-
-    def _counts_before(self, keys):
-        """Rows, outlier rows and the totals of their window, for features entering the
-        heap: the count sketches' estimates over every row seen so far where they
-        stand out of the sketches' noise, else nothing (the window starts now)."""
-        rows = significant_counts(self.counts_, keys)
-        outliers = np.minimum(significant_counts(self.outlier_counts_, keys), rows)
-        known = rows > 0
-        return np.stack([rows, np.where(known, outliers, 0.0),
-                         np.where(known, self.n_rows_, 0.0),
-                         np.where(known, self.n_outliers_, 0.0)], axis=1)
 
     def _memory_bytes(self):
         names = sum(NAME_OVERHEAD + len(name.encode()) for name in self._names.values())
