@@ -34,6 +34,12 @@ TOKEN = re.compile(r"(?u)\b\w\w+\b")
 #: Columns of ``pairs_``.
 PAIR_COLUMNS = ("pair", "weight", "pmi", "count")
 
+#: Share of the count bytes for the pair sketch (the rest counts words): heap pairs
+#: are counted apart, so the pair sketch only gives a pair's count before it entered
+#: the heap (0.3 and 0.75 recalled alike; 0.3, leaving the words more, gave
+#: correlations with the exact PMI higher by 0.005 to 0.025).
+PAIR_SKETCH_SHARE = 0.3
+
 
 def _tokens(documents):
     """Lists of tokens: lists as they are, strings lower-cased and split as CountVectorizer."""
@@ -220,12 +226,6 @@ class StreamingPMI(BaseEstimator):
     'new york'
     """
 
-    #: Share of the count bytes for the pair sketch (the rest counts words): heap
-    #: pairs are counted apart, so the pair sketch only gives a pair's count before
-    #: it entered the heap (0.3 and 0.75 recalled alike; 0.3, leaving the words more,
-    #: gave correlations with the exact PMI higher by 0.005 to 0.025).
-    _pair_sketch_share = 0.3
-
     _parameter_constraints = {
         "window": POSITIVE_INT,
         "negatives": POSITIVE_INT,
@@ -308,7 +308,7 @@ class StreamingPMI(BaseEstimator):
         self._slot_bytes = 8 + NAME_OVERHEAD + math.ceil(1.25 * mean_word)
         reservoir_bytes = self._slot_bytes * self.reservoir_size
         count_bytes = int((budget - reservoir_bytes) * self.count_share)
-        pair_bytes = int(count_bytes * self._pair_sketch_share)
+        pair_bytes = int(count_bytes * PAIR_SKETCH_SHARE)
         pair_width = max(16, largest_sketch_width(pair_bytes, 3))
         word_width = max(16, largest_sketch_width(count_bytes - pair_bytes, 3))
         seed = 0 if self.random_state is None else self.random_state
