@@ -103,7 +103,12 @@ def significant_counts(sketch, keys, z=2.0):
 
     An estimate is off by the other items of its cells, about
     ``sqrt(F2 / width)`` (``F2``, the sum of squared counts, read off the
-    table); estimates under ``z`` times that are taken as 0.
+    table); estimates under ``z`` times that are taken as 0. Items entering
+    a heap late were mostly rare before (a combination of one month enters in
+    that month), and taking noise for their earlier counts put false risks
+    and ratios in the tables (the outlier explainer's top rows on the flights
+    out of New York; a Spearman correlation of 0.91 against 0.97 with the
+    exact PMI).
 
     Parameters
     ----------

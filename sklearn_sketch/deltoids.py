@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator
 
 from ._base import largest_heap, largest_sketch_width, parse_memory_budget
 from ._core import CountSketch
-from ._heap_counts import HeapCounts
+from ._heap_counts import HeapCounts, significant_counts
 from ._names import NAME_OVERHEAD, lookup_names, mean_name_bytes, reserved_name_bytes
 from ._raw_features import NamedRows, hash_raw, one_sparse_rows
 from ._tables import COUNT, MEMORY_BUDGET, POSITIVE_INT, SEED, SHARE, STEP, result_table
@@ -102,10 +102,10 @@ class RelativeDeltoids(BaseEstimator):
         Real bytes of the whole estimator: classifier, names and counts.
     count_share : float, default=0.02
         Share of the budget for the two count sketches (depth 3). They only
-        give the counts of an item before it entered the heap: from the
-        chunk it entered on, a heap item is counted exactly (so a stream of
-        one chunk is counted exactly), and the bytes serve the heap better
-        than wider sketches would.
+        give the counts of an item before it entered the heap, where those
+        stand out of their noise: from the chunk it entered on, a heap item
+        is counted exactly (so a stream of one chunk is counted exactly), and
+        the bytes serve the heap better than wider sketches would.
     heap_share : float, default=0.85
         Share of the classifier's bytes for its heap, the items' names and
         their counts. A heap entry costs about 70 real bytes and a sketch
@@ -137,8 +137,8 @@ class RelativeDeltoids(BaseEstimator):
         ``weight`` (positive: more frequent in A), ``log_ratio`` (estimated
         ``log(f_A / f_B)`` of the relative frequencies), ``count_a`` and
         ``count_b`` (occurrences: counted exactly from the chunk the item
-        entered the heap on, estimated by the count sketches before it), by
-        decreasing weight.
+        entered the heap on, plus the count sketches' estimates before it
+        where they stand out of their noise), by decreasing weight.
     heap_counts_ : HeapCounts
         The heap items' counts.
     estimator_ : AWMSketchClassifier
@@ -275,7 +275,8 @@ class RelativeDeltoids(BaseEstimator):
         # Items entering the heap start from the sketches' counts before this chunk.
         self.heap_counts_.update(
             self.estimator_.selected_features_.keys, [keys_a, keys_b],
-            lambda keys: np.stack([self.counts_a_.query(keys), self.counts_b_.query(keys)], 1))
+            lambda keys: np.stack([significant_counts(self.counts_a_, keys),
+                                   significant_counts(self.counts_b_, keys)], 1))
         self.counts_a_.update(keys_a, np.ones(keys_a.size))
         self.counts_b_.update(keys_b, np.ones(keys_b.size))
         self.n_a_ += int(keys_a.size)

@@ -18,7 +18,7 @@ from sklearn.base import BaseEstimator
 
 from ._base import largest_heap, largest_sketch_width, parse_memory_budget
 from ._core import CountSketch
-from ._heap_counts import HeapCounts
+from ._heap_counts import HeapCounts, significant_counts
 from ._names import NAME_OVERHEAD, reserved_name_bytes
 from ._raw_features import name_keys, one_sparse_rows
 from ._tables import (COUNT, MEMORY_BUDGET, PENALTY, POSITIVE_INT, SEED, SHARE, STEP,
@@ -158,22 +158,23 @@ class StreamingPMI(BaseEstimator):
         Real bytes of the whole estimator.
     count_share : float, default=0.15
         Share of the budget for the count sketches: 30% of it counts pairs
-        (a heap pair's count before it entered; from the chunk it entered on
-        it is counted exactly), the rest words. Smaller sketches leave more
-        heap and estimate PMI less well: on the 20 Newsgroups training posts
-        at 1536KB, shares of 0.2, 0.15, 0.1 and 0.05 recalled 0.757, 0.784,
-        0.798 and 0.823 of the exact top pairs (see ``heap_share``), with
-        Spearman correlations of 0.922, 0.910, 0.883 and 0.834.
+        (a heap pair's count before it entered, where it stands out of the
+        sketch's noise; from the chunk it entered on it is counted exactly),
+        the rest words. Smaller sketches leave more heap and estimate PMI
+        less well: on the 20 Newsgroups training posts at 1536KB, shares of
+        0.2, 0.15, 0.1 and 0.05 recalled 0.757, 0.784, 0.798 and 0.823 of
+        the exact top pairs (see ``heap_share``), with Spearman correlations
+        of 0.970, 0.970, 0.957 and 0.922.
     heap_share : float, default=0.7
         Share of the classifier's bytes for its heap, the pairs' names and
         their counts. Recall of the exact top 1024 pairs by PMI among those
         seen at least 50 times, and the Spearman correlation of the reported
         PMI with the exact one, with these defaults against those of
         ``alpha=1e-6, negatives=1, heap_share=0.8, count_share=0.3`` and
-        sketched pair counts: 0.784 and 0.910 against 0.366 and 0.865 on the
+        sketched pair counts: 0.784 and 0.970 against 0.366 and 0.865 on the
         20 Newsgroups training posts at 1536KB
-        (``benchmarks/bench_streams.py``), 0.874 and 0.893 against 0.630 and
-        0.864 on the test posts, and 0.360 and 0.807 against 0.207 and 0.717
+        (``benchmarks/bench_streams.py``), 0.874 and 0.965 against 0.630 and
+        0.864 on the test posts, and 0.360 and 0.910 against 0.207 and 0.717
         on them at 512KB. The word counts that PMI divides by are floored at
         a pair's count over ``window`` (a word occurrence starts at most
         ``window`` pairs), which the word sketch's collisions can otherwise
@@ -202,8 +203,9 @@ class StreamingPMI(BaseEstimator):
     pairs_ : pandas.DataFrame or dict of ndarray
         The heap's pairs with a positive weight seen at least ``min_count``
         times: ``pair``, ``weight``, ``pmi`` (estimated from the counts) and
-        ``count`` (exact from the chunk the pair entered the heap on,
-        estimated before), by decreasing weight.
+        ``count`` (exact from the chunk the pair entered the heap on, plus
+        the pair sketch's estimate before it where that stands out of the
+        sketch's noise), by decreasing weight.
     heap_counts_ : HeapCounts
         The heap pairs' counts.
     estimator_ : AWMSketchClassifier
@@ -364,7 +366,7 @@ class StreamingPMI(BaseEstimator):
         positive_keys = keys[:first.size]
         # Pairs entering the heap start from the pair sketch's count before this chunk.
         self.heap_counts_.update(self.estimator_.selected_features_.keys, [positive_keys],
-                                 lambda new: self.pair_counts_.query(new)[:, None])
+                                 lambda new: significant_counts(self.pair_counts_, new)[:, None])
         self.pair_counts_.update(positive_keys, np.ones(positive_keys.size))
         self.word_counts_.update(words, np.ones(words.size))
         self._sample(words)
