@@ -38,7 +38,8 @@ __all__ = ["ExactExplainer", "HeavyHittersExplainer", "OutlierExplainer", "parse
 DEFAULT_ETA0 = 0.05
 
 #: Columns of ``explanations_``.
-EXPLANATION_COLUMNS = ("feature", "order", "weight", "relative_risk", "support", "outliers")
+EXPLANATION_COLUMNS = ("feature", "order", "weight", "relative_risk", "support", "outliers",
+                       "rows")
 
 
 def parse_rule(rule):
@@ -128,11 +129,13 @@ def _risk(outliers, support, n_outliers, n_rows):
     return inside / np.maximum(outside, 1.0 / np.maximum(n_rows, 1.0))
 
 
-def _table(names, weights, risk, support, outliers):
+def _table(names, weights, risk, support, outliers, rows):
     """``explanations_``: a DataFrame when pandas is installed, else a dict of arrays."""
     order = np.array([name.count(CROSS_SEPARATOR) + 1 for name in names.tolist()],
                      dtype=np.int64)
-    return result_table(EXPLANATION_COLUMNS, (names, order, weights, risk, support, outliers))
+    rows = np.broadcast_to(np.asarray(rows, dtype=np.float64), support.shape).copy()
+    return result_table(EXPLANATION_COLUMNS,
+                        (names, order, weights, risk, support, outliers, rows))
 
 
 class OutlierExplainer(BaseEstimator):
@@ -214,12 +217,13 @@ class OutlierExplainer(BaseEstimator):
     explanations_ : pandas.DataFrame or dict of ndarray
         One row per combination of the classifier's heap with a positive
         weight and at least ``min_support``: ``feature`` (its name),
-        ``order``, ``weight``, ``relative_risk``, ``support`` (rows) and
-        ``outliers`` (outlier rows), by decreasing relative risk: counted
-        exactly from the chunk the combination entered the heap on, plus the
-        count sketches' estimates before it where they stand out of their
-        noise; otherwise over the rows since it entered. A dict of arrays
-        when pandas is not installed.
+        ``order``, ``weight``, ``relative_risk``, ``support`` (rows),
+        ``outliers`` (outlier rows) and ``rows`` (the rows these cover), by
+        decreasing relative risk: counted exactly from the chunk the
+        combination entered the heap on, plus the count sketches' estimates
+        before it where they stand out of their noise (``rows`` is then
+        every row); otherwise over the rows since it entered. A dict of
+        arrays when pandas is not installed.
     estimator_ : classifier
         The fitted classifier.
     heap_counts_ : HeapCounts
@@ -497,7 +501,8 @@ class OutlierExplainer(BaseEstimator):
         risk = _risk(outliers, support, outlier_rows, rows)
         keep = np.flatnonzero(support >= self.min_support * self.n_rows_)
         keep = keep[np.argsort(-risk[keep], kind="stable")]
-        return _table(names[keep], weights[keep], risk[keep], support[keep], outliers[keep])
+        return _table(names[keep], weights[keep], risk[keep], support[keep], outliers[keep],
+                      rows[keep])
 
     def __repr__(self, N_CHAR_MAX=700):
         text = super().__repr__(N_CHAR_MAX)
@@ -617,7 +622,7 @@ class ExactExplainer(OutlierExplainer):
             missing = [k for k in missing if k not in names]
         labels = np.array([names.get(k, str(k)) for k in kept], dtype=object)
         return _table(labels, np.log(np.maximum(risk[keep], 1e-12)), risk[keep],
-                      support[keep], outliers[keep])
+                      support[keep], outliers[keep], float(self.n_rows_))
 
 
 class HeavyHittersExplainer(OutlierExplainer):
@@ -727,4 +732,4 @@ class HeavyHittersExplainer(OutlierExplainer):
         names = np.array([self._names.get(keys[i], str(keys[i])) for i in keep.tolist()],
                          dtype=object)
         return _table(names, np.log(np.maximum(risk[keep], 1e-12)), risk[keep], support[keep],
-                      outliers[keep])
+                      outliers[keep], float(self.n_rows_))

@@ -87,6 +87,8 @@ def test_a_combination_first_seen_late_is_counted_over_the_rows_since():
     outlier = (since.delay > 30).to_numpy()
     assert table.loc["c=new", "support"] == inside.sum() == late.sum()
     assert table.loc["c=new", "outliers"] == (outlier & inside).sum()
+    assert table.loc["c=new", "rows"] == len(since)
+    assert (table["rows"] <= len(frame)).all() and table["rows"].max() == len(frame)
     assert table.loc["c=new", "relative_risk"] == pytest.approx(
         outlier[inside].mean() / outlier[~inside].mean())
 

@@ -123,20 +123,20 @@ def _report(explainer, args, metric, seconds):
     if args.format == "json":
         summary["explanations"] = [
             {"feature": f, "order": int(o), "weight": float(w), "relative_risk": float(r),
-             "support": float(s), "outliers": float(n)}
-            for f, o, w, r, s, n in zip(table["feature"], table["order"], table["weight"],
-                                        table["relative_risk"], table["support"],
-                                        table["outliers"])]
+             "support": float(s), "outliers": float(n), "rows": float(c)}
+            for f, o, w, r, s, n, c in zip(table["feature"], table["order"], table["weight"],
+                                           table["relative_risk"], table["support"],
+                                           table["outliers"], table["rows"])]
         return json.dumps(summary, indent=1) + "\n"
     lines = [f"{summary['rows']:,} rows ({summary['skipped_missing_metric']:,} skipped: no "
              f"{metric}), {summary['outliers']:,} outliers "
              f"({args.outlier}: threshold {summary['threshold']:g}); "
              f"{summary['memory_bytes']:,} bytes; {seconds:.1f} s",
-             "relative_risk\tsupport\toutliers\tweight\tfeature"]
-    lines += [f"{r:.3f}\t{s:.0f}\t{n:.0f}\t{w:.4f}\t{f}"
-              for f, w, r, s, n in zip(table["feature"], table["weight"],
-                                       table["relative_risk"], table["support"],
-                                       table["outliers"])]
+             "relative_risk\tsupport\toutliers\trows\tweight\tfeature"]
+    lines += [f"{r:.3f}\t{s:.0f}\t{n:.0f}\t{c:.0f}\t{w:.4f}\t{f}"
+              for f, w, r, s, n, c in zip(table["feature"], table["weight"],
+                                          table["relative_risk"], table["support"],
+                                          table["outliers"], table["rows"])]
     return "\n".join(lines) + "\n"
 
 
