@@ -44,10 +44,10 @@ class HeapCounts:
         self.counts = np.zeros((0, n_streams + n_totals), dtype=np.float32)
         self.n_streams = n_streams
 
-    @staticmethod
-    def entry_bytes(n_columns):
-        """Bytes an item of the heap costs here, with ``n_columns`` counts and totals."""
-        return KEY_BYTES + COUNT_BYTES * n_columns
+    @property
+    def entry_bytes(self):
+        """Bytes an item of the heap costs here: its key, counts and totals."""
+        return KEY_BYTES + COUNT_BYTES * self.counts.shape[1]
 
     @property
     def nbytes(self):
@@ -96,6 +96,12 @@ class HeapCounts:
         if keys.size and (row.max() >= self.keys.size or (self.keys[row] != keys).any()):
             raise KeyError("some keys are not in the heap")
         return self.counts[row].astype(np.float64)
+
+
+def heap_keys(estimator):
+    """The keys in a fitted estimator's heaps (its ``heaps_``), without building
+    ``selected_features_`` and its names."""
+    return np.concatenate([heap.keys() for heap in estimator.heaps_])
 
 
 def significant_counts(sketch, keys, z=2.0):

@@ -24,11 +24,11 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     averages the copies (:func:`~sklearn_sketch.average_estimators`, weighted
     by rows) into the next epoch's model. Only models travel, from worker to
     worker (the client sends the first and receives the last): the data
-    stays on the workers (a dask array is persisted there once). Addresses come only from ``client``, so
-    the same call runs on a ``LocalCluster`` and on a real cluster. A task
-    whose worker dies is run again (``retries``); the partitions' models are
-    averaged in partition order, so the same ``random_state`` and the same
-    partitions give the same model.
+    stays on the workers (a dask array is persisted there once). Addresses
+    come only from ``client``, so the same call runs on a ``LocalCluster``
+    and on a real cluster. A task whose worker dies is run again
+    (``retries``); the partitions' models are averaged in partition order,
+    so the same ``random_state`` and the same partitions give the same model.
 
     Parameters
     ----------

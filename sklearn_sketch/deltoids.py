@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator
 
 from ._base import largest_heap, largest_sketch_width, parse_memory_budget
 from ._core import CountSketch
-from ._heap_counts import HeapCounts, significant_counts
+from ._heap_counts import HeapCounts, heap_keys, significant_counts
 from ._names import NAME_OVERHEAD, lookup_names, mean_name_bytes, reserved_name_bytes
 from ._raw_features import NamedRows, hash_raw, one_sparse_rows
 from ._tables import COUNT, MEMORY_BUDGET, POSITIVE_INT, SEED, SHARE, STEP, result_table
@@ -251,7 +251,8 @@ class RelativeDeltoids(BaseEstimator):
         left = budget - 2 * self.counts_a_.memory_bytes
         mean = mean_name_bytes(names) if names else 0.0
         # Each heap entry also has its counts (HeapCounts), paid from the heap's share.
-        tracked = HeapCounts.entry_bytes(2)
+        self.heap_counts_ = HeapCounts(2)
+        tracked = self.heap_counts_.entry_bytes
         capacity = largest_heap(self.heap_share * left,
                                 name_bytes=reserved_name_bytes(mean) + tracked)
         if capacity < 1 or left <= 0:
@@ -260,7 +261,6 @@ class RelativeDeltoids(BaseEstimator):
         self.estimator_ = AWMSketchClassifier(
             memory_budget=left - tracked * capacity, n_features_to_select=capacity,
             eta0=self.eta0, shuffle=False, random_state=self.random_state)
-        self.heap_counts_ = HeapCounts(2)
         self._rng = np.random.default_rng(seed)
         self.n_a_ = self.n_b_ = 0
 
@@ -274,7 +274,7 @@ class RelativeDeltoids(BaseEstimator):
         self.estimator_.partial_fit(examples, labels, classes=[0, 1])
         # Items entering the heap start from the sketches' counts before this chunk.
         self.heap_counts_.update(
-            self.estimator_.selected_features_.keys, [keys_a, keys_b],
+            heap_keys(self.estimator_), [keys_a, keys_b],
             lambda keys: np.stack([significant_counts(self.counts_a_, keys),
                                    significant_counts(self.counts_b_, keys)], 1))
         self.counts_a_.update(keys_a, np.ones(keys_a.size))

@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import largest_heap, largest_sketch_width, parse_memory_budget
 from ._names import NAME_OVERHEAD, reserved_name_bytes
 from ._core import CountSketch
-from ._heap_counts import HeapCounts, significant_counts
+from ._heap_counts import HeapCounts, heap_keys, significant_counts
 from ._raw_features import one_sparse_rows
 from ._tables import COUNT, MEMORY_BUDGET, POSITIVE_INT, SEED, SHARE, result_table
 from .feature_extraction import FeatureCrosser
@@ -421,7 +421,8 @@ class OutlierExplainer(BaseEstimator):
             estimator.set_params(shuffle=False)  # shuffled here, before the pass
         # Each heap feature also has its two counts and the two totals of their window
         # (HeapCounts), paid from the budget.
-        tracked = HeapCounts.entry_bytes(4)
+        self.heap_counts_ = HeapCounts(2, n_totals=2)
+        tracked = self.heap_counts_.entry_bytes
         if "memory_budget" in params:
             capacity = params.get("n_features_to_select", 0)
             if capacity is None:
@@ -431,7 +432,6 @@ class OutlierExplainer(BaseEstimator):
                                                name_bytes=reserved_name_bytes(mean) + tracked))
                 estimator.set_params(n_features_to_select=capacity)
             estimator.set_params(memory_budget=left - tracked * capacity)
-        self.heap_counts_ = HeapCounts(2, n_totals=2)
         self.estimator_ = estimator
 
     def _partial_fit(self, X, y, threshold):
@@ -461,11 +461,11 @@ class OutlierExplainer(BaseEstimator):
         if example_labels.size:
             self.estimator_.partial_fit(examples, example_labels, classes=[0, 1])
         outlier_keys = matrix.indices[occurrence_labels.astype(bool)]
-        if hasattr(self.estimator_, "selected_features_"):  # fitted
+        if "heaps_" in self.estimator_.__dict__:  # fitted
             # Counted exactly from the block a feature entered the heap on; before it,
             # see _counts_before.
             self.heap_counts_.update(
-                self.estimator_.selected_features_.keys, [matrix.indices, outlier_keys],
+                heap_keys(self.estimator_), [matrix.indices, outlier_keys],
                 self._counts_before, totals=(labels.size, labels.sum()))
         self.counts_.update(matrix.indices, np.ones(matrix.nnz))
         self.outlier_counts_.update(outlier_keys, np.ones(outlier_keys.size))

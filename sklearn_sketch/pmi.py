@@ -18,7 +18,7 @@ from sklearn.base import BaseEstimator
 
 from ._base import largest_heap, largest_sketch_width, parse_memory_budget
 from ._core import CountSketch
-from ._heap_counts import HeapCounts, significant_counts
+from ._heap_counts import HeapCounts, heap_keys, significant_counts
 from ._names import NAME_OVERHEAD, reserved_name_bytes
 from ._raw_features import name_keys, one_sparse_rows
 from ._tables import (COUNT, MEMORY_BUDGET, PENALTY, POSITIVE_INT, SEED, SHARE, STEP,
@@ -319,7 +319,8 @@ class StreamingPMI(BaseEstimator):
         left = (budget - reservoir_bytes - self.pair_counts_.memory_bytes
                 - self.word_counts_.memory_bytes)
         # Each heap pair also has its count (HeapCounts), paid from the heap's share.
-        tracked = HeapCounts.entry_bytes(1)
+        self.heap_counts_ = HeapCounts(1)
+        tracked = self.heap_counts_.entry_bytes
         capacity = largest_heap(self.heap_share * max(left, 0),
                                 name_bytes=reserved_name_bytes(2 * mean_word + 1) + tracked)
         if capacity < 1:
@@ -328,7 +329,6 @@ class StreamingPMI(BaseEstimator):
         self.estimator_ = AWMSketchClassifier(
             memory_budget=left - tracked * capacity, n_features_to_select=capacity,
             eta0=self.eta0, alpha=self.alpha, shuffle=False, random_state=self.random_state)
-        self.heap_counts_ = HeapCounts(1)
         self._rng = np.random.default_rng(seed)
         self.reservoir_ = np.zeros(0, dtype=np.int64)
         self._reservoir_names = {}
@@ -365,7 +365,7 @@ class StreamingPMI(BaseEstimator):
         self.estimator_.partial_fit(examples, labels, classes=[0, 1])
         positive_keys = keys[:first.size]
         # Pairs entering the heap start from the pair sketch's count before this chunk.
-        self.heap_counts_.update(self.estimator_.selected_features_.keys, [positive_keys],
+        self.heap_counts_.update(heap_keys(self.estimator_), [positive_keys],
                                  lambda new: significant_counts(self.pair_counts_, new)[:, None])
         self.pair_counts_.update(positive_keys, np.ones(positive_keys.size))
         self.word_counts_.update(words, np.ones(words.size))

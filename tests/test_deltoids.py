@@ -89,7 +89,8 @@ def test_heap_counts_follow_a_changing_heap():
         heap = new_heap
         keys = np.array(sorted(heap), dtype=np.int64)
         np.testing.assert_array_equal(counts.query(keys[::-1]), [truth[k] for k in keys[::-1]])
-    assert counts.nbytes == 20 * HeapCounts.entry_bytes(3)
+    assert counts.entry_bytes == 8 + 4 * 3
+    assert counts.nbytes == 20 * counts.entry_bytes
     with pytest.raises(KeyError):
         counts.query([99])
 
