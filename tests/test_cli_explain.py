@@ -56,3 +56,34 @@ def test_bad_input_is_one_line_status_2_and_nothing_written(flights, tmp_path, c
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert not out.exists()
+
+
+def test_late_entrants_are_counted_over_every_row_unless_one_pass(tmp_path):
+    # c=new first appears half way: one pass counts it over the rows since it entered,
+    # the default second pass over the whole file.
+    rng = np.random.default_rng(1)
+    n = 8_000
+    frame = pd.DataFrame({"a": rng.choice(list("xyzw"), n), "c": rng.choice(list("pqr"), n)})
+    late = (np.arange(n) >= 4_200) & (np.arange(n) % 3 == 0)
+    frame.loc[late, "c"] = "new"
+    frame["delay"] = np.where(late & (np.arange(n) % 2 == 0), 60.0, rng.uniform(0, 40, n))
+    path = tmp_path / "late.csv"
+    frame.to_csv(path, index=False)
+    reports = {}
+    for option in ([], ["--one-pass"]):
+        out = tmp_path / "why.json"
+        assert main(["explain", str(path), "--outlier", "delay > 30", "--format", "json",
+                     "--output", str(out), "--quiet", "--chunk-rows", "1000",
+                     "--min-support", "0", *option]) == 0
+        reports[bool(option)] = {row["feature"]: row
+                                 for row in json.loads(out.read_text())["explanations"]}
+    one_pass, recounted = reports[True], reports[False]
+    assert one_pass["c=new"]["rows"] < n
+    assert {row["rows"] for row in recounted.values()} == {n}
+    outlier = frame.delay > 30
+    for name, row in recounted.items():
+        inside = np.ones(n, dtype=bool)
+        for part in name.split("^"):
+            field, value = part.split("=")
+            inside &= (frame[field].astype(str) == value).to_numpy()
+        assert (row["support"], row["outliers"]) == (inside.sum(), (inside & outlier).sum())

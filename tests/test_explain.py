@@ -2,6 +2,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.exceptions import NotFittedError
 
 from sklearn_sketch import MissionClassifier
 from sklearn_sketch.explain import (
@@ -75,10 +76,8 @@ def test_counts_over_many_chunks_stay_close_to_the_exact_counts():
 def test_a_combination_first_seen_late_is_counted_over_the_rows_since():
     # c=new appears only from row 10,500: the sketches hold nothing of it before it
     # enters the heap, so its counts and its relative risk cover the rows since.
-    frame = planted(n=20_000, seed=3)
-    late = (np.arange(len(frame)) >= 10_500) & (np.arange(len(frame)) % 3 == 0)
-    frame.loc[late, "c"] = "new"
-    frame.loc[late & (np.arange(len(frame)) % 2 == 0), "delay"] = 60.0
+    frame = late_values()
+    late = (frame.c == "new").to_numpy()
     explainer = OutlierExplainer("delay > 30", columns=["a", "b", "c"], random_state=0,
                                  min_support=0.0, chunk_rows=1_000).fit(frame)
     table = explainer.explanations_.set_index("feature")
@@ -91,6 +90,53 @@ def test_a_combination_first_seen_late_is_counted_over_the_rows_since():
     assert (table["rows"] <= len(frame)).all() and table["rows"].max() == len(frame)
     assert table.loc["c=new", "relative_risk"] == pytest.approx(
         outlier[inside].mean() / outlier[~inside].mean())
+
+
+def late_values(n=20_000):
+    """c=new from row 10,500 on, an outlier on every other of its rows."""
+    frame = planted(n=n, seed=3)
+    late = (np.arange(n) >= 10_500) & (np.arange(n) % 3 == 0)
+    frame.loc[late, "c"] = "new"
+    frame.loc[late & (np.arange(n) % 2 == 0), "delay"] = 60.0
+    return frame
+
+
+def test_recount_counts_every_heap_combination_over_every_row():
+    frame = late_values()
+    explainer = OutlierExplainer("delay > 30", columns=["a", "b", "c"], random_state=0,
+                                 min_support=0.0, chunk_rows=1_000).fit(frame)
+    before = explainer.explanations_
+    assert (before["rows"] < len(frame)).any()  # late entrants, counted since they entered
+    weights = explainer.estimator_.selected_features_.weights.copy()
+    chunks = (frame.iloc[start:start + 3_000] for start in range(0, len(frame), 3_000))
+    table = explainer.recount(chunks).explanations_
+    exact = ExactExplainer("delay > 30", columns=["a", "b", "c"],
+                           min_support=0.0).fit(frame).explanations_.set_index("feature")
+    assert sorted(table["feature"]) == sorted(before["feature"])
+    assert (table["rows"] == len(frame)).all()
+    joined = table.merge(exact, left_on="feature", right_index=True, suffixes=("", "_exact"))
+    for column in ("support", "outliers", "relative_risk"):
+        np.testing.assert_allclose(joined[column], joined[column + "_exact"], rtol=1e-9)
+    assert list(table["relative_risk"]) == sorted(table["relative_risk"], reverse=True)
+    np.testing.assert_array_equal(explainer.estimator_.selected_features_.weights, weights)
+    # The whole frame at once and its chunks count the same.
+    again = explainer.recount(frame).explanations_
+    pd.testing.assert_frame_equal(again, table)
+
+
+def test_recount_with_labels_and_its_errors():
+    frame = late_values(n=6_000)
+    y = (frame.delay > 30).to_numpy().astype(int)
+    by_label = OutlierExplainer(columns=["a", "b", "c"], random_state=0, chunk_rows=1_000)
+    by_rule = OutlierExplainer("delay > 30", columns=["a", "b", "c"], random_state=0,
+                               chunk_rows=1_000)
+    with pytest.raises(NotFittedError):
+        by_rule.recount(frame)
+    by_label.fit(frame, y).recount(frame, y)
+    by_rule.fit(frame).recount(frame)
+    pd.testing.assert_frame_equal(by_label.explanations_, by_rule.explanations_)
+    with pytest.raises(ValueError, match="y only with the rows whole"):
+        by_label.recount(iter([frame]), y)
 
 
 def test_partial_fit_over_chunks_equals_one_fit():

@@ -28,6 +28,11 @@ def add_explain_arguments(parser, positive_int):
                         help="leave out combinations in fewer than this share of the rows")
     parser.add_argument("--chunk-rows", type=positive_int, default=100_000,
                         help="rows read and crossed at a time (memory grows with it)")
+    parser.add_argument("--one-pass", action="store_true",
+                        help="keep the one pass's counts: a combination that entered the "
+                             "heap late is counted over the rows since (its 'rows'); by "
+                             "default a second pass counts the heap's combinations over "
+                             "every row")
     add_report_arguments(parser, positive_int, budget="128KB", top=20, listed="combinations")
 
 
@@ -70,9 +75,9 @@ def cmd_explain(args):
                                  top=args.top, chunk_rows=args.chunk_rows,
                                  random_state=args.random_state)
     start = time.perf_counter()
-    reader = pd.read_csv(args.path, usecols=[*columns, metric], chunksize=args.chunk_rows,
-                         dtype={c: str for c in columns}, low_memory=False)
-    for chunk in reader:
+    read = dict(usecols=[*columns, metric], chunksize=args.chunk_rows,
+                dtype={c: str for c in columns}, low_memory=False)
+    for chunk in pd.read_csv(args.path, **read):
         explainer.partial_fit(chunk)
         if not args.quiet:
             seen = explainer.n_rows_ + explainer.n_skipped_
@@ -80,9 +85,15 @@ def cmd_explain(args):
                   end="", file=sys.stderr, flush=True)
     if "crosser_" not in explainer.__dict__:
         raise CommandError(f"{args.path} holds no row: nothing to explain")
-    seconds = time.perf_counter() - start
     if not args.quiet:
         print(file=sys.stderr)
+    late = int((explainer.explanations_["rows"] < explainer.n_rows_).sum())
+    if late and not args.one_pass:
+        if not args.quiet:
+            print(f"{late:,} combinations entered the heap late: counting the heap over "
+                  "every row, a second pass (--one-pass skips it)", file=sys.stderr)
+        explainer.recount(pd.read_csv(args.path, **read))
+    seconds = time.perf_counter() - start
     write_report(_report(explainer, args, metric, seconds), args.output)
 
 
