@@ -167,6 +167,7 @@ def retrieval(names, table):
 #: (pandas imported) and as a script (imports included, as the command line is timed).
 PANDAS_GROUP_BY = """
 import sys
+from itertools import combinations
 
 import pandas as pd
 
