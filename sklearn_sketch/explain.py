@@ -7,7 +7,7 @@ small Count-Sketch of supports gives each its relative risk.
 """
 import math
 import re
-from itertools import compress, repeat
+from itertools import combinations, compress, repeat
 from numbers import Integral, Real
 
 import numpy as np
@@ -123,10 +123,33 @@ def quantile_of(values, q, k=KLL_K):
 
 
 def _risk(outliers, support, n_outliers, n_rows):
-    """Relative risk ``P(outlier | in) / P(outlier | out)`` from counts (guarded at 0)."""
+    """Relative risk ``P(outlier | in) / P(outlier | out)`` from counts.
+
+    No outlier outside caps it at the number of rows; no row outside (a constant
+    column) makes it 1: nothing to compare with, and the 1/n cap had read it as
+    a risk of n times the outlier rate.
+    """
     inside = outliers / np.maximum(support, 1.0)
     outside = (n_outliers - outliers) / np.maximum(n_rows - support, 1.0)
-    return inside / np.maximum(outside, 1.0 / np.maximum(n_rows, 1.0))
+    risk = inside / np.maximum(outside, 1.0 / np.maximum(n_rows, 1.0))
+    return np.where(n_rows - support > 0, risk, 1.0)
+
+
+def _redundant(names, support, outliers, rows):
+    """Mask of the crosses that cover the same rows as one of their parts in the table.
+
+    A cross's rows are a subset of each part's; equal counts over the same window
+    make them the same rows (``tailnum=N1^carrier=UA`` when every flight of N1 is
+    UA's, or any cross with a constant column), so the part alone explains as much.
+    """
+    counts = {name: (s, o, r) for name, s, o, r in zip(names, support, outliers, rows)}
+    redundant = np.zeros(len(names), dtype=bool)
+    for i, name in enumerate(names):
+        parts = name.split(CROSS_SEPARATOR)
+        redundant[i] = any(counts.get(CROSS_SEPARATOR.join(sub)) == counts[name]
+                           for size in range(1, len(parts))
+                           for sub in combinations(parts, size))
+    return redundant
 
 
 def _table(names, weights, risk, support, outliers, rows):
@@ -219,10 +242,13 @@ class OutlierExplainer(BaseEstimator):
         weight and at least ``min_support``: ``feature`` (its name),
         ``order``, ``weight``, ``relative_risk``, ``support`` (rows),
         ``outliers`` (outlier rows) and ``rows`` (the rows these cover), by
-        decreasing relative risk: counted exactly from the chunk the
-        combination entered the heap on, plus the count sketches' estimates
-        before it where they stand out of their noise (``rows`` is then
-        every row); otherwise over the rows since it entered. A dict of
+        decreasing relative risk; a cross with the same counts as one of its
+        parts in the table covers the same rows and is left out (the part
+        says as much, e.g. ``tailnum=N1^carrier=UA`` when N1 flies for UA
+        alone). Counts are exact from the chunk the combination entered the
+        heap on, plus the count sketches' estimates before it where they
+        stand out of their noise (``rows`` is then every row); otherwise
+        over the rows since it entered (see :meth:`recount`). A dict of
         arrays when pandas is not installed.
     estimator_ : classifier
         The fitted classifier.
@@ -564,7 +590,10 @@ class OutlierExplainer(BaseEstimator):
         # when the sketches could not tell its earlier counts from their noise.
         risk = _risk(outliers, support, outlier_rows, rows)
         # The rows of the longest window: every row seen, or recounted.
-        keep = np.flatnonzero(support >= self.min_support * rows.max(initial=0.0))
+        keep = (support >= self.min_support * rows.max(initial=0.0))
+        keep[keep] = ~_redundant(names[keep].tolist(), support[keep], outliers[keep],
+                                 rows[keep])
+        keep = np.flatnonzero(keep)
         keep = keep[np.argsort(-risk[keep], kind="stable")]
         return _table(names[keep], weights[keep], risk[keep], support[keep], outliers[keep],
                       rows[keep])

@@ -139,6 +139,37 @@ def test_recount_with_labels_and_its_errors():
         by_label.recount(iter([frame]), y)
 
 
+def test_a_cross_covering_the_same_rows_as_its_part_is_left_out():
+    # Each plane flies for one carrier, and the year never changes: the crosses of a
+    # plane with its carrier or the year are the plane's rows again.
+    rng = np.random.default_rng(4)
+    n = 6_000
+    tail = rng.integers(0, 20, n)
+    frame = pd.DataFrame({"tail": [f"N{t}" for t in tail],
+                          "carrier": np.array(list("ABCD"))[tail // 5],
+                          "year": "2013", "hour": rng.integers(5, 10, n)})
+    frame["delay"] = np.where((tail == 3) & (rng.random(n) < 0.8), 60.0, rng.uniform(0, 40, n))
+    params = dict(outlier="delay > 30", columns=["tail", "carrier", "year", "hour"],
+                  min_support=0.0)
+    exact = ExactExplainer(**params).fit(frame).explanations_.set_index("feature")
+    for cross in ("tail=N3^carrier=A", "tail=N3^year=2013"):
+        assert (exact.loc[cross, ["support", "outliers"]]
+                == exact.loc["tail=N3", ["support", "outliers"]]).all()
+    table = OutlierExplainer(**params, random_state=0).fit(frame).explanations_
+    names = set(table["feature"])
+    # A constant column has no row outside to compare with: a risk of 1, not n x the rate.
+    assert exact.loc["year=2013", "relative_risk"] == 1.0
+    assert table.set_index("feature").loc["year=2013", "relative_risk"] == 1.0
+    assert table["feature"].iloc[0] == "tail=N3"
+    assert not names & {"tail=N3^carrier=A", "tail=N3^year=2013", "carrier=A^year=2013"}
+    counts = {row.feature: (row.support, row.outliers, row.rows) for row in table.itertuples()}
+    for name in names:
+        parts = name.split("^")
+        for part in parts if len(parts) > 1 else ():
+            assert counts.get(part) != counts[name]
+    assert any("^" in name for name in names)  # crosses that add something stay
+
+
 def test_partial_fit_over_chunks_equals_one_fit():
     frame = planted(n=6_000)
     params = dict(outlier="delay > 30", columns=["a", "b", "c"], random_state=0, chunk_rows=1000)
