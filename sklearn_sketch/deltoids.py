@@ -6,10 +6,12 @@ weights on the items whose frequency ratio between the streams is largest,
 either way, in memory that does not grow with the number of distinct items.
 """
 import math
+from collections.abc import Iterator
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
 
 from ._base import largest_heap, largest_sketch_width, parse_memory_budget
 from ._core import CountSketch
@@ -86,9 +88,10 @@ class RelativeDeltoids(BaseEstimator):
     WM-Sketch paper does: an item's weight grows with the log ratio of its
     frequencies, so the heap keeps the items most frequent in A relative to B
     (positive weights) and in B relative to A (negative weights), by name.
-    Two small Count-Sketches count each stream's occurrences of the keys, for
-    an estimated log ratio and approximate counts. Everything lives inside
-    ``memory_budget`` real bytes, names included.
+    The heap's items are counted exactly from the chunk each entered on (two
+    small Count-Sketches give their counts before it), for their log ratio;
+    :meth:`recount` counts them over both streams read again. Everything
+    lives inside ``memory_budget`` real bytes, names included.
 
     Feed both streams at once (``fit(a, b)``, or ``partial_fit(a=..., b=...)``
     per chunk: the occurrences of a chunk are shuffled together, seeded by
@@ -138,7 +141,16 @@ class RelativeDeltoids(BaseEstimator):
         ``log(f_A / f_B)`` of the relative frequencies), ``count_a`` and
         ``count_b`` (occurrences: counted exactly from the chunk the item
         entered the heap on, plus the count sketches' estimates before it
-        where they stand out of their noise), by decreasing weight.
+        where they stand out of their noise). By decreasing ``log_ratio``
+        when the counts are exact (``exact_counts_``), else by decreasing
+        weight: a late entrant's counts cover the occurrences since it
+        entered, and its ratio over them is biased by what made it enter
+        (on 20 Newsgroups in 20,000-word chunks at 512KB, up to 5% of the
+        20 items listed each way would lean the other way).
+    exact_counts_ : bool
+        Whether every item's counts cover both whole streams: after a fit
+        in one chunk, chunks that no item entered the heap on, or
+        :meth:`recount`.
     heap_counts_ : HeapCounts
         The heap items' counts.
     estimator_ : AWMSketchClassifier
@@ -240,6 +252,66 @@ class RelativeDeltoids(BaseEstimator):
         self._train(keys_a, keys_b, _merge_names(names_a, names_b))
         return self
 
+    def recount(self, a, b):
+        """Count the heap's items exactly over both streams read again: a second pass.
+
+        One pass counts an item exactly from the chunk it entered the heap on;
+        an item that entered late, and whose earlier counts the sketches could
+        not tell from their noise, is counted over the rows since. When the
+        streams can be read again (a file, a list), this pass counts every
+        item of the heap over all of them: ``count_a``, ``count_b`` and
+        ``log_ratio`` become exact, and ``deltoids_`` is ordered by
+        ``log_ratio`` (``exact_counts_``). The heap and its weights do not
+        change. On two strains of H. pylori (12-mers of reads in two chunks
+        each, 128KB) the items of exact ratio at least 4 among the 20 listed
+        each way went from 0.17 (by weight) to 0.57.
+
+        Parameters
+        ----------
+        a, b : items or iterator of items
+            The streams (usually those the model was fitted on), whole (as
+            ``fit`` takes them, counted in chunks of ``chunk_items``) or as an
+            iterator of chunks (a generator over a file).
+
+        Returns
+        -------
+        self : RelativeDeltoids
+
+        Examples
+        --------
+        >>> from sklearn_sketch.deltoids import RelativeDeltoids
+        >>> a = ["x", "y"] * 600 + ["late"] * 60
+        >>> b = ["x", "y"] * 600 + ["late"] * 2
+        >>> deltoids = RelativeDeltoids(memory_budget="16KB", chunk_items=400, random_state=0)
+        >>> deltoids.fit(a, b).exact_counts_
+        False
+        >>> table = deltoids.recount(a, b).deltoids_
+        >>> table["item"][0], int(table["count_a"][0]), int(table["count_b"][0])
+        ('late', 60, 2)
+        """
+        if "heap_counts_" not in self.__dict__:
+            check_is_fitted(self, "deltoids_")  # NotFittedError
+            raise TypeError(f"{type(self).__name__} has no heap to recount")
+        keys = heap_keys(self.estimator_)
+        counts = HeapCounts(2)
+        totals = [0, 0]
+        for stream, items in enumerate((a, b)):
+            if not isinstance(items, Iterator):
+                items = _as_sequence(items)
+                items = _split(items, max(1, math.ceil(_length(items) / self.chunk_items)))
+            for chunk in items:
+                occurrences = [np.zeros(0, dtype=np.int64)] * 2
+                occurrences[stream] = item_occurrences(chunk)[0]
+                counts.update(keys, occurrences, lambda entering: np.zeros((len(entering), 2)))
+                totals[stream] += occurrences[stream].size
+        if 0 in totals:
+            raise ValueError(f"stream {'ab'[totals.index(0)]} holds no item: nothing to count")
+        self.heap_counts_ = counts
+        self.n_a_, self.n_b_ = totals
+        self.exact_counts_ = True
+        self.deltoids_ = self._deltoids()
+        return self
+
     def _start(self, names):
         from .weight_median import AWMSketchClassifier
 
@@ -272,9 +344,13 @@ class RelativeDeltoids(BaseEstimator):
             np.concatenate([np.ones(keys_a.size, np.int64), np.zeros(keys_b.size, np.int64)]),
             names, self._rng)
         self.estimator_.partial_fit(examples, labels, classes=[0, 1])
-        # Items entering the heap start from the sketches' counts before this chunk.
+        # Items entering the heap start from the sketches' counts before this chunk: the
+        # counts stay exact through the first chunk and the chunks no item enters on.
+        heap = heap_keys(self.estimator_)
+        self.exact_counts_ = self.n_a_ + self.n_b_ == 0 or bool(
+            self.exact_counts_ and np.isin(heap, self.heap_counts_.keys).all())
         self.heap_counts_.update(
-            heap_keys(self.estimator_), [keys_a, keys_b],
+            heap, [keys_a, keys_b],
             lambda keys: np.stack([significant_counts(self.counts_a_, keys),
                                    significant_counts(self.counts_b_, keys)], 1))
         self.counts_a_.update(keys_a, np.ones(keys_a.size))
@@ -292,12 +368,12 @@ class RelativeDeltoids(BaseEstimator):
             keys.tolist(), (selected.names if selected.names is not None
                             else [None] * keys.size))], dtype=object)
         count_a, count_b = self.heap_counts_.query(keys).T
+        log_ratio = _log_ratio(count_a, count_b, self.n_a_, self.n_b_)
         keep = np.flatnonzero(count_a + count_b >= self.min_count)
-        keep = keep[np.argsort(-weights[keep], kind="stable")]
-        return result_table(DELTOID_COLUMNS, (
-            names[keep], weights[keep],
-            _log_ratio(count_a[keep], count_b[keep], self.n_a_, self.n_b_),
-            count_a[keep], count_b[keep]))
+        order = log_ratio if self.exact_counts_ else weights
+        keep = keep[np.argsort(-order[keep], kind="stable")]
+        return result_table(DELTOID_COLUMNS, (names[keep], weights[keep], log_ratio[keep],
+                                              count_a[keep], count_b[keep]))
 
     def __repr__(self, N_CHAR_MAX=700):
         text = super().__repr__(N_CHAR_MAX)

@@ -50,6 +50,32 @@ def test_compare_vw_files_names_the_features_of_both_streams(tmp_path, capsys):
     assert report["items_a"] == 3000 * 8 + 750 and report["items_b"] == 3000 * 8 + 1000
 
 
+def test_a_second_pass_counts_the_listed_words_exactly_unless_one_pass(texts, capsys):
+    # 'late' is as frequent in A as in B until the last lines of A: it enters the heap
+    # there, and one pass counts it from there.
+    for name, tail in (("a.txt", ["late word1"] * 300), ("b.txt", [])):
+        lines = (texts / name).read_text().splitlines()
+        lines = [line + (" late" if i % 100 == 0 else "") for i, line in enumerate(lines)]
+        (texts / name).write_text("\n".join(lines + tail))
+    lines = {name: (texts / name).read_text().lower().split() for name in ("a.txt", "b.txt")}
+    reports = {}
+    for option in ([], ["--one-pass"]):
+        assert main(["compare", "--a", str(texts / "a.txt"), "--b", str(texts / "b.txt"),
+                     "--memory-budget", "16KB", "--format", "json", "--quiet",
+                     "--chunk-lines", "500", "--min-count", "0", *option]) == 0
+        reports[bool(option)] = json.loads(capsys.readouterr().out)
+    listed = reports[False]["more_in_a"] + reports[False]["more_in_b"]
+    for entry in listed:
+        assert entry["count_a"] == lines["a.txt"].count(entry["item"])
+        assert entry["count_b"] == lines["b.txt"].count(entry["item"])
+    ratios = [entry["log_ratio"] for entry in reports[False]["more_in_a"]]
+    assert ratios == sorted(ratios, reverse=True) and min(ratios) > 0
+    assert [e["item"] for e in reports[False]["more_in_a"][:2]] == ["spike", "late"]
+    late = {e["item"]: e for e in reports[True]["more_in_a"] + reports[True]["more_in_b"]}
+    assert lines["a.txt"].count("late") == 330
+    assert "late" in late and late["late"]["count_a"] < 330  # counted since it entered
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--a", "{empty}", "--b", "{b}"], "stream A holds no item"),
     (["--a", "{a}", "--b", "{empty}"], "stream B holds no item"),

@@ -1,6 +1,7 @@
 """RelativeDeltoids and its exact reference."""
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 
 from sklearn_sketch import KmerVectorizer
 from sklearn_sketch._heap_counts import HeapCounts
@@ -93,6 +94,50 @@ def test_heap_counts_follow_a_changing_heap():
     assert counts.nbytes == 20 * counts.entry_bytes
     with pytest.raises(KeyError):
         counts.query([99])
+
+
+def late_streams(n=20_000):
+    """streams() with 'late' 30x more frequent in A, at the end of both."""
+    a, b = streams(n=n, seed=4)
+    return a + ["late"] * 60, b + ["late"] * 2
+
+
+def test_recount_counts_every_heap_item_exactly_and_orders_by_log_ratio():
+    a, b = late_streams()
+    model = RelativeDeltoids("16KB", min_count=0, chunk_items=2_000, random_state=0).fit(a, b)
+    exact = ExactDeltoids(min_count=0).fit(a, b).deltoids_.set_index("item")
+    before = model.deltoids_.set_index("item")
+    assert not model.exact_counts_
+    assert (before.count_a + before.count_b
+            < exact.loc[before.index, "count_a"] + exact.loc[before.index, "count_b"]).any()
+    weights = model.estimator_.selected_features_.weights.copy()
+    chunks = (part.tolist() for part in np.array_split(np.array(a), 7))
+    table = model.recount(chunks, b).deltoids_
+    assert model.exact_counts_ and (model.n_a_, model.n_b_) == (len(a), len(b))
+    assert sorted(table["item"]) == sorted(before.index)
+    for column in ("count_a", "count_b", "log_ratio"):
+        np.testing.assert_allclose(table[column], exact.loc[table["item"], column], rtol=1e-6)
+    assert list(table["log_ratio"]) == sorted(table["log_ratio"], reverse=True)
+    assert table["item"].iloc[0] == "late"
+    np.testing.assert_array_equal(model.estimator_.selected_features_.weights, weights)
+    # A later chunk with new heap items makes the counts windowed again: ordered by weight.
+    model.partial_fit(a=[f"new{i}" for i in range(300)] * 3, b=["w1"] * 10)
+    assert not model.exact_counts_
+    assert list(model.deltoids_["weight"]) == sorted(model.deltoids_["weight"], reverse=True)
+
+
+def test_one_chunk_counts_are_exact_and_recount_needs_a_heap():
+    a, b = streams(seed=2, n=5_000)
+    model = RelativeDeltoids("32KB", random_state=0)
+    with pytest.raises(NotFittedError):
+        model.recount(a, b)
+    assert model.fit(a, b).exact_counts_
+    assert list(model.deltoids_["log_ratio"]) == sorted(model.deltoids_["log_ratio"],
+                                                        reverse=True)
+    with pytest.raises(TypeError, match="ExactDeltoids has no heap to recount"):
+        ExactDeltoids().fit(a, b).recount(a, b)
+    with pytest.raises(ValueError, match="stream b holds no item"):
+        model.recount(a, [])
 
 
 def test_chunked_and_whole_input_give_the_same_model():

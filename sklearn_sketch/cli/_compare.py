@@ -29,6 +29,11 @@ def add_compare_arguments(parser, positive_int):
     parser.add_argument("--chunk-lines", type=positive_int, default=20_000,
                         help="lines (--text, --vw) or records (--fasta) read at a time per "
                              "stream")
+    parser.add_argument("--one-pass", action="store_true",
+                        help="keep the one pass's counts, and list by weight: an item that "
+                             "entered the heap late is counted since; by default a second "
+                             "pass counts the heap's items over both streams, and the lists "
+                             "follow their exact log ratios")
     add_report_arguments(parser, positive_int, budget="128KB", top=50,
                          listed="items of each direction")
 
@@ -66,14 +71,15 @@ def cmd_compare(args):
     if args.fasta:
         from ..feature_extraction import KmerVectorizer
         vectorizer = KmerVectorizer(k=args.k)
-        chunks_a = _fasta_chunks(args.a, args.chunk_lines, vectorizer)
-        chunks_b = _fasta_chunks(args.b, args.chunk_lines, vectorizer)
-    elif args.vw:
-        chunks_a = _vw_chunks(args.a, args.chunk_lines)
-        chunks_b = _vw_chunks(args.b, args.chunk_lines)
-    else:
-        chunks_a = _text_chunks(args.a, args.chunk_lines)
-        chunks_b = _text_chunks(args.b, args.chunk_lines)
+
+    def chunks(paths):
+        if args.fasta:
+            return _fasta_chunks(paths, args.chunk_lines, vectorizer)
+        if args.vw:
+            return _vw_chunks(paths, args.chunk_lines)
+        return _text_chunks(paths, args.chunk_lines)
+
+    chunks_a, chunks_b = chunks(args.a), chunks(args.b)
     model = RelativeDeltoids(args.memory_budget, min_count=args.min_count,
                              random_state=args.random_state)
     start, seen = time.perf_counter(), False
@@ -94,6 +100,11 @@ def cmd_compare(args):
     if not seen or model.n_a_ == 0 or model.n_b_ == 0:
         which = "A" if not seen or model.n_a_ == 0 else "B"
         raise CommandError(f"stream {which} holds no item: there is nothing to compare")
+    if not model.exact_counts_ and not args.one_pass:
+        if not args.quiet:
+            print("items entered the heap after the first chunk: counting the heap over both "
+                  "streams, a second pass (--one-pass skips it)", file=sys.stderr)
+        model.recount(chunks(args.a), chunks(args.b))
     write_report(_report(model, args, vectorizer, time.perf_counter() - start), args.output)
 
 
@@ -111,8 +122,10 @@ def _report(model, args, vectorizer, seconds):
         items = vectorizer.decode(np.array([int(i) for i in items], dtype=np.int64)).tolist()
     rows = list(zip(items, table["weight"].tolist(), table["log_ratio"].tolist(),
                     table["count_a"].tolist(), table["count_b"].tolist()))
-    more_a = [r for r in rows if r[1] > 0][:args.top]
-    more_b = [r for r in rows if r[1] < 0][::-1][:args.top]
+    # Exact counts order the table by log ratio, and tell the direction; else the weights.
+    side = 2 if model.exact_counts_ else 1
+    more_a = [r for r in rows if r[side] > 0][:args.top]
+    more_b = [r for r in rows if r[side] < 0][::-1][:args.top]
     summary = {"items_a": model.n_a_, "items_b": model.n_b_,
                "memory_bytes": model.memory_bytes_, "seconds": round(seconds, 3)}
     if args.format == "json":
