@@ -10,7 +10,8 @@ of training give the same model". ``assert_refuses_non_finite_X`` and
 family shares. ``dense_sgd`` is the dense NumPy reference of the SGD update
 every sketched estimator must equal when nothing collides (``dloss`` and
 ``encode`` as the kernel sees losses and labels); BEAR's L-BFGS reference is
-``_bear_reference.py``.
+``_bear_reference.py``. ``fmix64`` and ``reference_cross`` replay the
+package's 64-bit hashing in Python integers.
 """
 import math
 
@@ -313,3 +314,25 @@ def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power
                     kept[c] = keep
             t += m
     return W, b, t, mistakes
+
+
+# ------------------------------------------------------ hashes in Python integers
+MASK64, KEY_SPACE = 2**64 - 1, 2**63 - 1
+
+
+def fmix64(k):
+    """MurmurHash3's 64-bit finalizer on Python ints."""
+    k &= MASK64
+    k ^= k >> 33
+    k = (k * 0xFF51AFD7ED558CCD) & MASK64
+    k ^= k >> 33
+    k = (k * 0xC4CEB9FE1A85EC53) & MASK64
+    return k ^ (k >> 33)
+
+
+def reference_cross(*parts):
+    """Key of the cross of parts' keys, the documented derivation in Python integers."""
+    key = parts[0]
+    for part in parts[1:]:
+        key = fmix64((key * 0x9E3779B97F4A7C15 + part + 1) & MASK64) % KEY_SPACE
+    return key

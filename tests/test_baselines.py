@@ -28,7 +28,15 @@ from sklearn_sketch import (
 )
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _reference import assert_same_snapshot, dense_sgd, dloss, encode, snapshot  # noqa: E402
+from _reference import (  # noqa: E402
+    MASK64,
+    assert_same_snapshot,
+    dense_sgd,
+    dloss,
+    encode,
+    fmix64,
+    snapshot,
+)
 
 KINDS = ["simple", "probabilistic", "space_saving", "perceptron"]
 SGD_KINDS = ["simple", "probabilistic", "space_saving"]
@@ -74,19 +82,6 @@ def heap_model_weights(kind, heap):
 
 
 # ----------------------------------------------- pure-Python replay of the rules
-MASK64 = (1 << 64) - 1
-
-
-def fmix64(k):
-    """MurmurHash3's 64-bit finalizer on Python ints."""
-    k ^= k >> 33
-    k = (k * 0xFF51AFD7ED558CCD) & MASK64
-    k ^= k >> 33
-    k = (k * 0xC4CEB9FE1A85EC53) & MASK64
-    k ^= k >> 33
-    return k
-
-
 def reservoir_exponential(seed, key, clock):
     """E = -log(u): the Exp(1) draw of (seed, key, clock) that defines r = exp(-E)."""
     inner = fmix64(((key & MASK64) * 0x9E3779B97F4A7C15 & MASK64) ^ int(clock))

@@ -154,6 +154,51 @@ def test_select_prints_the_words_of_a_vw_model(tmp_path, capsys):
 
 
 
+def test_vw_namespace_interactions_learn_a_cross_and_name_it(tmp_path, capsys):
+    # The label is the XOR of a user's and an ad's feature: no weight of either alone
+    # predicts it, the crosses do.
+    rng = np.random.default_rng(5)
+
+    def write(name, n):
+        lines = []
+        for _ in range(n):
+            user, ad = rng.integers(2, size=2)
+            lines.append(f"{1 if user ^ ad else -1} |user u{user} |ad a{ad} |other o{rng.integers(9)}")
+        (tmp_path / name).write_text("\n".join(lines) + "\n")
+        return str(tmp_path / name)
+
+    train, test = write("train.vw", 4000), write("test.vw", 1000)
+    accuracy = {}
+    for option in ([], ["--interactions", "ua"]):
+        model = str(tmp_path / f"m{len(option)}.skm")
+        assert main(["fit", "--vw", train, "--estimator", "awm", *option, "--quiet",
+                     "--output", model]) == 0
+        accuracy[bool(option)] = metrics_of(capsys, ["evaluate", "--model", model,
+                                                     "--vw", test])["accuracy"]
+    assert accuracy[False] < 0.8 and accuracy[True] > 0.95  # 3 of 4 cells at best alone
+    assert main(["select", "--model", model, "--top", "4", "--format", "json"]) == 0
+    names = {f["name"] for f in json.loads(capsys.readouterr().out)}
+    assert names == {"user^u0*ad^a0", "user^u0*ad^a1", "user^u1*ad^a0", "user^u1*ad^a1"}
+    # The model file keeps the crosses for predict and evaluate, checked when read.
+    from sklearn_sketch import save
+    from sklearn_sketch._model_files import read_model
+    estimator, metadata = read_model(model)
+    assert metadata["input"] == {"format": "vw", "zero_based": None, "interactions": ["ua"]}
+    metadata["input"]["interactions"] = ["uabc"]
+    save(estimator, model, metadata=metadata)
+    assert main(["select", "--model", model]) == 2
+    assert "bad interactions metadata" in capsys.readouterr().err
+    for argv, message in (
+            (["--interactions", "u"], "2 or 3 namespace letters"),
+            (["--interactions", "ua", "--svmlight", train], "--interactions applies to --vw")):
+        if "--svmlight" in argv:
+            full = ["fit", *argv, "--output", str(tmp_path / "x.skm")]
+        else:
+            full = ["fit", "--vw", train, *argv, "--output", str(tmp_path / "x.skm")]
+        assert main(full) == 2
+        assert message in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("name", sorted(ESTIMATORS))
 def test_fit_keeps_vw_names_exactly_for_estimators_with_a_heap(name, tmp_path, monkeypatch):
     # The table says so before importing the estimator; the class agrees.

@@ -1,4 +1,7 @@
 """FeatureCrosser: attribute and cross keys, names on demand, every estimator on them."""
+import sys
+from pathlib import Path
+
 import mmh3
 import numpy as np
 import pandas as pd
@@ -11,23 +14,8 @@ from sklearn_sketch._raw_features import hash_raw
 from sklearn_sketch.feature_extraction import FeatureCrosser, NamedRows
 from sklearn_sketch.feature_extraction._crosses import cross_keys
 
-MASK64, KEY_SPACE = 2**64 - 1, 2**63 - 1
-
-
-def fmix64(k):
-    k ^= k >> 33
-    k = (k * 0xFF51AFD7ED558CCD) & MASK64
-    k ^= k >> 33
-    k = (k * 0xC4CEB9FE1A85EC53) & MASK64
-    return k ^ (k >> 33)
-
-
-def reference_cross(*parts):
-    """The documented derivation, in Python integers."""
-    key = parts[0]
-    for part in parts[1:]:
-        key = fmix64((key * 0x9E3779B97F4A7C15 + part + 1) & MASK64) % KEY_SPACE
-    return key
+sys.path.insert(0, str(Path(__file__).parent))
+from _reference import KEY_SPACE, reference_cross  # noqa: E402
 
 
 def name_key(name):

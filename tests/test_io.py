@@ -6,6 +6,8 @@ import importlib.util
 import inspect
 import os
 import pickle
+import sys
+from pathlib import Path
 
 import mmh3
 import numpy as np
@@ -39,6 +41,9 @@ from sklearn_sketch.io._parsers import (
     first_rows,
     vw_feature_names,
 )
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _reference import reference_cross  # noqa: E402
 
 
 def write(tmp_path, name, content):
@@ -534,8 +539,8 @@ def test_vowpal_wabbit_parser_names_are_the_hashed_bytes(n_bits):
     text, rows = vw_names_text(np.random.default_rng(n_bits), 300)
     parser = VowpalWabbitParser(n_bits, False, True)
     parser.parse(bytearray(text), 0, True, 10**6)
-    indptr, indices, data, y, weight, first_line, starts, kept = parser.take()
-    assert starts.dtype == np.int64 and kept.dtype == np.uint8
+    indptr, indices, data, y, weight, first_line, starts, kept, crosses = parser.take()
+    assert starts.dtype == np.int64 and kept.dtype == np.uint8 and crosses.shape == (0, 3)
     assert starts.shape == indices.shape
     # The kept text is the non-blank lines, each ending with a newline.
     assert kept.tobytes() == b"".join(line.strip() + b"\n" for line in text.splitlines()
@@ -556,18 +561,101 @@ def test_vowpal_wabbit_parser_names_are_the_hashed_bytes(n_bits):
         np.testing.assert_array_equal(a, b)
 
 
+def reference_interactions(row, interactions, n_bits=None):
+    """A VW row's ``{key: value}`` with its namespace crosses, in Python integers.
+
+    ``row`` is ``[(hashed bytes, value)]`` in line order. Repeated keys are summed
+    (a key keeps its first namespace), then each interaction crosses the distinct
+    features of its namespaces (combinations where letters repeat), then
+    everything is summed again.
+    """
+    def summed(entries):
+        out = {}
+        for key, value, letter, name in entries:
+            if key in out:
+                out[key][0] += value
+            else:
+                out[key] = [value, letter, name]
+        return [(k, v, letter, name) for k, (v, letter, name) in out.items() if v != 0]
+
+    base = summed([(name_key(hashed, n_bits), value,
+                    hashed[:1] if b"^" in hashed else b" ", hashed) for hashed, value in row])
+    crosses = []
+    for spec in interactions:
+        letters = [bytes([c]) for c in spec.encode()]
+        for i, (ki, vi, li, ni) in enumerate(base):
+            if li != letters[0]:
+                continue
+            for j, (kj, vj, lj, nj) in enumerate(base):
+                if lj != letters[1] or (letters[1] == letters[0] and j <= i):
+                    continue
+                if len(letters) == 2:
+                    parts = [(ki, vi, ni), (kj, vj, nj)]
+                    crosses.append(parts)
+                    continue
+                for k, (kk, vk, lk, nk) in enumerate(base):
+                    if lk != letters[2] or (letters[2] == letters[1] and k <= j) or (
+                            letters[2] == letters[0] != letters[1] and k <= i):
+                        continue
+                    crosses.append([(ki, vi, ni), (kj, vj, nj), (kk, vk, nk)])
+    crossed = []
+    for parts in crosses:
+        key = reference_cross(*[p[0] for p in parts])
+        key = key if n_bits is None else key & (2**n_bits - 1)
+        crossed.append((key, float(np.prod([p[1] for p in parts])), None,
+                        b"*".join(p[2] for p in parts)))
+    return summed(base + crossed)
+
+
+@pytest.mark.parametrize("n_bits", [None, 6])
+@pytest.mark.parametrize("interactions", [["ab"], ["nn", " a"], ["abn", "aab", "aba", "bb"]])
+def test_vowpal_wabbit_interactions_equal_the_reference(n_bits, interactions, tmp_path):
+    text, rows = vw_names_text(np.random.default_rng(7), 400)
+    path = tmp_path / "crossed.vw"
+    path.write_bytes(text)
+    reader = VowpalWabbitReader(path, 150, n_bits=n_bits, keep_names=True,
+                                interactions=interactions)
+    chunks = list(reader)
+    X = sp.vstack([chunk.X for chunk in chunks]).tocsr()
+    assert X.shape[0] == len(rows)
+    n_crosses = 0
+    for r, row in enumerate(rows):
+        expected = reference_interactions(row, interactions, n_bits)
+        got = dict(zip(X.indices[X.indptr[r]:X.indptr[r + 1]].tolist(),
+                       X.data[X.indptr[r]:X.indptr[r + 1]].tolist()))
+        assert got == pytest.approx({k: v for k, v, _, _ in expected})
+        n_crosses += sum(name is not None and b"*" in name for _, _, _, name in expected)
+    assert n_crosses > 100
+    if n_bits is None:  # names are exact where keys do not fold
+        first = chunks[0]
+        names = first.feature_names.lookup(first.X.indices)
+        for row in rows[:150]:
+            for key, _, _, name in reference_interactions(row, interactions):
+                assert names[key] == name.decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("interactions, message", [
+    (["a"], "2 or 3 namespace letters"), (["abcd"], "2 or 3 namespace letters"),
+    (["a|"], "2 or 3 namespace letters"), ([7], "2 or 3 namespace letters"),
+    (["ab"] * 17, "at most 16"),
+])
+def test_vowpal_wabbit_interactions_are_checked(interactions, message, tmp_path):
+    with pytest.raises(ValueError, match=message):
+        VowpalWabbitReader(tmp_path / "any.vw", interactions=interactions)
+
+
 def test_vowpal_wabbit_parser_text_starts_again_per_chunk():
     lines = [b"1 |w " + b" ".join(b"t%d" % (100 * i + j) for j in range(100))
              for i in range(50)]
     buf = bytearray(b"\n".join(lines + lines[:1]) + b"\n")
     parser = VowpalWabbitParser(0, False, True)
     end = parser.parse(buf, 0, False, 50)
-    starts, text = parser.take()[6:]
+    starts, text, _ = parser.take()[6:]
     assert text.tobytes() == b"".join(line + b"\n" for line in lines)
     assert vw_feature_names(text, starts) == [b"w^t%d" % i for i in range(5000)]
     # The next chunk keeps its own lines only.
     parser.parse(buf, end, True, 50)
-    starts, text = parser.take()[6:]
+    starts, text, _ = parser.take()[6:]
     assert text.tobytes() == lines[0] + b"\n"
     assert vw_feature_names(text, starts) == [b"w^t%d" % i for i in range(100)]
 

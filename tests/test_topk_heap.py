@@ -1,6 +1,8 @@
 """TopKHeap: agreement with a pure-Python model of the documented semantics."""
 import copy
 import pickle
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,9 +11,11 @@ from hypothesis import strategies as st
 
 from sklearn_sketch._core import TopKHeap
 
+sys.path.insert(0, str(Path(__file__).parent))
+from _reference import fmix64  # noqa: E402
+
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
-MASK64 = 2**64 - 1
 
 
 # --------------------------------------------------------------------------- reference model
@@ -229,19 +233,9 @@ def test_long_random_run_int64_keys_many_removes():
     run_ops(heap, ref, ops, probe_keys=probe, check_every=1000)
 
 
-def _fmix64(k):
-    k &= MASK64
-    k ^= k >> 33
-    k = (k * 0xFF51AFD7ED558CCD) & MASK64
-    k ^= k >> 33
-    k = (k * 0xC4CEB9FE1A85EC53) & MASK64
-    k ^= k >> 33
-    return k
-
-
 def _home(key, n_slots):
     """Home slot of ``key`` in a key map of ``n_slots`` slots (multiply-shift)."""
-    return ((_fmix64(key) >> 32) * n_slots) >> 32
+    return ((fmix64(key) >> 32) * n_slots) >> 32
 
 
 @pytest.mark.parametrize("capacity", [1, 3, 8, 16])

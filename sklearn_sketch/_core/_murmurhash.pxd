@@ -171,3 +171,10 @@ cdef inline void bucket_and_sign(int64_t key, uint32_t seed, uint64_t width,
     (no division), which is uniform for any ``width <= 2**31``.
     """
     bucket_and_sign_scrambled(scramble_key(key), seed, width, bucket, sign)
+
+
+cdef inline int64_t cross_key(int64_t a, int64_t b) noexcept nogil:
+    """Key of the cross of two keys: ``fmix64(a * 0x9E3779B97F4A7C15 + b + 1)`` modulo
+    ``2**63 - 1`` in unsigned 64-bit arithmetic, in the key space of names' keys."""
+    return <int64_t>(_fmix64(<uint64_t>a * 0x9E3779B97F4A7C15ULL + <uint64_t>b + 1)
+                     % 0x7FFFFFFFFFFFFFFFULL)

@@ -187,9 +187,11 @@ def cmd_fit(args):
     kind = input_kind(args)
     zero_based = decide_zero_based(args)
     csv = csv_options(args) if kind == "csv" else None
+    interactions = list(args.interactions or [])
     stream = InputStream(args, vectorizer, "train", zero_based=zero_based,
                          shuffle_buffer=shuffle_rows(args),
-                         keep_names=ESTIMATORS[args.estimator][2], csv=csv)
+                         keep_names=ESTIMATORS[args.estimator][2], csv=csv,
+                         interactions=interactions)
     early = _ReadEarly(stream)
     try:
         estimator = _new_estimator(args.estimator)
@@ -212,6 +214,8 @@ def cmd_fit(args):
     model_input = {"format": "reads" if kind == "sample" else kind, "zero_based": zero_based}
     if csv is not None:
         model_input["csv"] = csv
+    if interactions:
+        model_input["interactions"] = interactions
     save_model(args.output, estimator, vectorizer, model_input)
     if not args.quiet:
         print(f"{type(estimator).__name__} trained on {counted.rows:,} examples x "
@@ -280,7 +284,8 @@ def _model_stream(model, args):
                 raise CommandError(f"{path} has no label column {csv['label']!r} to evaluate "
                                    "against (give --label)")
     return InputStream(args, vectorizer, "test",
-                       zero_based=decide_zero_based(args, model["input"]), csv=csv)
+                       zero_based=decide_zero_based(args, model["input"]), csv=csv,
+                       interactions=model["input"].get("interactions", []))
 
 
 def _check_file_labels(args, classes):

@@ -59,6 +59,12 @@ def add_input_arguments(parser, *, training):
                         help="svmlight index base: 0, 1, or auto (fit: decided once on the "
                              "first block of each training file, index 0 seen means 0; "
                              "predict/evaluate: the model's)")
+    if training:
+        source.add_argument("--interactions", metavar="LETTERS", action="append",
+                            help="--vw: cross the features of namespaces by their first "
+                                 "letters, as Vowpal Wabbit's -q ab and --cubic abc (repeat; "
+                                 "a space for the default namespace); names join the parts "
+                                 "with '*' (predict and evaluate use the model's)")
     table = parser.add_argument_group("CSV attributes (--csv)")
     table.add_argument("--label", metavar="COLUMN",
                        help="the column of the labels (fit, evaluate; predict and evaluate "
@@ -195,6 +201,14 @@ def check_read_options(args):
         for option in ("label", "columns", "max_order", "cross"):
             if getattr(args, option, None):
                 raise CommandError(f"--{option.replace('_', '-')} applies to --csv input only")
+    if kind != "vw" and getattr(args, "interactions", None):
+        raise CommandError("--interactions applies to --vw input only")
+    if getattr(args, "interactions", None):
+        from ..io._readers import check_interactions
+        try:
+            check_interactions(args.interactions)
+        except ValueError as exc:
+            raise CommandError(f"bad --interactions: {exc}") from None
     if kind in ("svmlight", "vw", "csv"):
         for option, value in (("--read-length", args.read_length), ("--n-reads", args.n_reads),
                               ("--coverage", args.coverage),
@@ -232,12 +246,17 @@ class InputStream:
     keep_names : bool
         Vowpal Wabbit chunks carry the names of their keys (for a model
         with a heap to name its features).
+    csv : dict or None
+        The CSV options (:func:`csv_options`).
+    interactions : list of str
+        Vowpal Wabbit namespace crosses (``--interactions``).
     """
 
     def __init__(self, args, vectorizer, split, *, zero_based=None, shuffle_buffer=0,
-                 keep_names=False, csv=None):
+                 keep_names=False, csv=None, interactions=()):
         self.args = args
         self.csv = csv
+        self.interactions = list(interactions)
         self.keep_names = keep_names
         self.kind = input_kind(args)
         self.vectorizer = vectorizer
@@ -256,7 +275,8 @@ class InputStream:
             return [SvmlightReader(path, rows, zero_based=self.zero_based)
                     for path in args.svmlight]
         if self.kind == "vw":
-            return [VowpalWabbitReader(path, rows, keep_names=self.keep_names)
+            return [VowpalWabbitReader(path, rows, keep_names=self.keep_names,
+                                       interactions=self.interactions)
                     for path in args.vw]
         if self.kind == "csv":
             return [_CsvReader(path, rows, self.csv) for path in args.csv]

@@ -41,6 +41,9 @@ def _check_metadata(metadata):
     model_input = metadata["input"]
     keys = {"format", "zero_based"} | ({"csv"} if isinstance(model_input, dict)
                                        and model_input.get("format") == "csv" else set())
+    if isinstance(model_input, dict) and "interactions" in model_input:
+        keys.add("interactions")
+        _check_interactions_metadata(model_input)
     if (not isinstance(model_input, dict) or set(model_input) != keys
             or model_input["format"] not in _INPUT_FORMATS
             or not isinstance(model_input["zero_based"], (bool, type(None)))):
@@ -75,3 +78,18 @@ def _check_csv_metadata(csv):
             or not all(strings(c) and 2 <= len(c) <= 3 and set(c) <= set(csv["columns"])
                        for c in csv["crosses"])):
         raise ModelFileError("the CSV metadata must give a label, columns and crosses of them")
+
+
+def _check_interactions_metadata(model_input):
+    """The namespace crosses of a model trained on Vowpal Wabbit files."""
+    from .._model_files import ModelFileError
+    from ..io._readers import check_interactions
+
+    interactions = model_input["interactions"]
+    try:
+        if (model_input.get("format") != "vw" or not isinstance(interactions, list)
+                or not interactions):
+            raise ValueError("a non-empty list, for vw input only")
+        check_interactions(interactions)
+    except ValueError as exc:
+        raise ModelFileError(f"bad interactions metadata: {exc}") from None

@@ -9,18 +9,11 @@ order the cross lists its fields) is ``cross(...cross(k1, k2)..., kr)`` with
 in 64-bit unsigned arithmetic (``fmix64`` is MurmurHash3's finaliser), so a
 cross key lies in the same ``[0, 2**63 - 1)`` key space as the keys of names.
 """
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int64_t
 
 import numpy as np
 
-from .._core._murmurhash cimport _fmix64
-
-cdef uint64_t _GOLDEN = 0x9E3779B97F4A7C15ULL
-cdef uint64_t _KEY_SPACE = 0x7FFFFFFFFFFFFFFFULL  # 2**63 - 1
-
-
-cdef inline int64_t _cross(int64_t a, int64_t b) noexcept nogil:
-    return <int64_t>(_fmix64(<uint64_t>a * _GOLDEN + <uint64_t>b + 1) % _KEY_SPACE)
+from .._core._murmurhash cimport cross_key
 
 
 def cross_keys(const int64_t[:, ::1] parts, const int64_t[:, ::1] combos):
@@ -68,6 +61,6 @@ def cross_keys(const int64_t[:, ::1] parts, const int64_t[:, ::1] combos):
                     if field < 0 or key < 0:
                         break
                     part = parts[i, field]
-                    key = _cross(key, part) if part >= 0 else -1
+                    key = cross_key(key, part) if part >= 0 else -1
                 keys[i, j] = key
     return out

@@ -98,19 +98,35 @@ class KeyNames:
             self._offsets[rows].tolist(), self._offsets[rows + 1].tolist())]
 
 
+#: Between the parts of a namespace cross's name, as Vowpal Wabbit's audit writes it.
+VW_CROSS_SEPARATOR = b"*"
+
+
 class _VowpalWabbitNames(KeyNames):
     """The names of a Vowpal Wabbit chunk's keys, rebuilt from its lines when looked up.
 
     ``keys`` are the chunk's entries (``X.indices``), ``starts`` where each
-    entry's feature starts in ``text``, the chunk's lines (see
-    ``VowpalWabbitParser.take``). Nothing is gathered while parsing beyond
-    the text and one offset per entry.
+    entry's feature starts in ``text``, the chunk's lines, and ``crosses`` the
+    starts of the parts of each namespace cross (entry ``i`` with
+    ``starts[i] < 0`` is the cross ``crosses[-1 - starts[i]]``; see
+    ``VowpalWabbitParser.take``). Nothing is gathered while parsing beyond the
+    text and one offset per entry (three per cross).
     """
 
-    def __init__(self, keys, starts, text):
+    def __init__(self, keys, starts, text, crosses=None):
         self._keys = keys
         self._starts = starts
         self._text = text
+        self._crosses = np.zeros((0, 3), dtype=np.int64) if crosses is None else crosses
 
     def _names_of(self, rows):
-        return vw_feature_names(self._text, self._starts[rows])
+        starts = self._starts[rows]
+        crossed = starts < 0
+        if not crossed.any():
+            return vw_feature_names(self._text, starts)
+        parts = self._crosses[-1 - starts[crossed]]
+        wanted = np.unique(np.concatenate([starts[~crossed], parts[parts >= 0]]))
+        name_at = dict(zip(wanted.tolist(), vw_feature_names(self._text, wanted)))
+        crosses = iter(parts.tolist())
+        return [VW_CROSS_SEPARATOR.join(name_at[p] for p in next(crosses) if p >= 0)
+                if start < 0 else name_at[start] for start in starts.tolist()]

@@ -22,7 +22,7 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc, strtod
 from libc.string cimport memchr, memcmp, memcpy, memset
 
-from .._core._murmurhash cimport murmurhash3_64_bytes
+from .._core._murmurhash cimport cross_key, murmurhash3_64_bytes
 
 cnp.import_array()
 
@@ -661,19 +661,47 @@ cdef class VowpalWabbitParser(_LineParser):
         feature (the first one of its key in the line) starts in that text,
         so that the names of chosen keys can be rebuilt later
         (:func:`vw_feature_names`).
+    interactions : sequence of bytes, default=()
+        Crosses of namespaces, VW's ``-q ab`` and ``--cubic abc``: each a
+        string of 2 or 3 namespace letters (a namespace's first byte; a space
+        for the default namespace), at most 16. Every feature of a namespace
+        of the first letter is crossed with every feature of one of the
+        second (and third): the cross's key is
+        ``cross_key(cross_key(k1, k2), k3)`` of the parts' keys (as
+        :func:`~sklearn_sketch.feature_extraction._crosses.cross_keys`), masked
+        like theirs, and its value the product of theirs. Where letters repeat,
+        each combination of distinct features is crossed once (VW also crosses
+        a feature with itself when its value is not 1). Crosses are added after
+        the line's repeated keys are summed, and summed with them.
     """
 
     cdef uint64_t mask
     cdef Buffer indptr, indices, data, labels, weights, scratch, starts, text
+    # The namespace letter of each entry of the row being parsed, and the starts of
+    # the parts of each cross entry (its start is -1 - its row in this table).
+    cdef Buffer letters, crosses
     cdef readonly bint keep_names
+    cdef unsigned char interaction_letters[48]
+    cdef int interaction_sizes[16]
+    cdef int n_interactions
     # Per-row table of the keys seen (entry numbers, -1 when empty).
     cdef int32_t* slots
     cdef Py_ssize_t n_slots
 
-    def __init__(self, int n_bits, bint skip, bint keep_names=False):
+    def __init__(self, int n_bits, bint skip, bint keep_names=False, interactions=()):
         super().__init__(skip)
         self.mask = ((<uint64_t>1) << n_bits) - 1 if n_bits else 0
         self.keep_names = keep_names
+        interactions = [bytes(spec) for spec in interactions]
+        if len(interactions) > 16:
+            raise ValueError(f"at most 16 interactions, got {len(interactions)}")
+        for i, spec in enumerate(interactions):
+            if not 2 <= len(spec) <= 3:
+                raise ValueError(f"an interaction is 2 or 3 namespace letters, got {spec!r}")
+            self.interaction_sizes[i] = len(spec)
+            for r in range(len(spec)):
+                self.interaction_letters[3 * i + r] = spec[r]
+        self.n_interactions = len(interactions)
         if _push_i64(&self.indptr, 0):
             raise MemoryError()
 
@@ -686,22 +714,26 @@ cdef class VowpalWabbitParser(_LineParser):
         free(self.scratch.ptr)
         free(self.starts.ptr)
         free(self.text.ptr)
+        free(self.letters.ptr)
+        free(self.crosses.ptr)
         free(self.slots)
 
     def take(self):
         """``(indptr, indices, data, y, sample_weight, first_line)``; empties the parser.
 
         A row's keys are distinct, in order of first appearance in the line.
-        With ``keep_names`` two more arrays follow: ``starts`` (int64, one per
-        entry) and ``text`` (uint8), the parsed lines one after the other,
-        each followed by a newline; entry ``i``'s feature starts at
-        ``text[starts[i]]``.
+        With ``keep_names`` three more arrays follow: ``starts`` (int64, one per
+        entry), ``text`` (uint8), the parsed lines one after the other, each
+        followed by a newline, and ``crosses`` (int64, shape (n, 3)): entry
+        ``i``'s feature starts at ``text[starts[i]]``, or, for a cross, its
+        parts start at the non-negative ``crosses[-1 - starts[i]]``.
         """
         out = (_take_array(&self.indptr, np.int64), _take_array(&self.indices, np.int64),
                _take_array(&self.data, np.float64), _take_array(&self.labels, np.float64),
                _take_array(&self.weights, np.float64), self.first_line)
         if self.keep_names:
-            out += (_take_array(&self.starts, np.int64), _take_array(&self.text, np.uint8))
+            out += (_take_array(&self.starts, np.int64), _take_array(&self.text, np.uint8),
+                    _take_array(&self.crosses, np.int64).reshape(-1, 3))
         self.n_units = 0
         if _push_i64(&self.indptr, 0):
             raise MemoryError()
@@ -744,6 +776,7 @@ cdef class VowpalWabbitParser(_LineParser):
         if n_fields == 3 and _parse_double(p + starts[2], p + ends[2], self.c_numeric, &base):
             return self._fail(E_BAD_BASE, self.line, starts[2], ends[2])
         row_start = self.data.size
+        self.letters.size = 0
         # Where the line will start in the kept text, minus where it starts in p.
         text_shift = self.text.size - s
         q = bar - p
@@ -788,8 +821,17 @@ cdef class VowpalWabbitParser(_LineParser):
                 if (_push_i64(&self.indices, key) or _push_f64(&self.data, value * scale)
                         or self.keep_names and _push_i64(&self.starts, q + text_shift)):
                     return self._fail(E_NOMEM, self.line, q, q)
+                if self.n_interactions:
+                    if _reserve(&self.letters, 1):
+                        return self._fail(E_NOMEM, self.line, q, q)
+                    self.letters.ptr[self.letters.size] = \
+                        <char>(p[ns_start] if ns_end > ns_start else c' ')
+                    self.letters.size += 1
                 q = t
-        if self._merge_row(row_start // 8):
+        if self._merge_row(row_start // 8, True):
+            return self._fail(E_NOMEM, self.line, s, s)
+        if self.n_interactions and (self._add_crosses(row_start // 8)
+                                    or self._merge_row(row_start // 8, False)):
             return self._fail(E_NOMEM, self.line, s, s)
         if self.keep_names:
             if _reserve(&self.text, e - s + 1):
@@ -802,16 +844,19 @@ cdef class VowpalWabbitParser(_LineParser):
             return self._fail(E_NOMEM, self.line, s, s)
         return UNIT_OK
 
-    cdef int _merge_row(self, Py_ssize_t first) noexcept nogil:
+    cdef int _merge_row(self, Py_ssize_t first, bint letters) noexcept nogil:
         """Sum the repeated keys of the row from entry ``first`` on, drop its zeros.
 
-        Each key keeps its first entry (and that entry's start in the text).
-        Linear in the row's entries: a table of twice as many slots, small
-        enough to stay in cache, finds the repeats. -1 when out of memory.
+        Each key keeps its first entry (and that entry's start in the text, and
+        its namespace letter when ``letters``). Linear in the row's entries: a
+        table of twice as many slots, small enough to stay in cache, finds the
+        repeats. -1 when out of memory.
         """
         cdef int64_t* keys = <int64_t*>self.indices.ptr
         cdef double* values = <double*>self.data.ptr
         cdef int64_t* starts = <int64_t*>self.starts.ptr
+        cdef char* ns = self.letters.ptr
+        letters = letters and self.n_interactions
         cdef Py_ssize_t n = self.data.size // 8, size = n - first, n_slots = 64
         cdef Py_ssize_t j, slot, w = first, kept = first
         cdef int32_t k
@@ -839,6 +884,8 @@ cdef class VowpalWabbitParser(_LineParser):
                         values[w] = values[j]
                         if self.keep_names:
                             starts[w] = starts[j]
+                        if letters:
+                            ns[w - first] = ns[j - first]
                         w += 1
                         break
                     if keys[first + k] == key:
@@ -853,11 +900,68 @@ cdef class VowpalWabbitParser(_LineParser):
                 values[kept] = values[j]
                 if self.keep_names:
                     starts[kept] = starts[j]
+                if letters:
+                    ns[kept - first] = ns[j - first]
                 kept += 1
         self.indices.size = self.data.size = 8 * kept
         if self.keep_names:
             self.starts.size = 8 * kept
+        if letters:
+            self.letters.size = kept - first
         return 0
+
+    cdef int _add_crosses(self, Py_ssize_t first) noexcept nogil:
+        """Append the crosses of the interactions to the row from entry ``first`` on
+        (its keys summed and its letters aligned). -1 when out of memory."""
+        cdef Py_ssize_t end = self.data.size // 8, i, j, k, j0, k0
+        cdef int spec, size
+        cdef unsigned char a, b, c
+        cdef const unsigned char* ns = <const unsigned char*>self.letters.ptr
+        for spec in range(self.n_interactions):
+            size = self.interaction_sizes[spec]
+            a = self.interaction_letters[3 * spec]
+            b = self.interaction_letters[3 * spec + 1]
+            c = self.interaction_letters[3 * spec + 2]
+            for i in range(first, end):
+                if ns[i - first] != a:
+                    continue
+                j0 = i + 1 if b == a else first
+                for j in range(j0, end):
+                    if ns[j - first] != b:
+                        continue
+                    if size == 2:
+                        if self._push_cross(i, j, -1):
+                            return -1
+                        continue
+                    k0 = j + 1 if c == b else (i + 1 if c == a else first)
+                    for k in range(k0, end):
+                        if ns[k - first] == c and self._push_cross(i, j, k):
+                            return -1
+        return 0
+
+    cdef int _push_cross(self, Py_ssize_t i, Py_ssize_t j, Py_ssize_t k) noexcept nogil:
+        """Append the cross of entries ``i``, ``j`` (and ``k`` unless -1)."""
+        # Pointers are read again at each call: pushing may move the buffers.
+        cdef int64_t* keys = <int64_t*>self.indices.ptr
+        cdef double* values = <double*>self.data.ptr
+        cdef int64_t* starts = <int64_t*>self.starts.ptr
+        cdef int64_t key = cross_key(keys[i], keys[j])
+        cdef double value = values[i] * values[j]
+        cdef int64_t part_i, part_j, part_k = -1
+        if k >= 0:
+            key = cross_key(key, keys[k])
+            value *= values[k]
+        if self.mask:
+            key = <int64_t>(<uint64_t>key & self.mask)
+        if self.keep_names:
+            part_i, part_j = starts[i], starts[j]
+            if k >= 0:
+                part_k = starts[k]
+            if (_push_i64(&self.starts, -1 - self.crosses.size // 24)
+                    or _push_i64(&self.crosses, part_i) or _push_i64(&self.crosses, part_j)
+                    or _push_i64(&self.crosses, part_k)):
+                return -1
+        return _push_i64(&self.indices, key) or _push_f64(&self.data, value)
 
     cdef int64_t _key(self, const unsigned char* p, Py_ssize_t ns_len, Py_ssize_t name_start,
                       Py_ssize_t name_end) noexcept nogil:
