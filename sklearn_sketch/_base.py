@@ -378,7 +378,7 @@ class _BaseSketchSGD(BaseEstimator):
             compare_reads=getattr(self, "predict_with", None) == "auto")
 
     # eta0='auto' tries these (with the estimator's learning_rate) on a probe.
-    _AUTO_ETA0 = (1.0, 3.0, 10.0)
+    _AUTO_ETA0 = (0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 
     def _eta0(self):
         """The step in use: ``eta0``, or for 'auto' the one chosen at the first fit."""

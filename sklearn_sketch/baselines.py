@@ -146,6 +146,7 @@ class TruncationClassifier(_BudgetedBaseline):
     (46, True, True)
     """
 
+    _AUTO_ETA0 = (1.0, 3.0, 10.0)
     _parameter_constraints = {**_BUDGET_CONSTRAINTS,
                               "truncation": [StrOptions({"simple", "probabilistic"})]}
 

@@ -23,6 +23,7 @@ from ._base import (  # noqa: F401  (parse_memory_budget is public here)
     parse_memory_budget,
 )
 from . import _stores
+from .mission import ETA0_AUTO_NOTE
 
 
 
@@ -73,9 +74,9 @@ default='normalized'
         default needs no tuning (the paper's 'invscaling' with its ``eta0=0.1``
         scored 0.21 on L2-normalized 20 Newsgroups). The others:
         ``eta0 / t**power_t``, ``eta0``, or ``1 / (alpha * (t0 + t))``.
-    eta0 : float, default={default_eta0}
+    eta0 : float or 'auto', default={default_eta0}
         Step size (the first one for 'invscaling'; the paper's ``eta_0``).
-        {eta0_note}
+        {eta0_note} {eta0_auto}
     power_t : float, default=0.5
         Exponent of the 'invscaling' schedule.
     alpha : float, default=1e-6
@@ -215,7 +216,7 @@ class WMSketchClassifier(_WeightMedianBase):
     features of largest recovered weight: they are the selected features.
 
     Parameters
-    ----------{_WM_PARAMS_DOC.format(default_depth=3, heap_share=_WM_SHARE, default_eta0=1.0, eta0_note=_WM_ETA0)}{N_JOBS_DOC}
+    ----------{_WM_PARAMS_DOC.format(default_depth=3, heap_share=_WM_SHARE, default_eta0=1.0, eta0_note=_WM_ETA0, eta0_auto=ETA0_AUTO_NOTE)}{N_JOBS_DOC}
 
     Attributes
     ----------{_WM_ATTRIBUTES_DOC}
@@ -260,7 +261,7 @@ class AWMSketchClassifier(_WeightMedianBase):
     8 bytes).
 
     Parameters
-    ----------{_WM_PARAMS_DOC.format(default_depth=1, heap_share=_AWM_SHARE, default_eta0=1.0, eta0_note=_AWM_ETA0)}{N_JOBS_DOC}{_HEAP_ORDER_DOC}
+    ----------{_WM_PARAMS_DOC.format(default_depth=1, heap_share=_AWM_SHARE, default_eta0=1.0, eta0_note=_AWM_ETA0, eta0_auto=ETA0_AUTO_NOTE)}{N_JOBS_DOC}{_HEAP_ORDER_DOC}
 
     Attributes
     ----------{_WM_ATTRIBUTES_DOC}

@@ -3,7 +3,16 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sklearn_sketch import IHTClassifier, MissionClassifier, TruncationClassifier
+from sklearn.metrics import roc_auc_score
+
+from sklearn_sketch import (
+    AWMSketchClassifier,
+    FeatureHashingClassifier,
+    IHTClassifier,
+    MissionClassifier,
+    TruncationClassifier,
+    WMSketchClassifier,
+)
 
 CANDIDATES = IHTClassifier._AUTO_ETA0
 
@@ -81,6 +90,34 @@ def test_auto_step_survives_a_model_file(tmp_path):
 def test_auto_is_offered_where_no_number_is_needed():
     X, y = narrow_task()
     est = MissionClassifier(5, sketch_width=256, eta0="auto", random_state=0).fit(X, y)
-    assert est.eta0_ in CANDIDATES and est.score(X, y) > 0.7
+    assert est.eta0_ in MissionClassifier._AUTO_ETA0 and est.score(X, y) > 0.7
     with pytest.raises(ValueError, match="eta0"):
         IHTClassifier(eta0="fast").fit(X, y)
+
+
+def noisy_one_hot(seed=0, n=20_000, fields=5, values=30):
+    """One-hot rows of 5 categorical fields, labels mostly noise (a 20% base rate
+    that a few values raise): click-like data, where large steps chase the noise."""
+    rng = np.random.RandomState(seed)
+    codes = rng.randint(0, values, size=(n, fields))
+    X = sp.csr_matrix((np.ones(n * fields), (np.repeat(np.arange(n), fields),
+                                             (codes + values * np.arange(fields)).ravel())),
+                      shape=(n, fields * values))
+    risk = 0.15 + 0.25 * (codes[:, 0] < 3) + 0.1 * (codes[:, 1] < 5)
+    return X, (rng.random_sample(n) < risk).astype(int)
+
+
+@pytest.mark.parametrize("cls", [FeatureHashingClassifier, WMSketchClassifier,
+                                 AWMSketchClassifier, MissionClassifier])
+def test_auto_steps_follow_the_noise_of_the_labels(cls):
+    # 'auto' tries a grid wide enough for both kinds of data.
+    assert min(cls._AUTO_ETA0) <= 0.03 and max(cls._AUTO_ETA0) >= 10
+    X, y = noisy_one_hot()
+    noisy = cls(eta0="auto", random_state=0).fit(X, y)
+    wide = cls(eta0="auto", random_state=0).fit(*wide_task())
+    assert noisy.eta0_ < wide.eta0_
+    # The noisy labels' choice beats the default of 1 on held-out rows.
+    X_test, y_test = noisy_one_hot(seed=1)
+    one = cls(eta0=1.0, random_state=0).fit(X, y)
+    assert roc_auc_score(y_test, noisy.decision_function(X_test)) > roc_auc_score(
+        y_test, one.decision_function(X_test))
