@@ -4,6 +4,7 @@ Input validation, feature keys, learning-rate schedules, the training loop over
 passes (one compiled call per pass), the fitted attributes and the selection
 API live here; each algorithm family only says where its weights live.
 """
+import math
 import re
 import threading
 import warnings
@@ -377,8 +378,15 @@ class _BaseSketchSGD(BaseEstimator):
             fit_intercept=bool(self.fit_intercept),
             compare_reads=getattr(self, "predict_with", None) == "auto")
 
-    # eta0='auto' tries these (with the estimator's learning_rate) on a probe.
-    _AUTO_ETA0 = (0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
+    # eta0='auto' tries these (with the estimator's learning_rate) on a probe. The
+    # default step comes first and only smaller ones follow: the probe favours fast
+    # early learning, so it is trusted only when a smaller step still makes fewer
+    # mistakes, by more than _AUTO_Z times the noise of the first one's count
+    # (labels that are mostly noise; where the counts are within their noise, as on
+    # DNA reads at 64KB, a smaller step's luck on the probe is not a reason).
+    # The probe's rows: at 2000 the flights' clearly noisy labels (a 10,000-row first
+    # chunk from the command line) stayed within the noise of the mistake counts.
+    _AUTO_ETA0, _AUTO_Z, _AUTO_PROBE_ROWS = (1.0, 0.3, 0.1, 0.03), 2.0, 5000
 
     def _eta0(self):
         """The step in use: ``eta0``, or for 'auto' the one chosen at the first fit."""
@@ -389,31 +397,37 @@ class _BaseSketchSGD(BaseEstimator):
         return float(self.eta0_)
 
     def _choose_eta0(self, n_models, X, csr, y, sample_weight):
-        """eta0='auto': the candidate of fewest mistakes on a probe of the first pass.
+        """eta0='auto': the step of fewest mistakes on a probe of the first pass.
 
-        Each candidate trains a fresh model on the first tenth of the first
-        pass's order (at least 2000 rows, at most all), counting the samples
-        it misclassifies just before their update (progressive validation);
-        the fewest wins, ties going to the smaller step. Costs about
-        ``0.1 * len(_AUTO_ETA0)`` passes. ``csr`` is ``X`` as
-        :func:`_as_csr_int64` gives it.
+        Each candidate of ``_AUTO_ETA0`` trains a fresh model on the first
+        tenth of the first pass's order (at least ``_AUTO_PROBE_ROWS``, at most
+        all: a stream's first chunk is all a ``partial_fit`` probe sees),
+        counting the samples it misclassifies just before their update
+        (progressive validation). The first candidate is kept unless others
+        made fewer mistakes, by more than ``_AUTO_Z`` times the square root of
+        its own count; then the fewest of those wins, ties going to the
+        earlier. Costs about ``0.1 * len(_AUTO_ETA0)`` passes. ``csr`` is
+        ``X`` as :func:`_as_csr_int64` gives it.
         """
         n_samples = csr[0].shape[0] - 1
         probe = None
-        best = None
+        counts = []
         for eta0 in self._AUTO_ETA0:
             state = self._new_state(n_models, X)
             if probe is None:  # the first pass's order (its seed is the same for all)
                 probe = self._pass_order(state, n_samples)
-                probe = probe[:min(n_samples, max(2000, n_samples // 10))]
+                rows = max(self._AUTO_PROBE_ROWS, n_samples // 10)
+                probe = probe[:min(n_samples, rows)]
             params = self._sgd_params(n_models, eta0=eta0)
             params.seed = state.shuffle_seed
             _, status, mistakes, _ = self._train_order(state, params, csr, y, sample_weight,
                                                        probe)
-            if status != PASS_DIVERGED and self._state_is_finite(state) and (
-                    best is None or mistakes < best[0]):
-                best = (mistakes, eta0)
-        return self._AUTO_ETA0[0] if best is None else best[1]
+            finite = status != PASS_DIVERGED and self._state_is_finite(state)
+            counts.append(float(mistakes) if finite else math.inf)
+        first = counts[0]
+        bar = first - self._AUTO_Z * math.sqrt(first) if math.isfinite(first) else math.inf
+        kept = [i for i, count in enumerate(counts) if i == 0 or count < bar]
+        return self._AUTO_ETA0[min(kept, key=lambda i: (counts[i], i))]
 
     # Share of each model's bytes that its heap gets under ``memory_budget``.
     _budget_heap_share = 0.25
@@ -662,11 +676,16 @@ class _BaseSketchSGD(BaseEstimator):
         if getattr(self, "memory_budget", None) is not None:
             room = parse_memory_budget(self.memory_budget) - self._model_bytes()
         self._feature_names, dropped = known.updated(in_heaps, names, room)
-        if dropped:
+        if reset:
+            self._names_warned = False
+        # Once per model: a stream would repeat it at every chunk.
+        if dropped and not getattr(self, "_names_warned", False):
+            self._names_warned = True
             warnings.warn(
                 f"memory_budget={self.memory_budget!r} leaves {room} bytes for the names of "
                 f"the selected features: {dropped} name(s) were not kept (their keys still "
-                "are). Give a larger memory_budget, or None to keep every name.",
+                "are; later chunks may leave out more, without another warning). Give a "
+                "larger memory_budget, or None to keep every name.",
                 UserWarning, stacklevel=3)
 
     def remember_feature_names(self, names):

@@ -29,6 +29,9 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     and on a real cluster. A task whose worker dies is run again
     (``retries``); the partitions' models are averaged in partition order,
     so the same ``random_state`` and the same partitions give the same model.
+    From an unfitted model with ``eta0='auto'``, each copy of the first epoch
+    chooses its step on its own partition and the average keeps the first
+    partition's (``eta0_``).
 
     Parameters
     ----------

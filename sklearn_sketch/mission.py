@@ -82,35 +82,46 @@ default='normalized'
         ``eta0 / t**power_t``, ``eta0``, or ``1 / (alpha * (t0 + t))``; ``t``
         counts samples."""
 
-#: What eta0='auto' does for the estimators whose default is a number (measured with
+#: eta0='auto' (the default) of the estimators whose step was a number (measured with
 #: benchmarks/bench_vw_interactions.py's flights and bench_accuracy_memory.py's data).
-ETA0_AUTO_NOTE = """'auto' tries 0.03, 0.1, 0.3, 1, 3 and 10 on the first tenth of the
-        first pass (at least 2000 rows) and keeps the step that misclassified
-        the fewest samples just before their update (``eta0_``; about 0.6
-        passes more). Where labels are mostly noise (delays, clicks) it picks
-        a small step: on the flights out of New York (delayed more than 15
-        minutes, 1MB, 5 epochs) it chose 0.03 and raised the test ROC AUC
-        from 0.677 to 0.711 for feature hashing and the AWM-Sketch. It is not
-        the default: on 20 Newsgroups tokens it chose 3 or 10, 1.2 to 2.1
-        points better than 1 at 1MB and 16MB but 1.8 to 3.3 points worse at
-        64KB, where a large step's collisions add up after the probe."""
+ETA0_AUTO_NOTE = """It keeps that step unless smaller ones (down to 0.03)
+        misclassified fewer samples of a probe, the first tenth of the first
+        pass (at least 5000 rows), just before their update, by more than
+        twice the square root of its own count; then the fewest of those wins
+        (``eta0_``; once, about 0.4 passes more, or up to 4 passes on a data
+        set of 5000 rows or fewer). The probe favours steps
+        that learn fast, so a smaller step that still wins it clearly is
+        taken: labels that are mostly noise (delays, clicks) want one. On the
+        flights out of New York (delayed more than 15 minutes, 1MB, 5 epochs)
+        'auto' chose 0.03 and raised the test ROC AUC from 0.677 to 0.711
+        for feature hashing and the AWM-Sketch (one pass from the command
+        line: 0.636 to 0.671; Vowpal Wabbit 0.686); on 20 Newsgroups (tokens
+        and hashed) and DNA reads at 64KB, 1MB and 16MB
+        (``benchmarks/bench_accuracy_memory.py``) it kept the former step
+        for all four estimators, every accuracy unchanged. Trying larger
+        steps too was not kept: the probe chose 3 or 10
+        on 20 Newsgroups, 1.2 to 2.1 points better at 1MB and 16MB but 1.8
+        to 3.3 points worse at 64KB, where a large step's collisions add up
+        after the probe."""
 
 # Measured with benchmarks/bench_accuracy_memory.py at 4MB, one epoch, grid of
 # eta0 in {0.1, 0.3, 1, 3} ('normalized') and constant steps {0.01, 0.1}.
 _ETA0_SELECTOR_DOC = """
-    eta0 : float or 'auto', default=3.0
+    eta0 : float or 'auto', default='auto'
         Step size (the first one for 'invscaling'). With 'normalized', 3 was
         the best of the grid 0.1, 0.3, 1, 3 (and constant steps 0.01, 0.1) on
         DNA 12-mer counts of four species and on L2-normalized 20 Newsgroups
         (MISSION 0.818 and 0.750 at 4MB, against 0.813 and 0.705 with 1;
-        hard thresholding gains 4 to 11 points). """ + ETA0_AUTO_NOTE
+        hard thresholding gains 4 to 11 points): 'auto' starts from 3.
+        """ + ETA0_AUTO_NOTE
 
 _ETA0_HASHING_DOC = """
-    eta0 : float or 'auto', default=1.0
+    eta0 : float or 'auto', default='auto'
         Step size (the first one for 'invscaling'). With 'normalized', values
         from 1 to 3 were within about a point of the best on DNA 12-mer counts
         and on 20 Newsgroups (raw counts and L2-normalized); 3 fails
-        scikit-learn's check that a classifier fits a small dense task. """ + ETA0_AUTO_NOTE
+        scikit-learn's check that a classifier fits a small dense task:
+        'auto' starts from 1. """ + ETA0_AUTO_NOTE
 
 # Measured with benchmarks/bench_accuracy_memory.py's data, 5 epochs (IHT, heaps of
 # 11540 and 2307 per class), and the probe's choice on each.
@@ -225,6 +236,7 @@ class MissionClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
     """
 
     _store = _stores.SKETCH_AND_HEAP
+    _AUTO_ETA0 = (3.0, 1.0, 0.3, 0.1, 0.03)
     _parameter_constraints = {
         **_BaseSketchSGD._parameter_constraints, **_SKETCH_CONSTRAINTS,
         **_SELECTION_CONSTRAINTS, **_MEMORY_CONSTRAINTS,
@@ -233,7 +245,7 @@ class MissionClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
     }
 
     def __init__(self, n_features_to_select=1000, *, loss="log_loss", sketch_width=2**18,
-                 sketch_depth=3, learning_rate="normalized", eta0=3.0, power_t=0.5,
+                 sketch_depth=3, learning_rate="normalized", eta0="auto", power_t=0.5,
                  alpha=0.0, fit_intercept=True, batch_size=1, max_iter=5, shuffle=True,
                  random_state=None, warm_start=False, verbose=0, predict_with="auto",
                  memory_budget=None, n_jobs=None):
@@ -348,7 +360,7 @@ class IHTClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifierMixi
     """
 
     _store = _stores.HEAP_ONLY
-    _AUTO_ETA0 = (1.0, 3.0, 10.0)
+    _AUTO_ETA0, _AUTO_Z, _AUTO_PROBE_ROWS = (1.0, 3.0, 10.0), 0.0, 2000
     _parameter_constraints = {
         **_BaseSketchSGD._parameter_constraints, **_SELECTION_CONSTRAINTS,
         "loss": [StrOptions(_CLASSIFIER_LOSSES)],
@@ -455,7 +467,7 @@ class FeatureHashingClassifier(ClassifierMixin, _SketchClassifierMixin, _BaseSke
     }
 
     def __init__(self, *, loss="log_loss", sketch_width=2**20, sketch_depth=1,
-                 learning_rate="normalized", eta0=1.0, power_t=0.5, alpha=0.0,
+                 learning_rate="normalized", eta0="auto", power_t=0.5, alpha=0.0,
                  fit_intercept=True, batch_size=1, max_iter=5, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, memory_budget=None, n_jobs=None):
         self.n_jobs = n_jobs

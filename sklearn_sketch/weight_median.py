@@ -163,8 +163,8 @@ _AWM_SHARE = ("a twentieth to the heap, the rest to the sketch. The WM-Sketch pa
 # WM: 5 epochs, beside FeatureHashingClassifier at the same bytes; the step grid of
 # benchmarks/bench_accuracy_memory.py --estimators wm,hashing --grid-budget B gives
 # eta0=1 and 3 at budget B. AWM: the same benchmark at 4MB, one epoch.
-_WM_ETA0 = ("1, as feature hashing's and AWM's: at equal bytes a larger step\n"
-            "        gains about a point where the sketch is wide and loses more where it\n"
+_WM_ETA0 = ("'auto' starts from 1, as feature hashing's and AWM's: at equal\n"
+            "        bytes a larger step gains about a point where the sketch is wide and loses more where it\n"
             "        is narrow (collisions turn each large step into noise on other\n"
             "        features). 5 epochs, against feature hashing at the same bytes: eta0=3\n"
             "        scored 3.4 points under it at 64KB on 20 Newsgroups tokens (0.478\n"
@@ -174,7 +174,7 @@ _WM_ETA0 = ("1, as feature hashing's and AWM's: at equal bytes a larger step\n"
             "        to 16MB on 20 Newsgroups (tokens at 16MB: 0.771 against 0.757).")
 _AWM_ETA0 = ("With 'normalized', 3 scores up to a point better on DNA and 20\n"
              "        Newsgroups but fails scikit-learn's check that a classifier fits a\n"
-             "        small dense task, so the default stays 1.")
+             "        small dense task, so 'auto' starts from 1.")
 
 
 class _WeightMedianBase(_SketchSelectorMixin, ClassifierMixin, _SketchClassifierMixin,
@@ -184,7 +184,7 @@ class _WeightMedianBase(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
     _budget_heap_share = 0.05
 
     def __init__(self, memory_budget="4MB", *, n_features_to_select=None, sketch_width=None,
-                 sketch_depth=None, loss="log_loss", learning_rate="normalized", eta0=1.0,
+                 sketch_depth=None, loss="log_loss", learning_rate="normalized", eta0="auto",
                  power_t=0.5, alpha=1e-6, fit_intercept=True, batch_size=1, max_iter=5,
                  shuffle=True, random_state=None, warm_start=False, verbose=0, n_jobs=None):
         self.n_jobs = n_jobs
@@ -216,7 +216,7 @@ class WMSketchClassifier(_WeightMedianBase):
     features of largest recovered weight: they are the selected features.
 
     Parameters
-    ----------{_WM_PARAMS_DOC.format(default_depth=3, heap_share=_WM_SHARE, default_eta0=1.0, eta0_note=_WM_ETA0, eta0_auto=ETA0_AUTO_NOTE)}{N_JOBS_DOC}
+    ----------{_WM_PARAMS_DOC.format(default_depth=3, heap_share=_WM_SHARE, default_eta0="'auto'", eta0_note=_WM_ETA0, eta0_auto=ETA0_AUTO_NOTE)}{N_JOBS_DOC}
 
     Attributes
     ----------{_WM_ATTRIBUTES_DOC}
@@ -237,7 +237,7 @@ class WMSketchClassifier(_WeightMedianBase):
     _default_depth = 3
 
     def __init__(self, memory_budget="4MB", *, n_features_to_select=None, sketch_width=None,
-                 sketch_depth=None, loss="log_loss", learning_rate="normalized", eta0=1.0,
+                 sketch_depth=None, loss="log_loss", learning_rate="normalized", eta0="auto",
                  power_t=0.5, alpha=1e-6, fit_intercept=True, batch_size=1, max_iter=5,
                  shuffle=True, random_state=None, warm_start=False, verbose=0, n_jobs=None):
         super().__init__(memory_budget, n_features_to_select=n_features_to_select,
@@ -261,7 +261,7 @@ class AWMSketchClassifier(_WeightMedianBase):
     8 bytes).
 
     Parameters
-    ----------{_WM_PARAMS_DOC.format(default_depth=1, heap_share=_AWM_SHARE, default_eta0=1.0, eta0_note=_AWM_ETA0, eta0_auto=ETA0_AUTO_NOTE)}{N_JOBS_DOC}{_HEAP_ORDER_DOC}
+    ----------{_WM_PARAMS_DOC.format(default_depth=1, heap_share=_AWM_SHARE, default_eta0="'auto'", eta0_note=_AWM_ETA0, eta0_auto=ETA0_AUTO_NOTE)}{N_JOBS_DOC}{_HEAP_ORDER_DOC}
 
     Attributes
     ----------{_WM_ATTRIBUTES_DOC}
@@ -284,7 +284,7 @@ class AWMSketchClassifier(_WeightMedianBase):
     _parameter_constraints = _AWM_CONSTRAINTS
 
     def __init__(self, memory_budget="4MB", *, n_features_to_select=None, sketch_width=None,
-                 sketch_depth=None, loss="log_loss", learning_rate="normalized", eta0=1.0,
+                 sketch_depth=None, loss="log_loss", learning_rate="normalized", eta0="auto",
                  power_t=0.5, alpha=1e-6, fit_intercept=True, batch_size=1, max_iter=5,
                  shuffle=True, random_state=None, warm_start=False, verbose=0, n_jobs=None,
                  heap_order="magnitude"):

@@ -93,7 +93,8 @@ def test_heap_read_errors_are_the_online_mistakes(n_classes):
     X, y = _many_weak_features_task(400, 3)
     if n_classes == 3:
         y = y + (np.asarray(X[:, :100].sum(axis=1)).ravel() > 0)
-    params = dict(n_features_to_select=10, shuffle=False, random_state=0)
+    # A fixed step: eta0='auto' would choose on the whole set here, on one row there.
+    params = dict(n_features_to_select=10, shuffle=False, eta0=3.0, random_state=0)
     est = MissionClassifier(max_iter=1, **params).fit(X, y)
     heap_error, sketch_error = est._state.read_errors
     # The same pass one row at a time gives each row's online mistake.

@@ -183,9 +183,11 @@ def test_names_that_outgrow_their_room_are_left_out_with_a_warning():
     rng = np.random.RandomState(3)
     long_words = ["long-feature-name-" * 4 + str(i) for i in range(200)]
     long_docs = [[long_words[j] for j in rng.randint(0, 200, size=10)] for _ in y]
-    with pytest.warns(UserWarning, match=r"name\(s\) were not kept .*memory_budget"):
+    with pytest.warns(UserWarning, match=r"name\(s\) were not kept .*memory_budget") as seen:
         for _ in range(3):
             est.partial_fit(long_docs, y)
+    # Once per model, not at every chunk of a stream.
+    assert sum("were not kept" in str(w.message) for w in seen) == 1
     assert est.memory_bytes_ == _explicit_bytes(est) + _names_bytes_by_hand(est) <= 2**14
     names = est.selected_features_.names
     assert any(n is None for n in names)
