@@ -10,8 +10,8 @@ new process, on the same files, one pass:
   and without ``-q`` for the pairs below;
 * ``sklearn-sketch fit --vw`` with ``--interactions`` for the same pairs, the
   AWM-Sketch and feature hashing at ``--param memory_budget=1MB`` (VW's
-  2**18 float weights are 1 MiB, before its per-weight state), then
-  ``sklearn-sketch evaluate``.
+  2**18 float weights are 1 MiB, before its per-weight state) and
+  ``random_state=0``, then ``sklearn-sketch evaluate``.
 
 It prints the seconds of training (process start to model file), the test
 accuracy and ROC AUC, and the heaviest features each tool names: VW keeps
@@ -77,7 +77,8 @@ def run_sketch(train, test, estimator, pairs, out):
     command = [sys.executable, "-m", "sklearn_sketch"]
     started = time.perf_counter()
     subprocess.run([*command, "fit", "--vw", str(train), "--estimator", estimator,
-                    "--param", f"memory_budget={BUDGET!r}", *crosses, "--quiet",
+                    "--param", f"memory_budget={BUDGET!r}", "--param", "random_state=0",
+                    *crosses, "--quiet",
                     "--output", str(model)], check=True)
     seconds = time.perf_counter() - started
     out_json = subprocess.run([*command, "evaluate", "--model", str(model), "--vw", str(test),

@@ -384,9 +384,12 @@ class _BaseSketchSGD(BaseEstimator):
     # mistakes, by more than _AUTO_Z times the noise of the first one's count
     # (labels that are mostly noise; where the counts are within their noise, as on
     # DNA reads at 64KB, a smaller step's luck on the probe is not a reason).
-    # The probe's rows: at 2000 the flights' clearly noisy labels (a 10,000-row first
-    # chunk from the command line) stayed within the noise of the mistake counts.
-    _AUTO_ETA0, _AUTO_Z, _AUTO_PROBE_ROWS = (1.0, 0.3, 0.1, 0.03), 2.0, 5000
+    # The probe: a tenth of the rows, or more rows until it holds _AUTO_PROBE_NNZ
+    # non-zeros (its cost). At 2000 or 5000 rows the flights' clearly noisy labels (5
+    # to 9 features a row, a 10,000-row first chunk from the command line) stayed
+    # within the noise of the mistake counts; 10,000 rows told them apart.
+    _AUTO_ETA0, _AUTO_Z = (1.0, 0.3, 0.1, 0.03), 2.0
+    _AUTO_PROBE_ROWS, _AUTO_PROBE_NNZ = 2000, 2_000_000
 
     def _eta0(self):
         """The step in use: ``eta0``, or for 'auto' the one chosen at the first fit."""
@@ -400,9 +403,11 @@ class _BaseSketchSGD(BaseEstimator):
         """eta0='auto': the step of fewest mistakes on a probe of the first pass.
 
         Each candidate of ``_AUTO_ETA0`` trains a fresh model on the first
-        tenth of the first pass's order (at least ``_AUTO_PROBE_ROWS``, at most
-        all: a stream's first chunk is all a ``partial_fit`` probe sees),
-        counting the samples it misclassifies just before their update
+        tenth of the first pass's order, or more rows: at least
+        ``_AUTO_PROBE_ROWS``, and until they hold ``_AUTO_PROBE_NNZ``
+        non-zeros (at most all: a stream's first chunk is all a
+        ``partial_fit`` probe sees), counting the samples it
+        misclassifies just before their update
         (progressive validation). The first candidate is kept unless others
         made fewer mistakes, by more than ``_AUTO_Z`` times the square root of
         its own count; then the fewest of those wins, ties going to the
@@ -416,7 +421,9 @@ class _BaseSketchSGD(BaseEstimator):
             state = self._new_state(n_models, X)
             if probe is None:  # the first pass's order (its seed is the same for all)
                 probe = self._pass_order(state, n_samples)
-                rows = max(self._AUTO_PROBE_ROWS, n_samples // 10)
+                nnz = np.cumsum(np.diff(csr[0])[probe])
+                rows = max(self._AUTO_PROBE_ROWS, n_samples // 10,
+                           int(np.searchsorted(nnz, self._AUTO_PROBE_NNZ)) + 1)
                 probe = probe[:min(n_samples, rows)]
             params = self._sgd_params(n_models, eta0=eta0)
             params.seed = state.shuffle_seed

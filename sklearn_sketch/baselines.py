@@ -146,7 +146,7 @@ class TruncationClassifier(_BudgetedBaseline):
     (46, True, True)
     """
 
-    _AUTO_ETA0, _AUTO_Z, _AUTO_PROBE_ROWS = (1.0, 3.0, 10.0), 0.0, 2000
+    _AUTO_ETA0, _AUTO_Z, _AUTO_PROBE_NNZ = (1.0, 3.0, 10.0), 0.0, 0  # argmin, a tenth
     _parameter_constraints = {**_BUDGET_CONSTRAINTS,
                               "truncation": [StrOptions({"simple", "probabilistic"})]}
 

@@ -85,11 +85,11 @@ default='normalized'
 #: eta0='auto' (the default) of the estimators whose step was a number (measured with
 #: benchmarks/bench_vw_interactions.py's flights and bench_accuracy_memory.py's data).
 ETA0_AUTO_NOTE = """It keeps that step unless smaller ones (down to 0.03)
-        misclassified fewer samples of a probe, the first tenth of the first
-        pass (at least 5000 rows), just before their update, by more than
-        twice the square root of its own count; then the fewest of those wins
-        (``eta0_``; once, about 0.4 passes more, or up to 4 passes on a data
-        set of 5000 rows or fewer). The probe favours steps
+        misclassified fewer samples of a probe (the first tenth of the first
+        pass, or more rows until they hold 2M non-zeros), just before their
+        update, by more than twice the square root of its own count; then the
+        fewest of those wins (``eta0_``; chosen once, at a cost of 4 passes
+        over the probe). The probe favours steps
         that learn fast, so a smaller step that still wins it clearly is
         taken: labels that are mostly noise (delays, clicks) want one. On the
         flights out of New York (delayed more than 15 minutes, 1MB, 5 epochs)
@@ -360,7 +360,7 @@ class IHTClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifierMixi
     """
 
     _store = _stores.HEAP_ONLY
-    _AUTO_ETA0, _AUTO_Z, _AUTO_PROBE_ROWS = (1.0, 3.0, 10.0), 0.0, 2000
+    _AUTO_ETA0, _AUTO_Z, _AUTO_PROBE_NNZ = (1.0, 3.0, 10.0), 0.0, 0  # argmin, a tenth
     _parameter_constraints = {
         **_BaseSketchSGD._parameter_constraints, **_SELECTION_CONSTRAINTS,
         "loss": [StrOptions(_CLASSIFIER_LOSSES)],
