@@ -86,7 +86,7 @@ default='normalized'
 #: benchmarks/bench_vw_interactions.py's flights and bench_accuracy_memory.py's data).
 ETA0_AUTO_NOTE = """It keeps that step unless smaller ones (down to 0.03)
         misclassified fewer samples of a probe (the first tenth of the first
-        pass, or more rows until they hold 2M non-zeros), just before their
+        pass, or more rows until they hold 500,000 non-zeros), just before their
         update, by more than twice the square root of its own count; then the
         fewest of those wins (``eta0_``; chosen once, at a cost of 4 passes
         over the probe). The probe favours steps
