@@ -35,6 +35,7 @@ class HeapCounts:
     >>> from sklearn_sketch._heap_counts import HeapCounts
     >>> counts = HeapCounts(1)
     >>> counts.update([5, 7], [np.array([5, 5, 7, 9])], lambda keys: np.zeros((len(keys), 1)))
+    2
     >>> counts.query([7, 5]).ravel().tolist()
     [1.0, 2.0]
     """
@@ -67,14 +68,21 @@ class HeapCounts:
             the heap, before this chunk (one row per key).
         totals : sequence of float, default=()
             This chunk's totals, added to every item's.
+
+        Returns
+        -------
+        n_entered : int
+            Items that entered the heap (counted from ``estimate``).
         """
         heap = np.unique(np.asarray(heap_keys, dtype=np.int64))
         counts = np.zeros((heap.size, self.counts.shape[1]), dtype=np.float64)
+        n_entered = 0
         if heap.size:
             row = np.minimum(np.searchsorted(self.keys, heap), max(self.keys.size - 1, 0))
             known = (self.keys[row] == heap) if self.keys.size else np.zeros(heap.size, bool)
             counts[known] = self.counts[row[known]]
-            if not known.all():
+            n_entered = int(heap.size - known.sum())
+            if n_entered:
                 counts[~known] = np.maximum(estimate(heap[~known]), 0.0)
             # A bitmap of the heap keys' low bits drops most occurrences before the
             # binary search (keys are hashes, so their low bits are uniform).
@@ -88,6 +96,7 @@ class HeapCounts:
                 counts[:, stream] += np.bincount(row[hit], minlength=heap.size)
             counts[:, self.n_streams:] += np.asarray(totals, dtype=np.float64)
         self.keys, self.counts = heap, counts.astype(np.float32)
+        return n_entered
 
     def query(self, keys):
         """Counts (and totals) of ``keys`` (all in the heap), one row each."""

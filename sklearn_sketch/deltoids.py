@@ -346,13 +346,12 @@ class RelativeDeltoids(BaseEstimator):
         self.estimator_.partial_fit(examples, labels, classes=[0, 1])
         # Items entering the heap start from the sketches' counts before this chunk: the
         # counts stay exact through the first chunk and the chunks no item enters on.
-        heap = heap_keys(self.estimator_)
-        self.exact_counts_ = self.n_a_ + self.n_b_ == 0 or bool(
-            self.exact_counts_ and np.isin(heap, self.heap_counts_.keys).all())
-        self.heap_counts_.update(
-            heap, [keys_a, keys_b],
+        entered = self.heap_counts_.update(
+            heap_keys(self.estimator_), [keys_a, keys_b],
             lambda keys: np.stack([significant_counts(self.counts_a_, keys),
                                    significant_counts(self.counts_b_, keys)], 1))
+        self.exact_counts_ = self.n_a_ + self.n_b_ == 0 or (
+            self.exact_counts_ and entered == 0)
         self.counts_a_.update(keys_a, np.ones(keys_a.size))
         self.counts_b_.update(keys_b, np.ones(keys_b.size))
         self.n_a_ += int(keys_a.size)

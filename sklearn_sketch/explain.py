@@ -7,6 +7,7 @@ small Count-Sketch of supports gives each its relative risk.
 """
 import math
 import re
+from collections.abc import Iterator
 from itertools import combinations, compress, repeat
 from numbers import Integral, Real
 
@@ -133,6 +134,13 @@ def _risk(outliers, support, n_outliers, n_rows):
     outside = (n_outliers - outliers) / np.maximum(n_rows - support, 1.0)
     risk = inside / np.maximum(outside, 1.0 / np.maximum(n_rows, 1.0))
     return np.where(n_rows - support > 0, risk, 1.0)
+
+
+def _kept_rows(X, kept):
+    """The rows of ``X`` (a DataFrame or a list of dicts) where ``kept`` is True."""
+    if kept.all():
+        return X
+    return X[kept] if hasattr(X, "iloc") else list(compress(X, kept))
 
 
 def _redundant(names, support, outliers, rows):
@@ -378,10 +386,10 @@ class OutlierExplainer(BaseEstimator):
 
         Parameters
         ----------
-        X : pandas.DataFrame, list of dict, or iterable of them
+        X : pandas.DataFrame, list of dict, or iterator of them
             The rows to count over (usually those the explainer was fitted
-            on), or chunks of them, e.g. ``pandas.read_csv(path,
-            chunksize=100_000)``.
+            on), or an iterator of chunks of them, e.g.
+            ``pandas.read_csv(path, chunksize=100_000)``.
         y : array-like of shape (n_rows,), default=None
             1 for an outlier, 0 for an inlier, with ``X`` whole; required
             without ``outlier``.
@@ -402,17 +410,14 @@ class OutlierExplainer(BaseEstimator):
         240
         """
         check_is_fitted(self, "heap_counts_")
-        whole = hasattr(X, "iloc") or isinstance(X, (list, tuple))
-        if not whole and y is not None:
+        if isinstance(X, Iterator) and y is not None:
             raise ValueError("recount takes y only with the rows whole, not in chunks")
-        chunks = self._chunks(X, y) if whole else ((rows, None) for rows in X)
+        chunks = ((rows, None) for rows in X) if isinstance(X, Iterator) else self._chunks(X, y)
         keys = heap_keys(self.estimator_)
         counts = HeapCounts(2, n_totals=2)
         for rows, part_y in chunks:
             labels, kept = self._labels(rows, part_y, self.threshold_)
-            if not kept.all():
-                rows = rows[kept] if hasattr(rows, "iloc") else list(compress(rows, kept))
-            matrix = self.crosser_.transform(rows).X
+            matrix = self.crosser_.transform(_kept_rows(rows, kept)).X
             is_outlier = np.repeat(labels, np.diff(matrix.indptr)).astype(bool)
             counts.update(keys, [matrix.indices, matrix.indices[is_outlier]],
                           lambda entering: np.zeros((len(entering), 4)),
@@ -528,9 +533,7 @@ class OutlierExplainer(BaseEstimator):
         labels, kept = self._labels(X, y, threshold)
         if "crosser_" not in self.__dict__:
             self._start(X, labels, threshold)
-        if not kept.all():
-            X = X[kept] if hasattr(X, "iloc") else list(compress(X, kept))
-        self._update(self.crosser_.transform(X), labels)
+        self._update(self.crosser_.transform(_kept_rows(X, kept)), labels)
         self.n_rows_ += int(labels.size)
         self.n_outliers_ += int(labels.sum())
         self.n_skipped_ += int((~kept).sum())

@@ -85,8 +85,10 @@ def test_heap_counts_follow_a_changing_heap():
         for k in new_heap:
             truth[k] = [truth[k][0] + (a == k).sum(), truth[k][1] + (b == k).sum(),
                         truth[k][2] + a.size]
-        counts.update(sorted(new_heap), [a, b],
-                      lambda keys: np.tile([7.0, 3.0, 100.0], (len(keys), 1)), totals=[a.size])
+        entered = counts.update(sorted(new_heap), [a, b],
+                                lambda keys: np.tile([7.0, 3.0, 100.0], (len(keys), 1)),
+                                totals=[a.size])
+        assert entered == len(new_heap - heap)
         heap = new_heap
         keys = np.array(sorted(heap), dtype=np.int64)
         np.testing.assert_array_equal(counts.query(keys[::-1]), [truth[k] for k in keys[::-1]])
