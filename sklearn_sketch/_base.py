@@ -31,7 +31,7 @@ from sklearn.utils.validation import (
 from ._core import CountSketch, TopKHeap
 from ._names import PackedNames, mean_name_bytes, reserved_name_bytes
 from ._raw_features import hash_raw, is_raw_input
-from ._sgd_fast import Loss, PassStatus, Schedule, SGDParams, sgd_pass
+from ._sgd_fast import ClassTeam, Loss, PassStatus, Schedule, SGDParams, sgd_pass
 from ._sgd_fast import decision_function_kernel, rows_repeat_a_column
 
 CONSTANT, OPTIMAL, INVSCALING = Schedule.CONSTANT, Schedule.OPTIMAL, Schedule.INVSCALING
@@ -191,19 +191,23 @@ def budget_shape(budget, n_models, *, heap_share, depth, aux=False, capacity=Non
 N_JOBS_DOC = """
     n_jobs : int, default=None
         Threads that train at once (scikit-learn's meaning: None is 1, -1
-        every core). Each pass splits its (shuffled) rows into ``n_jobs``
-        parts, trains a copy of the model on each in its own thread (the
-        compiled pass runs without the GIL) and averages the copies
-        (parameter mixing, see :func:`~sklearn_sketch.average_estimators`):
-        a pass took 0.50 to 0.69 of its time with 2 on two cores
-        (``benchmarks/bench_parallel.py``; the copies and the average cost
-        O(model bytes) a pass, so large models gain less), in up to
-        ``n_jobs + 2`` times the model's memory. The model differs from ``n_jobs=1`` but is
-        deterministic for a given ``random_state`` and ``n_jobs``; an average
-        moves less per pass than one copy trained on all rows, so a model far
-        from convergence may need more passes (after 5 passes on 20
-        Newsgroups tokens: MISSION +0.3 points, WM -1.5 (-0.7 with eta0=3),
-        AWM -1.8, feature hashing -2.0; DNA reads within 0.3)."""
+        every core). With one model per class (multi-class), each thread
+        trains its share of the classes' models over every row, and the
+        threads meet once a row to read every model's score: the model is
+        the one ``n_jobs=1`` trains, bit for bit (20 Newsgroups, 20 classes:
+        a pass took 0.51 to 0.55 of its time with 2 on two cores,
+        ``benchmarks/bench_parallel.py``). The threads wait for each other
+        by spinning, as OpenMP's do: give them idle cores. With one model
+        (binary, regression) or BEAR, each pass splits its (shuffled) rows
+        into ``n_jobs`` parts, trains a copy of the model on each in its own
+        thread (the compiled pass runs without the GIL) and averages the
+        copies (parameter mixing, see
+        :func:`~sklearn_sketch.average_estimators`), in up to ``n_jobs + 2``
+        times the model's memory: the model differs from ``n_jobs=1`` but is
+        deterministic for a given ``random_state`` and ``n_jobs``, and an
+        average moves less per pass than one copy trained on all rows (DNA
+        reads: within 0.3 points). ``eta0='auto'`` trains its candidate steps
+        in ``n_jobs`` threads."""
 
 
 def _init_sgd_params(self, learning_rate, eta0, power_t, alpha, fit_intercept, batch_size,
@@ -384,14 +388,15 @@ class _BaseSketchSGD(BaseEstimator):
     # mistakes, by more than _AUTO_Z times the noise of the first one's count
     # (labels that are mostly noise; where the counts are within their noise, as on
     # DNA reads at 64KB, a smaller step's luck on the probe is not a reason).
-    # The probe: a tenth of the rows, or more rows until it holds _AUTO_PROBE_NNZ
-    # non-zeros (its cost). At 2000 or 5000 rows the flights' clearly noisy labels (5
-    # to 9 features a row, a 10,000-row first chunk from the command line) stayed
-    # within the noise of the mistake counts; 10,000 rows told them apart. At 2M
-    # non-zeros the demo's 16,000 reads of 189 k-mers probed 10,600 of them (AWM's
-    # fit 1.6 s -> 4.2 s; 2.4 s at 500,000).
+    # The probe: a tenth of the rows (at most _AUTO_PROBE_TENTH rows), or more rows
+    # until it holds _AUTO_PROBE_NNZ non-zeros (its cost). At 2000 or 5000 rows the
+    # flights' clearly noisy labels (5 to 9 features a row, a 10,000-row first chunk
+    # from the command line) stayed within the noise of the mistake counts; 10,000
+    # rows told them apart. At 2M non-zeros the demo's 16,000 reads of 189 k-mers
+    # probed 10,600 of them (AWM's fit 1.6 s -> 4.2 s; 2.4 s at 500,000). A tenth of
+    # 200,000 DNA reads made one pass 1.3 to 1.4 times as long as with a fixed step.
     _AUTO_ETA0, _AUTO_Z = (1.0, 0.3, 0.1, 0.03), 2.0
-    _AUTO_PROBE_ROWS, _AUTO_PROBE_NNZ = 2000, 500_000
+    _AUTO_PROBE_ROWS, _AUTO_PROBE_NNZ, _AUTO_PROBE_TENTH = 2000, 500_000, 10_000
 
     def _eta0(self):
         """The step in use: ``eta0``, or for 'auto' the one chosen at the first fit."""
@@ -401,42 +406,100 @@ class _BaseSketchSGD(BaseEstimator):
             raise AttributeError("eta0='auto' is chosen by the first fit or partial_fit")
         return float(self.eta0_)
 
+    def _probe_rows(self, csr, order):
+        """How many rows of the first pass's ``order`` the eta0='auto' probe trains on."""
+        n_samples = order.size
+        tenth = n_samples // 10
+        if self._AUTO_PROBE_TENTH is not None:
+            tenth = min(tenth, self._AUTO_PROBE_TENTH)
+        rows = max(self._AUTO_PROBE_ROWS, tenth)
+        if self._AUTO_PROBE_NNZ:
+            nnz = np.cumsum(np.diff(csr[0])[order])
+            rows = max(rows, int(np.searchsorted(nnz, self._AUTO_PROBE_NNZ)) + 1)
+        # Whole batches: the first pass resumes after the probe as if never cut.
+        batch = max(1, int(self.batch_size))
+        return min(n_samples, -(-rows // batch) * batch)
+
     def _choose_eta0(self, n_models, X, csr, y, sample_weight):
         """eta0='auto': the step of fewest mistakes on a probe of the first pass.
 
-        Each candidate of ``_AUTO_ETA0`` trains a fresh model on the first
-        tenth of the first pass's order, or more rows: at least
-        ``_AUTO_PROBE_ROWS``, and until they hold ``_AUTO_PROBE_NNZ``
-        non-zeros (at most all: a stream's first chunk is all a
-        ``partial_fit`` probe sees), counting the samples it
-        misclassifies just before their update
-        (progressive validation). The first candidate is kept unless others
-        made fewer mistakes, by more than ``_AUTO_Z`` times the square root of
-        its own count; then the fewest of those wins, ties going to the
-        earlier. Costs about ``0.1 * len(_AUTO_ETA0)`` passes. ``csr`` is
-        ``X`` as :func:`_as_csr_int64` gives it.
+        Each candidate of ``_AUTO_ETA0`` trains a fresh model (the same hashes
+        and order for all) on the first rows of the first pass's order
+        (:meth:`_probe_rows`: a tenth, at most ``_AUTO_PROBE_TENTH`` rows, at
+        least ``_AUTO_PROBE_ROWS``, and until they hold ``_AUTO_PROBE_NNZ``
+        non-zeros; at most all: a stream's first chunk is all a
+        ``partial_fit`` probe sees), counting the samples it misclassifies
+        just before their update (progressive validation). The first candidate
+        is kept unless others made fewer mistakes, by more than ``_AUTO_Z``
+        times the square root of its own count; then the fewest of those wins,
+        ties going to the earlier; a candidate stops at the end of a quarter
+        of the probe once it has made that many mistakes. With ``n_jobs`` the
+        candidates train in threads (the compiled pass releases the GIL).
+
+        Returns the step and ``(state, rows, mistakes, read_errors)``: the
+        winner's model after the probe, from which the first pass goes on (so
+        the probe costs at most ``len(_AUTO_ETA0) - 1`` trainings on it, and
+        with one thread the model equals one trained with that step from the
+        start). ``csr`` is ``X``
+        as :func:`_as_csr_int64` gives it.
         """
-        n_samples = csr[0].shape[0] - 1
-        probe = None
-        counts = []
-        for eta0 in self._AUTO_ETA0:
-            state = self._new_state(n_models, X)
-            if probe is None:  # the first pass's order (its seed is the same for all)
-                probe = self._pass_order(state, n_samples)
-                nnz = np.cumsum(np.diff(csr[0])[probe])
-                rows = max(self._AUTO_PROBE_ROWS, n_samples // 10,
-                           int(np.searchsorted(nnz, self._AUTO_PROBE_NNZ)) + 1)
-                probe = probe[:min(n_samples, rows)]
-            params = self._sgd_params(n_models, eta0=eta0)
+        template = self._new_state(n_models, X)
+        order = self._pass_order(template, csr[0].shape[0] - 1)
+        rows = self._probe_rows(csr, order)
+        batch = max(1, int(self.batch_size))
+        # Four parts in whole batches: a candidate that has made as many mistakes as
+        # the bar by the end of one cannot win, and stops there.
+        ends = sorted({min(rows, -(-rows * k // 4 // batch) * batch) for k in range(1, 5)})
+        parts = [order[a:b] for a, b in zip([0] + ends[:-1], ends)]
+        candidates = list(self._AUTO_ETA0)
+        bar = [None]  # set when the first candidate is done
+
+        def train(i, state):
+            params = self._sgd_params(n_models, eta0=candidates[i])
             params.seed = state.shuffle_seed
-            _, status, mistakes, _ = self._train_order(state, params, csr, y, sample_weight,
-                                                       probe)
-            finite = status != PASS_DIVERGED and self._state_is_finite(state)
-            counts.append(float(mistakes) if finite else math.inf)
-        first = counts[0]
-        bar = first - self._AUTO_Z * math.sqrt(first) if math.isfinite(first) else math.inf
-        kept = [i for i, count in enumerate(counts) if i == 0 or count < bar]
-        return self._AUTO_ETA0[min(kept, key=lambda i: (counts[i], i))]
+            mistakes, read_errors = 0, np.zeros(2)
+            for part in parts:
+                t, status, more, errors = self._train_order(state, params, csr, y,
+                                                            sample_weight, part)
+                if status == PASS_DIVERGED:
+                    return math.inf, None
+                state.t = t
+                mistakes += more
+                read_errors += np.asarray(errors, dtype=float)
+                if i and bar[0] is not None and mistakes >= bar[0]:
+                    return math.inf, None
+            if not self._state_is_finite(state):
+                return math.inf, None
+            if i == 0:
+                bar[0] = mistakes - self._AUTO_Z * math.sqrt(mistakes)
+            return float(mistakes), (state, rows, mistakes, read_errors)
+
+        n_threads = min(len(candidates), self._n_threads(rows, batch))
+        counts, first, best = [], None, None
+        # Rounds of n_threads candidates; only the first's and the best other's
+        # models are kept between rounds.
+        for start in range(0, len(candidates), n_threads):
+            indices = range(start, min(start + n_threads, len(candidates)))
+            # Copied before any trains: the last candidate trains the template itself.
+            states = [template if i == len(candidates) - 1 else template.independent_copy()
+                      for i in indices]
+            if n_threads > 1:
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(n_threads) as pool:
+                    results = list(pool.map(train, indices, states))
+            else:
+                results = [train(i, state) for i, state in zip(indices, states)]
+            for i, (count, trained) in zip(indices, results):
+                counts.append(count)
+                if i == 0:
+                    first = trained
+                elif best is None or count < counts[best[0]]:
+                    best = (i, trained)
+        limit = math.inf if bar[0] is None else bar[0]
+        if best is not None and counts[best[0]] < min(limit, counts[0]):
+            return candidates[best[0]], best[1]
+        return candidates[0], first  # None if the first step diverged: fit raises
 
     # Share of each model's bytes that its heap gets under ``memory_budget``.
     _budget_heap_share = 0.25
@@ -527,23 +590,70 @@ class _BaseSketchSGD(BaseEstimator):
         return (t, PASS_OK, sum(r[2] for r in results),
                 np.sum([np.asarray(r[3], dtype=float) for r in results], axis=0))
 
-    def _run_passes(self, state, csr, y, sample_weight, n_passes):
+    # Whether the compiled pass can split the models of a multi-class problem among
+    # threads (sgd_pass's team); BEAR's two-loop couples them.
+    _threads_share_classes = True
+
+    def _class_parallel_order(self, state, params, csr, y, sample_weight, order, n_threads):
+        """:meth:`_train_order` with the models split among ``n_threads`` threads.
+
+        Each thread trains its share of the models (classes) over every row,
+        meeting the others once a row to read all the scores (``ClassTeam``):
+        the result equals one thread's, bit for bit.
+        """
+        from concurrent.futures import ThreadPoolExecutor
+
+        indptr, indices, data = csr
+        n_models = len(state.intercept)
+        bounds = np.linspace(0, n_models, n_threads + 1).round().astype(int).tolist()
+        team = ClassTeam(n_threads, n_models)
+        max_batch_nnz = _max_batch_nnz(indptr, order, params.batch_size)
+
+        def train(i):
+            return sgd_pass(params, state.sketches, state.heaps, state.intercept, indptr,
+                            indices, data, y, sample_weight, order, state.t, max_batch_nnz,
+                            class_start=bounds[i], class_stop=bounds[i + 1], team=team)
+
+        with ThreadPoolExecutor(n_threads) as pool:
+            results = list(pool.map(train, range(n_threads)))
+        t, _, mistakes, read_errors = results[0]
+        diverged = any(r[1] == PASS_DIVERGED for r in results)
+        return t, PASS_DIVERGED if diverged else PASS_OK, mistakes, read_errors
+
+    def _run_passes(self, state, csr, y, sample_weight, n_passes, resume=None):
         """Train ``state`` in place for ``n_passes`` passes over ``(csr, y)``.
 
         ``csr`` is the training data as :func:`_as_csr_int64` gives it.
+        ``resume``, ``(state, rows, mistakes, read_errors)`` from
+        :meth:`_choose_eta0`, says the first pass already trained its first
+        ``rows`` rows with those counts.
         """
         params = self._sgd_params(len(state.intercept))
         params.seed = state.shuffle_seed
         n_samples = csr[0].shape[0] - 1
         n_threads = self._n_threads(n_samples, params.batch_size)
+        # Models of classes train in threads of their own, exactly; one model, in parts.
+        class_threads = min(n_threads, len(state.intercept)) if self._threads_share_classes else 1
         for _ in range(n_passes):
             order = self._pass_order(state, n_samples)
-            if n_threads > 1:
-                t, status, mistakes, read_errors = self._parallel_pass(
+            done, mistakes, read_errors = 0, 0, np.zeros(2)
+            if resume is not None:
+                _, done, mistakes, read_errors = resume
+                order, resume = order[done:], None
+            t, status = state.t, PASS_OK
+            if order.size and class_threads > 1:
+                t, status, more, errors = self._class_parallel_order(
+                    state, params, csr, y, sample_weight, order, class_threads)
+            elif order.size and n_threads > 1:
+                t, status, more, errors = self._parallel_pass(
                     state, params, csr, y, sample_weight, order, n_threads)
-            else:
-                t, status, mistakes, read_errors = self._train_order(
+            elif order.size:
+                t, status, more, errors = self._train_order(
                     state, params, csr, y, sample_weight, order)
+            if order.size:
+                mistakes += more
+                read_errors = np.asarray(read_errors, dtype=float) + np.asarray(errors,
+                                                                                dtype=float)
             if status == PASS_DIVERGED or not self._state_is_finite(state):
                 if any(sketch.journal_failed for sketch in state.sketches):
                     raise MemoryError(
@@ -620,11 +730,14 @@ class _BaseSketchSGD(BaseEstimator):
             coming = self.__dict__.pop("_names_to_come", None)
             raw_names = raw_names if raw_names is not None else coming
             self._reserve_names(raw_names)
+            probed = None
             if self.eta0 == "auto":
-                self.eta0_ = self._choose_eta0(n_models, X, csr, y_encoded, sample_weight)
-            state, journaled = self._new_state(n_models, X), []
+                self.eta0_, probed = self._choose_eta0(n_models, X, csr, y_encoded,
+                                                       sample_weight)
+            state = probed[0] if probed is not None else self._new_state(n_models, X)
+            journaled = []
         else:
-            state = self._state.training_copy()
+            state, probed = self._state.training_copy(), None
             journaled = state.sketches
         opened = []
         # Each pass writes at most depth cells per non-zero in every sketch.
@@ -634,7 +747,8 @@ class _BaseSketchSGD(BaseEstimator):
             for sketch in journaled:
                 sketch.journal_begin(writes)
                 opened.append(sketch)
-            self._run_passes(state, csr, y_encoded, sample_weight, n_passes)
+            self._run_passes(state, csr, y_encoded, sample_weight, n_passes,
+                             resume=probed)
             if classes_ is not None:
                 self.classes_ = classes_
             self._state = state

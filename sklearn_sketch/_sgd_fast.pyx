@@ -35,7 +35,7 @@ from cpython.ref cimport PyObject
 from libc.math cimport isfinite, log, sqrt
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 from ._core._count_sketch cimport MAX_DEPTH, CountSketch
 from ._core._murmurhash cimport _fmix64
@@ -264,6 +264,58 @@ cdef void _hard_threshold_step(TopKHeap heap, KeyDelta* pairs, Py_ssize_t n,
         heap.offer(pairs[i].key, pairs[i].delta, &evicted_key, &evicted_weight)
 
 
+cdef extern from "_spin_barrier.h" nogil:
+    ctypedef struct sks_barrier:
+        pass
+    ctypedef struct sks_waiter:
+        long sense
+        long rounds
+    void sks_barrier_init(sks_barrier* b, long n)
+    void sks_barrier_wait(sks_barrier* b, sks_waiter* w)
+    void sks_barrier_raise(sks_barrier* b, sks_waiter* w)
+    long sks_barrier_raised(sks_barrier* b, sks_waiter* w)
+
+
+cdef class ClassTeam:
+    """What the threads of one class-parallel pass share: a barrier and the scores.
+
+    Each of ``n_threads`` threads runs :func:`sgd_pass` over every row for its
+    own range of the ``n_models`` models (the classes); once per row they meet
+    to read every model's score, which the softmax (and the mistake count)
+    needs. The scores are kept twice, by row parity, so one meeting a row is
+    enough. A thread that finds a model diverging raises the barrier's flag:
+    all stop together after the next meeting.
+
+    Parameters
+    ----------
+    n_threads : int
+        Threads that will call ``sgd_pass`` with this team.
+    n_models : int
+        Models (``len(intercept)``) of the pass.
+    """
+    cdef sks_barrier barrier
+    cdef double* scores
+    cdef double* sketch_scores
+    cdef readonly Py_ssize_t n_threads, n_models
+
+    def __cinit__(self, Py_ssize_t n_threads, Py_ssize_t n_models):
+        if n_threads < 1 or n_models < 1:
+            raise ValueError("a team needs at least one thread and one model")
+        self.n_threads = n_threads
+        self.n_models = n_models
+        sks_barrier_init(&self.barrier, n_threads)
+        self.scores = <double*>malloc_array(2 * n_models, 1, sizeof(double))
+        self.sketch_scores = <double*>malloc_array(2 * n_models, 1, sizeof(double))
+        if not (self.scores and self.sketch_scores):
+            raise MemoryError()
+        memset(self.scores, 0, 2 * n_models * sizeof(double))
+        memset(self.sketch_scores, 0, 2 * n_models * sizeof(double))
+
+    def __dealloc__(self):
+        free(self.scores)
+        free(self.sketch_scores)
+
+
 def check_models(list sketches, list heaps):
     """Raise unless ``sketches`` and ``heaps`` hold initialised CountSketch and TopKHeap objects.
 
@@ -288,7 +340,8 @@ def check_models(list sketches, list heaps):
 def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] intercept,
              const int64_t[::1] indptr, const int64_t[::1] indices, const double[::1] data,
              const double[::1] y, const double[::1] sample_weight, const int64_t[::1] order,
-             double t, Py_ssize_t max_batch_nnz):
+             double t, Py_ssize_t max_batch_nnz, Py_ssize_t class_start=0,
+             Py_ssize_t class_stop=-1, ClassTeam team=None):
     """Train the ``K = len(intercept)`` models on the rows ``order``, in mini-batches.
 
     Parameters
@@ -311,6 +364,14 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
         Samples seen so far plus one (the schedule's clock).
     max_batch_nnz : int
         Largest number of non-zeros in one mini-batch (sizes the buffers).
+    class_start, class_stop : int, default=0 and -1 (``K``)
+        The models this call trains (with ``team``; all of them otherwise).
+    team : ClassTeam, default=None
+        Shared with the other threads of a class-parallel pass, each training
+        its own range of models over every row. The models (and ``t``,
+        ``mistakes`` and ``read_errors``) are those of one call over all of
+        them, bit for bit: a model's arithmetic never reads another's weights,
+        only every model's score, shared at each row.
 
     Returns
     -------
@@ -331,6 +392,14 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     """
     cdef Py_ssize_t K = intercept.shape[0], n_rows = order.shape[0]
     cdef Py_ssize_t bs = params.batch_size, depth = 0
+    cdef Py_ssize_t c_lo = class_start, c_hi = K if class_stop < 0 else class_stop
+    cdef bint in_team = team is not None
+    if not 0 <= c_lo < c_hi <= K:
+        raise ValueError(f"models [{class_start}, {class_stop}) are not a range of the {K}")
+    if in_team and team.n_models != K:
+        raise ValueError(f"the team shares the scores of {team.n_models} models, not {K}")
+    if not in_team and (c_lo != 0 or c_hi != K):
+        raise ValueError("a part of the models is trained only with a team")
     cdef int store = params.store, loss = params.loss
     cdef bint has_sketch = not (store == HEAP_ONLY or store == PROB_TRUNCATION
                                 or store == SPACE_SAVING or store == SOFT_THRESHOLD)
@@ -358,8 +427,20 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     cdef bint* in_heap = <bint*>malloc_array(max_batch_nnz, K, sizeof(bint))
     cdef double* row_delta = <double*>malloc_array(max_batch_nnz, 1, sizeof(double))
     cdef bint* row_flags = <bint*>malloc_array(max_batch_nnz, 1, sizeof(bint))
-    if not (sk and hp and cells and signs and dl and row_norm2 and scores and sketch_scores
-            and pairs and in_heap and row_delta and row_flags):
+    cdef bint allocated = (sk and hp and cells and signs and dl and row_norm2 and scores
+                           and sketch_scores and pairs and in_heap and row_delta and row_flags)
+    # A team's threads all start, or none: one that cannot allocate tells the others.
+    cdef sks_waiter waiter
+    waiter.sense = 0
+    waiter.rounds = 0
+    cdef bint team_failed = False
+    if in_team:
+        with nogil:
+            if not allocated:
+                sks_barrier_raise(&team.barrier, &waiter)
+            sks_barrier_wait(&team.barrier, &waiter)
+            team_failed = sks_barrier_raised(&team.barrier, &waiter)
+    if not allocated or team_failed:
         free(sk); free(hp); free(cells); free(signs); free(dl); free(row_norm2); free(scores)
         free(sketch_scores); free(pairs); free(in_heap); free(row_delta); free(row_flags)
         raise MemoryError(f"cannot allocate the buffers of a batch of {bs} rows and "
@@ -387,9 +468,15 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     cdef bint compare = False
     cdef double heap_error = 0.0, sketch_error = 0.0
     cdef CountSketch sketch0 = sketches[0] if has_sketch else None
+    # The scores every model's update reads: this call's own, or the team's, by
+    # row parity (a thread may write the next row's while another reads these).
+    cdef double* own_scores = scores
+    cdef double* own_sketch_scores = sketch_scores
+    cdef int parity = 0
     with nogil:
         start = 0
-        while start < n_rows and status == PASS_OK:
+        # A team stops together, after a meeting; alone, at the first divergence.
+        while start < n_rows and (in_team or status == PASS_OK):
             stop = min(start + bs, n_rows)
             eta = learning_rate(params, t)
             # Scores and loss derivatives of the batch at the current weights.
@@ -397,11 +484,15 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
             for b in range(stop - start):
                 row = order[start + b]
                 compare = compare_pass and (<int64_t>t + b) % COMPARE_EVERY == 0
+                if in_team:
+                    scores = team.scores + parity * K
+                    sketch_scores = team.sketch_scores + parity * K
+                    parity = 1 - parity
                 if has_sketch:
                     for p in range(indptr[row], indptr[row + 1]):
                         q = off + p - indptr[row]
                         sketch0.locate_prefetch(indices[p], &cells[q * depth], &signs[q * depth])
-                for c in range(K):
+                for c in range(c_lo, c_hi):
                     s = intercept[c]
                     if store == WEIGHT_MEDIAN or store == SKETCH_ONLY:
                         # Sketch-only reads: one call for the whole row.
@@ -426,6 +517,15 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                     scores[c] = s
                     if not isfinite(s):
                         status = PASS_DIVERGED
+                if in_team:
+                    if status != PASS_OK:
+                        sks_barrier_raise(&team.barrier, &waiter)
+                    sks_barrier_wait(&team.barrier, &waiter)
+                    if sks_barrier_raised(&team.barrier, &waiter):
+                        status = PASS_DIVERGED
+                    # The softmax overwrites its scores: each thread its own copy.
+                    memcpy(own_scores, scores, K * sizeof(double))
+                    scores = own_scores
                 if status != PASS_OK:
                     break
                 if compare:
@@ -452,7 +552,7 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
             # L2: w <- (1 - eta * alpha) w, in O(1) through the global scales.
             if params.alpha > 0.0:
                 decay = max(0.0, 1.0 - eta * params.alpha)
-                for c in range(K):
+                for c in range(c_lo, c_hi):
                     # False only when a sketch's journal cannot copy its table to
                     # fold the scale (nothing changed): the caller raises.
                     if has_sketch and not (<CountSketch>sk[c]).multiply(decay):
@@ -463,7 +563,7 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                         (<TopKHeap>hp[c]).multiply(decay)
 
             step = -eta / (stop - start)
-            for c in range(K):
+            for c in range(c_lo, c_hi):
                 if params.fit_intercept:
                     dsum = 0.0
                     for b in range(stop - start):
@@ -553,10 +653,13 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                                     (<TopKHeap>hp[c]).offer(indices[p], w, &evicted_key,
                                                             &evicted_weight)
                         off += indptr[row + 1] - indptr[row]
+            if in_team and status != PASS_OK:
+                # The others learn it at the next meeting (a last batch: from the caller).
+                sks_barrier_raise(&team.barrier, &waiter)
             t += stop - start
             start = stop
-    free(sk); free(hp); free(cells); free(signs); free(dl); free(row_norm2); free(scores)
-    free(sketch_scores); free(pairs); free(in_heap); free(row_delta); free(row_flags)
+    free(sk); free(hp); free(cells); free(signs); free(dl); free(row_norm2); free(own_scores)
+    free(own_sketch_scores); free(pairs); free(in_heap); free(row_delta); free(row_flags)
     return t, status, mistakes, (heap_error, sketch_error)
 
 

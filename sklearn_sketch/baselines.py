@@ -146,7 +146,8 @@ class TruncationClassifier(_BudgetedBaseline):
     (46, True, True)
     """
 
-    _AUTO_ETA0, _AUTO_Z, _AUTO_PROBE_NNZ = (1.0, 3.0, 10.0), 0.0, 0  # argmin, a tenth
+    # Argmin over a tenth of the first pass, however large.
+    _AUTO_ETA0, _AUTO_Z, _AUTO_PROBE_NNZ, _AUTO_PROBE_TENTH = (1.0, 3.0, 10.0), 0.0, 0, None
     _parameter_constraints = {**_BUDGET_CONSTRAINTS,
                               "truncation": [StrOptions({"simple", "probabilistic"})]}
 

@@ -133,6 +133,7 @@ class _BearMixin:
     """Training through ``bear_pass``, with the curvature pairs in the model state."""
 
     _store = _stores.SKETCH_AND_HEAP
+    _threads_share_classes = False  # bear_pass has no team: parts of rows are averaged
     _bear_constraints = {
         **_SKETCH_CONSTRAINTS, **_SELECTION_CONSTRAINTS, **_MEMORY_CONSTRAINTS,
         "history_size": [Interval(Integral, 1, 256, closed="both")],

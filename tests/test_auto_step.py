@@ -124,3 +124,36 @@ def test_default_steps_shrink_for_labels_that_are_mostly_noise(cls):
     one = cls(eta0=first, random_state=0).fit(X, y)
     assert roc_auc_score(y_test, noisy.decision_function(X_test)) > roc_auc_score(
         y_test, one.decision_function(X_test))
+
+
+@pytest.mark.parametrize("cls", [FeatureHashingClassifier, WMSketchClassifier,
+                                 AWMSketchClassifier, MissionClassifier])
+@pytest.mark.parametrize("rows", [2500, 12_000])
+def test_the_first_pass_goes_on_from_the_probe_as_if_the_step_was_given(cls, rows):
+    # 12,000 rows probe 2000 and go on from there; 2500 rows probe all but 500 of them
+    # (a tenth of 12,000 is 1200: the first rows until 500,000 non-zeros).
+    X, y = noisy_one_hot(n=rows)
+    auto = cls(memory_budget="64KB", max_iter=2, random_state=0).fit(X, y)
+    fixed = cls(memory_budget="64KB", max_iter=2, random_state=0, eta0=auto.eta0_).fit(X, y)
+    for a, b in zip(auto._state.sketches, fixed._state.sketches):
+        np.testing.assert_array_equal(a.table, b.table)
+    for a, b in zip(auto._state.heaps, fixed._state.heaps):
+        np.testing.assert_array_equal(np.sort(a.keys()), np.sort(b.keys()))
+    np.testing.assert_array_equal(auto.intercept_, fixed.intercept_)
+    assert auto.online_error_rate_ == fixed.online_error_rate_
+    assert auto.t_ == fixed.t_ and auto.n_iter_ == fixed.n_iter_ == 2
+    if hasattr(auto, "predict_with_"):
+        np.testing.assert_array_equal(auto._state.read_errors, fixed._state.read_errors)
+    np.testing.assert_array_equal(auto.decision_function(X[:200]),
+                                  fixed.decision_function(X[:200]))
+
+
+def test_the_probe_in_threads_chooses_as_on_one():
+    X, y = noisy_one_hot(n=30_000)
+    one = FeatureHashingClassifier(memory_budget="64KB", max_iter=1, random_state=0).fit(X, y)
+    two = FeatureHashingClassifier(memory_budget="64KB", max_iter=1, random_state=0,
+                                   n_jobs=2).fit(X, y)
+    assert one.eta0_ == two.eta0_ < FeatureHashingClassifier._AUTO_ETA0[0]
+    again = FeatureHashingClassifier(memory_budget="64KB", max_iter=1, random_state=0,
+                                     n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(two._state.sketches[0].table, again._state.sketches[0].table)

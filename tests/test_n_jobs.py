@@ -1,4 +1,5 @@
-"""n_jobs: a pass in parts on threads, averaged; deterministic, and exactly parameter mixing."""
+"""n_jobs: the classes' models on threads of their own, exactly as on one; one model (and
+BEAR's) in parts of the rows, averaged: deterministic, and exactly parameter mixing."""
 import sys
 from pathlib import Path
 
@@ -37,9 +38,15 @@ def data(n=4000, p=60, seed=0):
     return X, np.argmax(X[:, :6].reshape(n, 3, 2).sum(axis=2), axis=1)
 
 
+def binary_data():
+    X, y = data()
+    return X, (y == 0).astype(int)
+
+
 @pytest.mark.parametrize("name", sorted(MAKERS))
 def test_a_pass_in_parts_is_the_average_of_copies_trained_on_the_parts(name):
-    X, y = data()
+    # One model (binary), or BEAR's coupled classes: the rows are split.
+    X, y = data() if name == "bear" else binary_data()
     n_jobs = 3
     est = MAKERS[name](n_jobs=n_jobs, max_iter=1, shuffle=False).fit(X, y)
     parts = np.array_split(np.arange(len(y)), n_jobs)
@@ -52,6 +59,43 @@ def test_a_pass_in_parts_is_the_average_of_copies_trained_on_the_parts(name):
         np.testing.assert_array_equal(est.coef_.toarray(), expected.coef_.toarray())
     np.testing.assert_array_equal(est.predict(X), expected.predict(X))
     assert est.t_ == len(y) + 1
+
+
+@pytest.mark.parametrize("name", sorted(set(MAKERS) - {"bear"}))
+@pytest.mark.parametrize("n_jobs, loss, batch_size, alpha", [
+    (2, "log_loss", 1, 0.0), (3, "log_loss", 1, 1e-4), (2, "hinge", 5, 0.0)])
+def test_the_models_of_classes_train_on_threads_exactly_as_on_one(name, n_jobs, loss,
+                                                                  batch_size, alpha):
+    # Each thread trains its classes' models over every row, meeting the others once
+    # a row for the scores: 3 classes on 2 threads (2 + 1) or 3, softmax or one-vs-rest.
+    X, y = data()
+    params = dict(loss=loss, batch_size=batch_size, alpha=alpha, max_iter=2)
+    one = MAKERS[name](**params).fit(X, y)
+    threads = MAKERS[name](n_jobs=n_jobs, **params).fit(X, y)
+    assert_same_snapshot(snapshot(threads), snapshot(one))
+    # Continuing a fitted model (its sketches journaled) stays exact too.
+    one.partial_fit(X[:1500], y[:1500])
+    threads.partial_fit(X[:1500], y[:1500])
+    assert_same_snapshot(snapshot(threads), snapshot(one))
+
+
+@pytest.mark.parametrize("name", ["hashing", "wm", "mission"])
+def test_a_model_that_diverges_on_one_thread_stops_them_all(name):
+    X, y = data()
+    # In the update of a fresh model (the scores are 0 before it), and in the scores
+    # of a fitted one: either way every thread stops, the call raises, nothing changes.
+    est = MAKERS[name](n_jobs=3).set_params(eta0=1e300, learning_rate="constant")
+    with pytest.raises(ValueError, match="diverged"):
+        est.fit(X * 1e200, y)
+    assert not hasattr(est, "coef_") and not hasattr(est, "intercept_")
+    est = MAKERS[name](n_jobs=3).fit(X, y)
+    # Only the last class's model (the third thread's) scores an infinity.
+    last = est._state.sketches[-1]
+    last.set_table(np.full(last.table.shape, 3e38, dtype=last.dtype))
+    before = snapshot(est)
+    with pytest.raises(ValueError, match="diverged"):
+        est.partial_fit(X * 1e300, y)
+    assert_same_snapshot(snapshot(est), before)
 
 
 @pytest.mark.parametrize("name", sorted(MAKERS))
