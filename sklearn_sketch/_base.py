@@ -196,8 +196,10 @@ N_JOBS_DOC = """
         threads meet once a row to read every model's score: the model is
         the one ``n_jobs=1`` trains, bit for bit (20 Newsgroups, 20 classes:
         a pass took 0.51 to 0.55 of its time with 2 on two cores,
-        ``benchmarks/bench_parallel.py``). The threads wait for each other
-        by spinning, as OpenMP's do: give them idle cores. With one model
+        ``benchmarks/bench_parallel.py``). A thread waiting for the others
+        spins for a few microseconds, then naps; on a busy machine (waits of
+        a millisecond) the first thread carries the pass on alone, with the
+        same result. With one model
         (binary, regression) or BEAR, each pass splits its (shuffled) rows
         into ``n_jobs`` parts, trains a copy of the model on each in its own
         thread (the compiled pass runs without the GIL) and averages the

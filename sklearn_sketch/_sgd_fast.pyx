@@ -271,9 +271,24 @@ cdef extern from "_spin_barrier.h" nogil:
         long sense
         long rounds
     void sks_barrier_init(sks_barrier* b, long n)
-    void sks_barrier_wait(sks_barrier* b, sks_waiter* w)
+    int sks_barrier_wait(sks_barrier* b, sks_waiter* w)
     void sks_barrier_raise(sks_barrier* b, sks_waiter* w)
     long sks_barrier_raised(sks_barrier* b, sks_waiter* w)
+    void sks_barrier_go_solo(sks_barrier* b, sks_waiter* w)
+    long sks_barrier_solo(sks_barrier* b, sks_waiter* w)
+
+
+#: Waits of more than a millisecond (another thread of the team was not running:
+#: a busy machine) after which a class-parallel pass goes on in its first thread.
+cdef long SLOW_WAITS_TO_SOLO = 16
+
+
+def _set_slow_waits_to_solo(long waits):
+    """Set how many slow waits make a class-parallel pass go solo; returns the old value
+    (tests set 0 to take that path on an idle machine)."""
+    global SLOW_WAITS_TO_SOLO
+    old, SLOW_WAITS_TO_SOLO = SLOW_WAITS_TO_SOLO, waits
+    return old
 
 
 cdef class ClassTeam:
@@ -473,6 +488,8 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     cdef double* own_scores = scores
     cdef double* own_sketch_scores = sketch_scores
     cdef int parity = 0
+    cdef long slow_waits = 0
+    cdef bint going_solo = False
     with nogil:
         start = 0
         # A team stops together, after a meeting; alone, at the first divergence.
@@ -520,9 +537,13 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                 if in_team:
                     if status != PASS_OK:
                         sks_barrier_raise(&team.barrier, &waiter)
-                    sks_barrier_wait(&team.barrier, &waiter)
+                    slow_waits += sks_barrier_wait(&team.barrier, &waiter)
                     if sks_barrier_raised(&team.barrier, &waiter):
                         status = PASS_DIVERGED
+                    if slow_waits >= SLOW_WAITS_TO_SOLO:
+                        sks_barrier_go_solo(&team.barrier, &waiter)
+                    if sks_barrier_solo(&team.barrier, &waiter):
+                        going_solo = True
                     # The softmax overwrites its scores: each thread its own copy.
                     memcpy(own_scores, scores, K * sizeof(double))
                     scores = own_scores
@@ -658,6 +679,17 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                 sks_barrier_raise(&team.barrier, &waiter)
             t += stop - start
             start = stop
+            if in_team and going_solo:
+                # Lockstep with a thread that is not running costs a scheduler slice a
+                # row: the first thread trains every model from the next batch, once
+                # the others have finished this one (the same models, bit for bit).
+                sks_barrier_wait(&team.barrier, &waiter)
+                if sks_barrier_raised(&team.barrier, &waiter):
+                    status = PASS_DIVERGED
+                if c_lo != 0:
+                    break
+                in_team = False
+                c_hi = K
     free(sk); free(hp); free(cells); free(signs); free(dl); free(row_norm2); free(own_scores)
     free(own_sketch_scores); free(pairs); free(in_heap); free(row_delta); free(row_flags)
     return t, status, mistakes, (heap_error, sketch_error)

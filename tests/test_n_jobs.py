@@ -12,6 +12,9 @@ from sklearn_sketch import (
     FeatureHashingClassifier,
     IHTClassifier,
     MissionClassifier,
+    SpaceSavingClassifier,
+    SparsePerceptronClassifier,
+    TruncationClassifier,
     WMSketchClassifier,
     average_estimators,
 )
@@ -77,6 +80,44 @@ def test_the_models_of_classes_train_on_threads_exactly_as_on_one(name, n_jobs, 
     one.partial_fit(X[:1500], y[:1500])
     threads.partial_fit(X[:1500], y[:1500])
     assert_same_snapshot(snapshot(threads), snapshot(one))
+
+
+@pytest.fixture
+def threads_go_solo_at_once():
+    from sklearn_sketch._sgd_fast import _set_slow_waits_to_solo
+
+    old = _set_slow_waits_to_solo(0)
+    yield
+    _set_slow_waits_to_solo(old)
+
+
+@pytest.mark.parametrize("name", ["wm", "mission", "iht"])
+@pytest.mark.parametrize("batch_size", [1, 7])
+def test_a_pass_handed_to_the_first_thread_is_still_exact(threads_go_solo_at_once, name,
+                                                           batch_size):
+    # On a busy machine (waits of a millisecond) the first thread takes every model
+    # over after the batch where the threads agreed to; here they agree at once.
+    X, y = data()
+    params = dict(batch_size=batch_size, max_iter=2)
+    one = MAKERS[name](**params).fit(X, y)
+    threads = MAKERS[name](n_jobs=3, **params).fit(X, y)
+    assert_same_snapshot(snapshot(threads), snapshot(one))
+    est = MAKERS[name](n_jobs=3).set_params(eta0=1e300, learning_rate="constant")
+    with pytest.raises(ValueError, match="diverged"):
+        est.fit(X * 1e200, y)
+
+
+@pytest.mark.parametrize("make", [
+    lambda **k: TruncationClassifier("8KB", truncation="simple", eta0=1.0, random_state=0, **k),
+    lambda **k: TruncationClassifier("8KB", truncation="probabilistic", eta0=1.0,
+                                     random_state=0, **k),
+    lambda **k: SpaceSavingClassifier("8KB", random_state=0, **k),
+    lambda **k: SparsePerceptronClassifier(8, random_state=0, **k),
+], ids=["truncation", "probabilistic-truncation", "space-saving", "soft-threshold"])
+def test_the_baselines_of_classes_train_on_threads_exactly_as_on_one(make):
+    # Their heaps hold the model (the probabilistic one draws by key and clock).
+    X, y = data()
+    assert_same_snapshot(snapshot(make(n_jobs=2).fit(X, y)), snapshot(make().fit(X, y)))
 
 
 @pytest.mark.parametrize("name", ["hashing", "wm", "mission"])
