@@ -572,6 +572,11 @@ def check_targets(all_results, grid, sgd_all, budgets, est_ids):
         default = settings.get("default", {}).get("accuracy")
         scores = [r["accuracy"] for r in settings.values() if "accuracy" in r]
         if default is None or not scores:
+            # An estimator that cannot fit the grid's budget fails the target, loudly.
+            error = settings.get("default", {}).get("error", "no result")
+            report(f"{name} {ESTIMATORS[est_id][0]}: default within "
+                   f"{DEFAULT_VS_GRID_POINTS * 100:g} points of best grid", False,
+                   f"no default result: {error[:160]}")
             continue
         gap = max(scores) - default
         report(f"{name} {ESTIMATORS[est_id][0]}: default within "
