@@ -5,6 +5,7 @@ passes (one compiled call per pass), the fitted attributes and the selection
 API live here; each algorithm family only says where its weights live.
 """
 import math
+import os
 import re
 import threading
 import warnings
@@ -197,9 +198,9 @@ N_JOBS_DOC = """
         the one ``n_jobs=1`` trains, bit for bit (20 Newsgroups, 20 classes:
         a pass took 0.51 to 0.55 of its time with 2 on two cores,
         ``benchmarks/bench_parallel.py``). A thread waiting for the others
-        spins for a few microseconds, then naps; on a busy machine (waits of
-        a millisecond) the first thread carries the pass on alone, with the
-        same result. With one model
+        spins for up to half a millisecond, then naps; on a busy machine
+        (waits longer than that) the first thread carries the pass on alone,
+        with the same result. At most one thread a core. With one model
         (binary, regression) or BEAR, each pass splits its (shuffled) rows
         into ``n_jobs`` parts, trains a copy of the model on each in its own
         thread (the compiled pass runs without the GIL) and averages the
@@ -635,7 +636,9 @@ class _BaseSketchSGD(BaseEstimator):
         n_samples = csr[0].shape[0] - 1
         n_threads = self._n_threads(n_samples, params.batch_size)
         # Models of classes train in threads of their own, exactly; one model, in parts.
-        class_threads = min(n_threads, len(state.intercept)) if self._threads_share_classes else 1
+        # (no more than the cores: threads in lockstep wait for any that is not running).
+        class_threads = (min(n_threads, len(state.intercept), os.cpu_count() or 1)
+                         if self._threads_share_classes else 1)
         for _ in range(n_passes):
             order = self._pass_order(state, n_samples)
             done, mistakes, read_errors = 0, 0, np.zeros(2)

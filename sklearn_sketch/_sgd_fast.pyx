@@ -278,7 +278,7 @@ cdef extern from "_spin_barrier.h" nogil:
     long sks_barrier_solo(sks_barrier* b, sks_waiter* w)
 
 
-#: Waits of more than a millisecond (another thread of the team was not running:
+#: Waits of more than half a millisecond (another thread of the team was not running:
 #: a busy machine) after which a class-parallel pass goes on in its first thread.
 cdef long SLOW_WAITS_TO_SOLO = 16
 
@@ -540,7 +540,10 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                     slow_waits += sks_barrier_wait(&team.barrier, &waiter)
                     if sks_barrier_raised(&team.barrier, &waiter):
                         status = PASS_DIVERGED
-                    if slow_waits >= SLOW_WAITS_TO_SOLO:
+                    # Many slow waits, and at least one meeting in 8 (a long row now and
+                    # then makes one thread wait on an idle machine too).
+                    if SLOW_WAITS_TO_SOLO == 0 or (slow_waits >= SLOW_WAITS_TO_SOLO
+                                                   and 8 * slow_waits >= waiter.rounds):
                         sks_barrier_go_solo(&team.barrier, &waiter)
                     if sks_barrier_solo(&team.barrier, &waiter):
                         going_solo = True

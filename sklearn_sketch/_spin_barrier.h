@@ -2,9 +2,9 @@
  *
  * The threads of sgd_pass meet once per row (to share the models' scores), a
  * few microseconds apart: spinning is far cheaper there than a mutex and a
- * condition variable. A waiter spins for 20 microseconds at most, then naps
- * (50 microseconds at a time), so that it never takes the core a late thread
- * needs; it says when it waited more than a millisecond: another thread was not
+ * condition variable. A waiter spins for half a millisecond at most, then naps
+ * (50 microseconds at a time), so that it does not keep the core a late thread
+ * needs; it says when it had to nap: another thread was not
  * running (a busy machine), and the pass had better go on in one thread (see
  * sgd_pass).
  */
@@ -67,7 +67,7 @@ static inline void sks_barrier_init(sks_barrier* b, long n) {
 
 /* Wait until all b->n threads have called this (each with its own waiter,
  * zeroed at first). Everything written before the call is visible after it.
- * Returns 1 when the wait took more than a millisecond, else 0. */
+ * Returns 1 when the wait took more than half a millisecond, else 0. */
 static inline int sks_barrier_wait(sks_barrier* b, sks_waiter* w) {
     long spins = 0;
     double start = 0.0;
@@ -87,10 +87,8 @@ static inline int sks_barrier_wait(sks_barrier* b, sks_waiter* w) {
                 continue;
             }
             waited = sks_seconds() - start;
-            if (waited > 1e-3) {
+            if (waited > 5e-4) {
                 slow = 1;
-            }
-            if (waited > 2e-5) {
                 SKS_NAP();
             }
         }
