@@ -443,8 +443,7 @@ class _BaseSketchSGD(BaseEstimator):
         winner's model after the probe, from which the first pass goes on (so
         the probe costs at most ``len(_AUTO_ETA0) - 1`` trainings on it, and
         with one thread the model equals one trained with that step from the
-        start). ``csr`` is ``X``
-        as :func:`_as_csr_int64` gives it.
+        start). ``csr`` is ``X`` as :func:`_as_csr_int64` gives it.
         """
         template = self._new_state(n_models, X)
         order = self._pass_order(template, csr[0].shape[0] - 1)
@@ -640,12 +639,12 @@ class _BaseSketchSGD(BaseEstimator):
         class_threads = (min(n_threads, len(state.intercept), os.cpu_count() or 1)
                          if self._threads_share_classes else 1)
         for _ in range(n_passes):
-            order = self._pass_order(state, n_samples)
             done, mistakes, read_errors = 0, 0, np.zeros(2)
             if resume is not None:
                 _, done, mistakes, read_errors = resume
-                order, resume = order[done:], None
-            t, status = state.t, PASS_OK
+                resume = None
+            order = self._pass_order(state, n_samples)[done:]
+            t, status, more, errors = state.t, PASS_OK, 0, np.zeros(2)
             if order.size and class_threads > 1:
                 t, status, more, errors = self._class_parallel_order(
                     state, params, csr, y, sample_weight, order, class_threads)
@@ -655,10 +654,8 @@ class _BaseSketchSGD(BaseEstimator):
             elif order.size:
                 t, status, more, errors = self._train_order(
                     state, params, csr, y, sample_weight, order)
-            if order.size:
-                mistakes += more
-                read_errors = np.asarray(read_errors, dtype=float) + np.asarray(errors,
-                                                                                dtype=float)
+            mistakes += more
+            read_errors = read_errors + np.asarray(errors, dtype=float)
             if status == PASS_DIVERGED or not self._state_is_finite(state):
                 if any(sketch.journal_failed for sketch in state.sketches):
                     raise MemoryError(
