@@ -6,10 +6,10 @@ Each mini-batch ``Theta_t`` with active set ``A_t`` (the features present in it)
    top-k heap (0 elsewhere); gradient ``g_t`` of the batch's mean loss;
 2. direction ``z_t`` by the L-BFGS two-loop recursion (Algorithm 1) over the
    last ``history_size`` curvature pairs ``(s_i, r_i)``;
-3. add ``s = -eta z_t`` on ``A_t`` to the sketch; read ``A_t`` again and
-   offer the estimates to the heap;
-4. gradient ``g'`` on the same batch at ``w + s``; store the pair ``(s,
-   r = g' - g_t)`` on ``A_t`` (never as length-p vectors).
+3. add ``s = -eta z_t`` on ``A_t`` to the sketch;
+4. gradient ``g'`` on the same batch at ``w + s`` (the step is cut back if it
+   overshot, below); read ``A_t`` again and offer the estimates to the heap;
+   store the pair ``(s, r = g' - g_t)`` on ``A_t`` (never as length-p vectors).
 
 Step 4 departs from the paper's box, which takes ``g'`` at the re-read
 weights (masked by the heap; the authors' code reads them unmasked). Either
@@ -19,6 +19,15 @@ the curvature along ``s``, and on the paper's own sparse-recovery simulation
 secant pair did (see ``sklearn_sketch.bear``). For a convex loss with one
 model ``r^T s >= 0`` then holds; a softmax model's own pair can still bend the
 wrong way, since the other classes' steps move its probabilities.
+
+A step that overshoots its own batch is cut back: with ``g`` and ``g'`` the
+batch's gradients before and after the step, ``(g + g')^T s / 2`` estimates the
+change of its loss (exactly, for a quadratic); when that is positive the step
+and its pair are scaled by ``theta = -g^T s / (g' - g)^T s``, the secant
+minimum along ``s``. Two gradients a batch are taken anyway, so the check costs
+two inner products. Without it, on one fold of 20 Newsgroups (raw counts, some
+rows with ``||x||**2`` in the millions) the softmax intercepts grew to 1e5
+within three passes and the model predicted one class.
 
 As in online L-BFGS (Schraudolph et al. 2007), ``r`` gets ``damping * s``
 added: with one model (binary or squared loss) every pair then has curvature at
@@ -725,7 +734,7 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
               LBFGSHistory history not None, const int64_t[::1] indptr,
               const int64_t[::1] indices, const double[::1] data, const double[::1] y,
               const double[::1] sample_weight, const int64_t[::1] order, double t,
-              Py_ssize_t max_batch_nnz):
+              Py_ssize_t max_batch_nnz, Py_ssize_t batch_nnz_cap=-1):
     """Train the ``K = len(intercept)`` models on the rows ``order`` with BEAR steps.
 
     Parameters
@@ -749,6 +758,11 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
         Samples seen so far plus one (the schedule's clock).
     max_batch_nnz : int
         Largest number of non-zeros in one mini-batch.
+    batch_nnz_cap : int, default=-1
+        If not negative, a batch also ends before the row that would take its
+        non-zeros past this many (a batch always holds at least one row, and no
+        row may hold more): how a memory budget bounds the pairs.
+        ``max_batch_nnz`` must then be at least this cap.
 
     Returns
     -------
@@ -774,6 +788,15 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
             raise ValueError("the sketches of the models must share their configuration")
     if history.capacity < max_batch_nnz + 1:
         raise ValueError("the history's capacity is below the batch size in non-zeros")
+    cdef Py_ssize_t i, row_nnz, batch_nnz
+    if batch_nnz_cap >= 0:
+        if max_batch_nnz < batch_nnz_cap:
+            raise ValueError("max_batch_nnz must be at least batch_nnz_cap")
+        for i in range(n_rows):
+            row_nnz = indptr[order[i] + 1] - indptr[order[i]]
+            if row_nnz > batch_nnz_cap:
+                raise ValueError(f"row {order[i]} holds {row_nnz} non-zeros, more than the "
+                                 f"{batch_nnz_cap} a batch may hold")
     cdef Py_ssize_t C = history.capacity, depth = (<CountSketch>sketches[0]).depth
     # A batch holds at most every row (this also keeps ``start + bs`` from overflowing).
     cdef Py_ssize_t bs = max(1, min(params.batch_size, n_rows))
@@ -806,7 +829,7 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
     cdef Py_ssize_t start, stop, b, row, p, j, n_active, off, first_key = params.fit_intercept
     cdef Py_ssize_t idx, mistakes = 0
     cdef int64_t evicted_key
-    cdef double eta, delta, hw, evicted_weight, norm2
+    cdef double eta, delta, hw, evicted_weight, norm2, gs, gps, theta
     cdef bint no_pair
     cdef float* s_out
     cdef float* r_out
@@ -818,6 +841,14 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
         start = 0
         while start < n_rows and status == PASS_OK:
             stop = min(start + bs, n_rows)
+            if batch_nnz_cap >= 0:
+                batch_nnz = indptr[order[start] + 1] - indptr[order[start]]
+                for i in range(start + 1, stop):
+                    row_nnz = indptr[order[i] + 1] - indptr[order[i]]
+                    if batch_nnz + row_nnz > batch_nnz_cap:
+                        stop = i
+                        break
+                    batch_nnz += row_nnz
             # Active set: a position per distinct key, the intercept first.
             history.start_batch()
             if first_key:
@@ -889,12 +920,47 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
             if status != PASS_OK:
                 break
 
-            # The heap takes the sketch's new estimates of the active set; the
-            # curvature pair is measured at the weights the step moved to, w + s.
+            # The curvature pair is measured at the weights the step moved to,
+            # w + s: r = g(w + s) - g(w) on the same batch, taken in double
+            # (w_sketch is free by now) and rounded once.
             for c in range(K):
                 s_out = &history._pair_s[(idx * K + c) * C]
                 for j in range(n_active):
                     w[c * C + j] += s_out[j]
+            memcpy(w_sketch, g, K * C * sizeof(double))
+            if not _batch_gradient(params, K, C, n_active, first_key, indptr, data, y,
+                                   sample_weight, order, start, stop, nnz_pos, w, g, scores,
+                                   dl, NULL):
+                status = PASS_DIVERGED
+                break
+            # Secant check along s: the batch's loss changes by about
+            # (g + g')^T s / 2 (exactly, for a quadratic). When that is positive
+            # the step went past the minimum along s; it is cut to the secant
+            # minimum theta = -g^T s / (g' - g)^T s, and the pair with it.
+            gs = 0.0
+            gps = 0.0
+            for c in range(K):
+                s_out = &history._pair_s[(idx * K + c) * C]
+                for j in range(n_active):
+                    gs += w_sketch[c * C + j] * s_out[j]
+                    gps += g[c * C + j] * s_out[j]
+            theta = -gs / (gps - gs) if gs < 0.0 and gs + gps > 0.0 else 1.0
+            for c in range(K):
+                s_out = &history._pair_s[(idx * K + c) * C]
+                r_out = &history._pair_r[(idx * K + c) * C]
+                for j in range(n_active):
+                    r_out[j] = <float>(theta * (g[c * C + j] - w_sketch[c * C + j]))
+                    if theta != 1.0:
+                        delta = <float>(theta * s_out[j])
+                        if j < first_key:
+                            intercept[c] += delta - s_out[j]
+                        else:
+                            (<CountSketch>sk[c]).add_located(&cells[j * depth],
+                                                             &signs[j * depth],
+                                                             delta - s_out[j])
+                        s_out[j] = <float>delta
+            # The heap takes the sketch's new estimates of the active set.
+            for c in range(K):
                 for j in range(first_key, n_active):
                     hw = (<CountSketch>sk[c]).estimate_located(&cells[j * depth],
                                                                &signs[j * depth])
@@ -904,19 +970,6 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                         (<TopKHeap>hp[c]).offer(keys[j], hw, &evicted_key, &evicted_weight)
             if status != PASS_OK:
                 break
-
-            # r = g(new weights) - g(old weights) on the same batch, taken in double
-            # (w_sketch is free by now) and rounded once.
-            memcpy(w_sketch, g, K * C * sizeof(double))
-            if not _batch_gradient(params, K, C, n_active, first_key, indptr, data, y,
-                                   sample_weight, order, start, stop, nnz_pos, w, g, scores,
-                                   dl, NULL):
-                status = PASS_DIVERGED
-                break
-            for c in range(K):
-                r_out = &history._pair_r[(idx * K + c) * C]
-                for j in range(n_active):
-                    r_out[j] = <float>(g[c * C + j] - w_sketch[c * C + j])
             history.push_batch(params.damping * norm2, params.damping)
             t += stop - start
             start = stop

@@ -8,6 +8,8 @@ collisions bury the heavy features. The kernel is ``_bear_fast.bear_pass``.
 """
 from numbers import Integral, Real
 
+import numpy as np
+
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -100,6 +102,13 @@ _BEAR_NOTES_DOC = """
     at most 2/8 with either re-read, and at most 5/8 by MISSION over
     eta0 in {0.3, 0.1, 0.03, 0.01}; at compression 2: 8/8, at most 7/8 and 7/8.
 
+    A step that goes past the minimum of its batch's loss along it (``(g +
+    g')^T s > 0``, which for a quadratic loss means the loss rose) is cut, with
+    its pair, to the secant minimum ``theta s``, ``theta = -g^T s / (g' -
+    g)^T s``. Without this cut, on one cross-validation fold of 20 Newsgroups
+    (raw token counts) the intercepts grew past 1e5 and every prediction was
+    one class; with it that fold scores 0.66.
+
     ``damping`` is online L-BFGS's regularization of the pairs (Schraudolph et
     al., 2007): with the log loss, a batch the model already fits has almost no
     curvature, and its pair would scale the next batch's gradient by the inverse
@@ -118,15 +127,41 @@ _BEAR_BUDGET_DOC = """
         ``n_features_to_select`` and ``sketch_width`` as given. The curvature
         pairs are paid first: room for ``history_size`` pairs on the largest
         active set that ``batch_size`` rows of the first training data can
-        form (known from that data, so the shape is chosen at the first fit);
-        the rest is split as :class:`MissionClassifier` splits its budget (a
-        quarter to the heaps). A later call whose batches need larger pairs
+        form, but at most a quarter of the budget (never less than the longest
+        row); where that caps them, a batch ends before the row that would
+        take its non-zeros past the room, so batches of long rows hold fewer
+        rows. The rest is split as :class:`MissionClassifier` splits its budget
+        (a quarter to the heaps). A later call with a row longer than the room
         raises instead of growing past the budget. The shape chosen is in
         ``sketch_width_``, ``sketch_depth_`` and ``n_features_to_select_``;
-        ``history_.memory_bytes`` is the pairs' part. A pair coordinate costs
+        ``history_.capacity - 1`` is the most non-zeros a batch holds and
+        ``history_.memory_bytes`` the pairs' part. A pair coordinate costs
         ``history_size * (24 + 8 * n_models)`` bytes (float32 ``s`` and ``r``,
         the key and its hash, the shared positions) plus about 50 bytes of the
         batch's workspace: 976 bytes with 20 classes, 342 with 4."""
+
+
+#: Most of a memory budget the curvature pairs may take; past it, batches end early.
+_PAIRS_SHARE = 0.25
+
+
+def _capacity_within(history_size, n_models, nbytes, wanted):
+    """Largest pair capacity, at most ``wanted``, whose history fits in ``nbytes`` (>= 1)."""
+    def cost(capacity):
+        history = LBFGSHistory(history_size, n_models)
+        history.reserve(capacity)
+        return history.memory_bytes
+
+    if cost(wanted) <= nbytes:
+        return wanted
+    low, high = 1, wanted  # cost(high) > nbytes
+    while high - low > 1:
+        middle = (low + high) // 2
+        if cost(middle) <= nbytes:
+            low = middle
+        else:
+            high = middle
+    return low
 
 
 class _BearMixin:
@@ -151,33 +186,45 @@ class _BearMixin:
     def _new_state(self, n_models, X=None, reserved=0):
         history = LBFGSHistory(self.history_size, n_models)
         if self.memory_budget is not None and X is not None:
-            # The pairs live on batch active sets: room for the largest batch X can
-            # form (plus the intercept) comes first, the sketch and heaps get the rest.
-            history.reserve(largest_batch_nnz(X, self.batch_size) + 1)
-            reserved += history.memory_bytes
+            # The pairs live on batch active sets: room for batch_size rows of X (plus
+            # the intercept), but at most a share of the budget, is paid first; batches
+            # then end early rather than outgrow it. The sketch and heaps get the rest.
             budget = parse_memory_budget(self.memory_budget)
+            longest = largest_batch_nnz(X, 1)
+            wanted = largest_batch_nnz(X, self.batch_size) + 1
+            capacity = _capacity_within(self.history_size, n_models,
+                                        int(budget * _PAIRS_SHARE), wanted)
+            if capacity < longest + 1:
+                capacity = longest + 1
+            history.reserve(capacity)
+            reserved += history.memory_bytes
             if budget - reserved <= 16 * n_models:
                 raise ValueError(
                     f"memory_budget={self.memory_budget!r} ({budget} bytes) cannot hold "
                     f"BEAR's curvature pairs ({history.memory_bytes} bytes for history_size="
-                    f"{self.history_size} pairs on batches of {self.batch_size} rows of this "
-                    "data) and a model: give a larger budget, a smaller history_size or "
-                    "batch_size")
+                    f"{self.history_size} pairs on the longest row of this data, {longest} "
+                    "non-zeros) and a model: give a larger budget or a smaller history_size")
         state = super()._new_state(n_models, X, reserved)
         state.history = history
         return state
 
     def _train_pass(self, state, params, indptr, indices, data, y, sample_weight, order,
                     max_batch_nnz):
-        if self.memory_budget is not None and max_batch_nnz + 1 > state.history.capacity:
+        if self.memory_budget is None:
+            state.history.reserve(max_batch_nnz + 1)
+            return bear_pass(params, state.sketches, state.heaps, state.intercept,
+                             state.history, indptr, indices, data, y, sample_weight, order,
+                             state.t, max_batch_nnz)
+        cap = state.history.capacity - 1
+        longest = int(np.diff(indptr)[order].max()) if order.size else 0
+        if longest > cap:
             raise ValueError(
-                f"a batch of this call holds {max_batch_nnz} non-zeros, more than the "
-                f"{state.history.capacity - 1} that memory_budget reserved for BEAR's "
-                "curvature pairs when the model was created (from its first data): fit "
-                "anew, or use smaller batch_size or rows")
-        state.history.reserve(max_batch_nnz + 1)
+                f"a row of this call holds {longest} non-zeros, more than the {cap} that "
+                "memory_budget reserved for BEAR's curvature pairs when the model was "
+                "created (from its first data): fit anew with a larger budget")
         return bear_pass(params, state.sketches, state.heaps, state.intercept, state.history,
-                         indptr, indices, data, y, sample_weight, order, state.t, max_batch_nnz)
+                         indptr, indices, data, y, sample_weight, order, state.t, cap,
+                         batch_nnz_cap=cap)
 
     def _set_fitted_attributes(self):
         super()._set_fitted_attributes()

@@ -40,13 +40,21 @@ def _gradient(loss, X, y, sw, W, b, active, alpha):
 
 def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5, alpha=0.0,
                fit_intercept=True, sample_weight=None, order=None, n_passes=1,
-               damping=0.0, eps=1e-10, normalized=False):
+               damping=0.0, eps=1e-10, normalized=False, batch_nnz_cap=None):
     """Run BEAR with dense weights; returns ``(W (K, p), b (K,), pairs)``.
 
     ``normalized``: the 'normalized' schedule, where a model without a usable
     pair steps by ``eta0 / mean ||x||**2`` (over the batch) on the features,
     and their ``damping`` is multiplied by the same mean; the intercept keeps
     ``eta0`` and ``damping``.
+
+    A step that goes past the minimum of the batch's loss along it (``(g +
+    g')^T s > 0``, ``g'`` the gradient after the step) is cut to the secant
+    minimum ``theta s``, ``theta = -g^T s / (g' - g)^T s``, and ``r`` to ``theta
+    (g' - g)``.
+
+    ``batch_nnz_cap``: a batch also ends before the row that would take its
+    non-zeros past this many (as under a memory budget).
 
     ``y`` is encoded as the kernel sees it: a real target, +1/-1, or class index.
     ``pairs`` is the final window: a list of (active features, s, r, valid) with
@@ -61,8 +69,7 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
     order = np.arange(n) if order is None else np.asarray(order)
     window = []  # (active, s (K, m), r (K, m), valid (K,)), oldest first
     for _ in range(n_passes):
-        for start in range(0, n, batch_size):
-            rows = order[start:start + batch_size]
+        for rows in _batches(X, order, batch_size, batch_nnz_cap):
             Xb, yb, swb = X[rows], y[rows], sw[rows]
             active = np.flatnonzero((Xb != 0).any(axis=0))
             # The diagonal metric of 'normalized', intercept first.
@@ -87,14 +94,41 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
             gW2, gb2 = _gradient(loss, Xb, yb, swb, W, b, active, alpha)
             s = np.stack([_vector(step_W[c], step_b[c], active, fit_intercept)
                           for c in range(K)])
-            r = _f32(np.stack([_vector(gW2[c] - gW[c], gb2[c] - gb[c], active, fit_intercept)
-                               for c in range(K)]))
+            g_old = np.stack([_vector(gW[c], gb[c], active, fit_intercept) for c in range(K)])
+            g_new = np.stack([_vector(gW2[c], gb2[c], active, fit_intercept) for c in range(K)])
+            # Past the minimum along s ((g + g')^T s > 0): cut to the secant minimum.
+            gs, gps = (g_old * s).sum(), (g_new * s).sum()
+            theta = -gs / (gps - gs) if gs < 0 and gs + gps > 0 else 1.0
+            r = _f32(theta * (g_new - g_old))
+            if theta != 1.0:
+                cut = _f32(theta * s)
+                if fit_intercept:
+                    b += cut[:, 0] - s[:, 0]
+                W[:, active] += cut[:, fit_intercept:] - s[:, fit_intercept:]
+                s = cut
             r = _f32(r + damping * metric * s)
             rs = (r * s).sum(axis=1)
             valid = rs > eps * np.linalg.norm(r, axis=1) * np.linalg.norm(s, axis=1)
             window.append((active, s, r, valid))
             window = window[-history_size:]
     return W, b, window
+
+
+def _batches(X, order, batch_size, batch_nnz_cap):
+    """The rows of each batch: ``batch_size`` rows, or fewer to stay within the cap."""
+    row_nnz = np.count_nonzero(X, axis=1)
+    start = 0
+    while start < len(order):
+        stop = min(start + batch_size, len(order))
+        if batch_nnz_cap is not None:
+            total = row_nnz[order[start]]
+            for i in range(start + 1, stop):
+                if total + row_nnz[order[i]] > batch_nnz_cap:
+                    stop = i
+                    break
+                total += row_nnz[order[i]]
+        yield order[start:stop]
+        start = stop
 
 
 def _f32(a):

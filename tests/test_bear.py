@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_sketch import BearClassifier, BearRegressor
-from sklearn_sketch._bear_fast import LBFGSHistory
+from sklearn_sketch._bear_fast import LBFGSHistory, bear_pass
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _bear_reference import _gradient, _two_loop, _vector, dense_bear  # noqa: E402
@@ -222,6 +222,58 @@ def test_equals_dense_reference_without_collisions(case, setting):
         np.testing.assert_allclose(est.decision_function(X_fit),
                                    scores.ravel() if K == 1 else scores,
                                    rtol=1e-4, atol=1e-4 * scale)
+
+
+class _CappedBear(BearClassifier):
+    """Batches capped at ``_CAP`` non-zeros, as a memory budget caps them."""
+
+    _CAP = 9
+
+    def _train_pass(self, state, params, indptr, indices, data, y, sample_weight, order,
+                    max_batch_nnz):
+        state.history.reserve(self._CAP + 1)
+        return bear_pass(params, state.sketches, state.heaps, state.intercept,
+                         state.history, indptr, indices, data, y, sample_weight, order,
+                         state.t, self._CAP, batch_nnz_cap=self._CAP)
+
+
+@pytest.mark.parametrize("kind", ["binary", "multiclass"])
+def test_batches_capped_in_non_zeros_equal_dense_reference(kind):
+    """A batch ends before the row that would take it past the cap (rows of 1 to 6
+    non-zeros, cap 9: batches of 2 to 5 rows instead of batch_size=5)."""
+    rng = np.random.RandomState(2)
+    n, p = 120, 30
+    X = np.zeros((n, p))
+    for i in range(n):
+        X[i, rng.choice(p, size=rng.randint(1, 7), replace=False)] = rng.uniform(0.5, 1.5)
+    y = (X @ rng.normal(size=p) > 0).astype(int)
+    if kind == "multiclass":
+        y = y + (X[:, :5].sum(axis=1) > 1)
+    params = dict(n_features_to_select=p, sketch_width=2**16, sketch_depth=1, history_size=3,
+                  learning_rate="constant", eta0=0.1, damping=1e-2, batch_size=5,
+                  max_iter=2, shuffle=False)
+    est = fit_without_collisions(lambda seed: _CappedBear(random_state=seed, **params),
+                                 np.arange(p), lambda e: e.fit(X, y))
+    y_enc, K, loss = encode(kind, y)
+    W, b, _ = dense_bear(X, y_enc, loss=loss, n_models=K, eta0=0.1, batch_size=5,
+                         history_size=3, damping=1e-2, n_passes=2, batch_nnz_cap=9)
+    uncapped, _, _ = dense_bear(X, y_enc, loss=loss, n_models=K, eta0=0.1, batch_size=5,
+                                history_size=3, damping=1e-2, n_passes=2)
+    assert np.abs(W - uncapped).max() > 1e-3  # the cap changed the batches
+    scale = max(1.0, np.abs(W).max())
+    np.testing.assert_allclose(est.coef_.toarray(), W, rtol=1e-5, atol=1e-5 * scale)
+    np.testing.assert_allclose(est.intercept_, b, rtol=1e-5, atol=1e-5 * scale)
+    assert est.history_.n_batches > 2 * n_batches(n, 5)
+    assert est.history_.capacity == _CappedBear._CAP + 1
+
+
+def test_capped_batches_refuse_a_row_longer_than_the_cap():
+    X = np.zeros((20, 30))
+    X[:, :4] = 1.0
+    X[7, :12] = 1.0
+    y = np.arange(20) % 2
+    with pytest.raises(ValueError, match="row 7 holds 12 non-zeros, more than the 9"):
+        _CappedBear(shuffle=False).fit(X, y)
 
 
 def test_churn_and_growing_capacity_equal_dense_reference():

@@ -13,6 +13,7 @@ from sklearn_sketch import (
     WMSketchClassifier,
 )
 from sklearn_sketch._base import heap_bytes, sketch_bytes
+from sklearn_sketch._bear_fast import LBFGSHistory
 
 BUDGETED = {
     "wm": lambda b: WMSketchClassifier(b, max_iter=1, random_state=0),
@@ -91,24 +92,42 @@ def test_explicit_values_override_the_budget_shares():
     assert (est.n_features_to_select_, est.sketch_width_, est.sketch_depth_) == (3, 9, 2)
 
 
+def _history_bytes(history_size, n_models, capacity):
+    history = LBFGSHistory(history_size, n_models)
+    history.reserve(capacity)
+    return history.memory_bytes
+
+
 # BEAR pays its curvature pairs first: room for history_size pairs on the largest
 # active set batch_size rows of the first data form (about 0.5 KB a coordinate for 3
-# classes, 2 KB for 20), so its smallest budgets are larger than the others'.
+# classes, 2 KB for 20), but no more than a quarter of the budget: batches then end
+# early. Here 1 MB caps every class count, 4 MB caps 20 classes, 6 MB none.
 @pytest.mark.parametrize("n_classes", [2, 3, 20])
-@pytest.mark.parametrize("budget", ["4MB", 6_000_000, "16MB"])
+@pytest.mark.parametrize("budget", ["1MB", "4MB", 6_000_000, "16MB"])
 def test_bear_memory_bytes_within_budget_history_included(n_classes, budget):
     X, y = _data(n_classes, n_samples=200)
     est = BearClassifier(memory_budget=budget, max_iter=2, random_state=0).fit(X, y)
-    n_bytes = {"4MB": 2**22, "16MB": 2**24}.get(budget, budget)
+    n_bytes = {"1MB": 2**20, "4MB": 2**22, "16MB": 2**24}.get(budget, budget)
     assert est.memory_bytes_ == _explicit_bytes(est) <= n_bytes
     assert est.memory_bytes_ > 0.9 * n_bytes
-    # The pairs' room was reserved from the data: the largest 64 rows, plus the intercept.
+    # The pairs' room: the largest 64 rows plus the intercept, or the most a quarter
+    # of the budget holds.
     largest = np.sort(np.count_nonzero(X, axis=1))[-64:].sum()
-    assert est.history_.capacity == largest + 1
-    # Training on more of the same (no larger batch) keeps the shape and the bound.
+    capacity = est.history_.capacity
+    K = 1 if n_classes == 2 else n_classes
+    capped = budget == "1MB" or (budget == "4MB" and n_classes == 20)
+    if capped:
+        assert _history_bytes(5, K, capacity) <= n_bytes // 4 < _history_bytes(5, K, capacity + 1)
+    else:
+        assert capacity == largest + 1
+    if budget == "1MB" and n_classes == 20:
+        # 255 non-zeros a batch, rows of about 15: three times as many batches as
+        # 64-row ones.
+        assert est.history_.n_batches >= 3 * 2 * -(-200 // 64)
+    # Training on more of the same keeps the shape and the bound.
     est.partial_fit(X[:100], y[:100])
     assert est.memory_bytes_ == _explicit_bytes(est) <= n_bytes
-    assert est.history_.capacity == largest + 1
+    assert est.history_.capacity == capacity
 
 
 def test_bear_budget_refuses_batches_larger_than_it_reserved():
