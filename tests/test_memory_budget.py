@@ -1,6 +1,7 @@
 """memory_budget is the whole estimator's bytes: memory_bytes_ <= budget, always."""
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from sklearn_sketch import (
     AWMSketchClassifier,
@@ -116,6 +117,7 @@ def test_bear_memory_bytes_within_budget_history_included(n_classes, budget):
     capacity = est.history_.capacity
     K = 1 if n_classes == 2 else n_classes
     capped = budget == "1MB" or (budget == "4MB" and n_classes == 20)
+    assert est.history_.history_size == 5  # rows of about 15: five pairs fit
     if capped:
         assert _history_bytes(5, K, capacity) <= n_bytes // 4 < _history_bytes(5, K, capacity + 1)
     else:
@@ -128,6 +130,22 @@ def test_bear_memory_bytes_within_budget_history_included(n_classes, budget):
     est.partial_fit(X[:100], y[:100])
     assert est.memory_bytes_ == _explicit_bytes(est) <= n_bytes
     assert est.history_.capacity == capacity
+
+
+def test_bear_budget_keeps_fewer_pairs_when_the_longest_row_needs_it():
+    """Pairs on a 3,000-non-zero row for 20 classes: about 0.9 KB a coordinate with 5
+    pairs, 0.2 KB with 1. In 8 MB (a quarter: 2 MB) only 1 or 2 pairs fit."""
+    rng = np.random.RandomState(0)
+    X = sp.random(100, 10_000, density=0.002, format="lil", random_state=rng)
+    X[0, :3000] = 1.0
+    X = X.tocsr()
+    y = np.arange(100) % 20
+    est = BearClassifier(memory_budget="8MB", max_iter=1, random_state=0).fit(X, y)
+    kept = est.history_.history_size
+    assert 1 <= kept < 5
+    assert _history_bytes(kept, 20, 3001) <= 2**21 < _history_bytes(kept + 1, 20, 3001)
+    assert est.history_.capacity >= 3001
+    assert est.memory_bytes_ == _explicit_bytes(est) <= 2**23
 
 
 def test_bear_budget_refuses_batches_larger_than_it_reserved():
