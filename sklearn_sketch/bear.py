@@ -131,9 +131,11 @@ _BEAR_BUDGET_DOC = """
         batch ends before the row that would take its non-zeros past the room,
         so batches of long rows hold fewer rows. If ``history_size`` pairs on
         the longest row alone pass the quarter, fewer pairs are kept
-        (``history_.history_size``), down to one. On 20 Newsgroups at 16 MB
-        (rows up to 14,000 non-zeros, 20 classes) one pair scored 0.54, five
-        0.14. The rest is split as :class:`MissionClassifier` splits its budget
+        (``history_.history_size``), down to one; a budget whose quarter cannot
+        hold one raises. On 20 Newsgroups at 16 MB (rows up to 14,000
+        non-zeros, 20 classes) one pair scored 0.54, five 0.14; at 4 MB the
+        one pair left the model a sixth of the budget, and it scored at
+        chance. The rest is split as :class:`MissionClassifier` splits its budget
         (a quarter to the heaps). A later call with a row longer than the room
         raises instead of growing past the budget. The shape chosen is in
         ``sketch_width_``, ``sketch_depth_`` and ``n_features_to_select_``;
@@ -206,15 +208,18 @@ class _BearMixin:
                                                       longest + 1) > share:
                 history_size -= 1
             history = LBFGSHistory(history_size, n_models)
-            capacity = _capacity_within(history_size, n_models, share, wanted)
-            history.reserve(max(capacity, longest + 1))
+            history.reserve(max(_capacity_within(history_size, n_models, share, wanted),
+                                longest + 1))
             reserved += history.memory_bytes
-            if budget - reserved <= 16 * n_models:
+            if history.memory_bytes > share:
+                # Pairs that crowd out the model learn nothing: 20 Newsgroups at 4 MB,
+                # one pair on its longest row taking 3.4 MB, scored at chance.
                 raise ValueError(
                     f"memory_budget={self.memory_budget!r} ({budget} bytes) cannot hold "
-                    f"BEAR's curvature pairs ({history.memory_bytes} bytes for history_size="
-                    f"{self.history_size} pairs on the longest row of this data, {longest} "
-                    "non-zeros) and a model: give a larger budget or a smaller history_size")
+                    f"BEAR's curvature pairs in a quarter of it: one pair on the longest "
+                    f"row of this data ({longest} non-zeros, {n_models} model(s)) takes "
+                    f"{history.memory_bytes} bytes; give at least "
+                    f"{-(-history.memory_bytes // 2**20) * 4} MB")
         state = super()._new_state(n_models, X, reserved)
         state.history = history
         return state

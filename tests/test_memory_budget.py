@@ -162,6 +162,19 @@ def test_bear_budget_too_small_for_its_pairs_says_so():
     X, y = _data(20, n_samples=60)
     with pytest.raises(ValueError, match="memory_budget=400 .*curvature pairs"):
         BearClassifier(memory_budget=400).fit(X, y)
+    # One pair on a 3,000-non-zero row for 20 classes takes about 0.7 MB: more than
+    # a quarter of 2 MB, which would leave the model too little to learn.
+    X = sp.lil_matrix((40, 5000))
+    X[:, :10] = 1.0
+    X[0, :3000] = 1.0
+    y = np.arange(40) % 20
+    one_pair = _history_bytes(1, 20, 3001)
+    assert 2**19 < one_pair <= 2**20
+    with pytest.raises(ValueError, match=r"quarter of it: one pair on the longest row of "
+                                         r"this data \(3000 non-zeros, 20 model\(s\)\) .*"
+                                         r"give at least 4 MB"):
+        BearClassifier(memory_budget="2MB").fit(X.tocsr(), y)
+    BearClassifier(memory_budget="4MB", max_iter=1).fit(X.tocsr(), y)
 
 
 def test_bear_budgeted_model_learns():
