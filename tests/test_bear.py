@@ -733,6 +733,35 @@ def test_negative_curvature_pair_is_skipped_by_the_two_loop():
     np.testing.assert_allclose(est10.intercept_, b10, rtol=1e-5, atol=1e-6)
 
 
+def test_overshooting_steps_are_cut_so_the_loss_never_rises():
+    """Squared loss, one batch of every row: the secant along a step is exact, so a step
+    cut to it lands on the minimum along the step and the loss cannot rise. eta0=10
+    overshoots (the first step, a gradient step, by far): the loss still falls every
+    pass, and the model converges."""
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(60, 8))
+    y = X @ rng.normal(size=8)
+    est = BearRegressor(n_features_to_select=8, sketch_width=2**12, batch_size=60,
+                        learning_rate="constant", eta0=10.0, damping=0.0, max_iter=1,
+                        shuffle=False, warm_start=True, random_state=0)
+    losses = []
+    for _ in range(12):
+        est.fit(X, y)
+        losses.append(np.mean((est.predict(X) - y) ** 2))
+    # (Once converged, the float32 sketch's rounding moves the loss by about 1e-7.)
+    floor = 1e-6 * np.mean(y ** 2)
+    assert all(b <= a * (1 + 1e-5) + floor for a, b in zip(losses, losses[1:])), losses
+    assert losses[-1] < 1e-3 * np.mean(y ** 2)
+    # The first step alone, uncut, would have overshot: 10 gradient steps' worth.
+    one = BearRegressor(n_features_to_select=8, sketch_width=2**12, batch_size=60,
+                        learning_rate="constant", eta0=10.0, max_iter=1, shuffle=False,
+                        random_state=0).fit(X, y)
+    gradient = X.T @ (0 - y) / 60
+    uncut = -10.0 * gradient
+    assert np.mean((X @ uncut - y) ** 2) > 10 * np.mean(y ** 2)
+    assert np.mean((one.predict(X) - y) ** 2) < np.mean(y ** 2)
+
+
 def test_damping_keeps_saturated_pairs_valid():
     """Log loss far in the saturated region (margins 5000): the tiny step cannot
     change the gradient (r = 0 in floating point), so without damping the pair is
