@@ -770,12 +770,14 @@ class _BaseSketchSGD(BaseEstimator):
 
         ``names`` (the first data's ``{key: name}``, or None) gives the mean
         length; the budget reserves a quarter more than that an entry (at
-        least 16 bytes: the selected features may be longer than the typical
+        least ``_shortest_name`` bytes, 16 unless a wrapper that knows its
+        names says less: the selected features may be longer than the typical
         name), plus :data:`~sklearn_sketch._names.NAME_OVERHEAD`.
         """
         mean = mean_name_bytes(names) if names is not None else 0.0
         budgeted = getattr(self, "memory_budget", None) is not None and self._store.uses_heap
-        self._name_bytes = reserved_name_bytes(mean) if budgeted else 0
+        self._name_bytes = (reserved_name_bytes(mean, getattr(self, "_shortest_name", 16))
+                            if budgeted else 0)
 
     def _name_bytes_per_entry(self):
         return getattr(self, "_name_bytes", 0)

@@ -9,13 +9,14 @@ import numpy as np
 NAME_OVERHEAD = 16
 
 
-def reserved_name_bytes(mean):
+def reserved_name_bytes(mean, shortest=16):
     """Bytes a budget reserves for the name of one heap entry, from the names' mean length.
 
-    A quarter more than the mean (at least 16 bytes: the selected features may
-    be longer than the typical name) plus :data:`NAME_OVERHEAD`; 0 without names.
+    A quarter more than the mean (at least ``shortest`` bytes: the selected
+    features may be longer than the typical name) plus :data:`NAME_OVERHEAD`;
+    0 without names.
     """
-    return NAME_OVERHEAD + max(16, math.ceil(1.25 * mean)) if mean else 0
+    return NAME_OVERHEAD + max(shortest, math.ceil(1.25 * mean)) if mean else 0
 
 
 def _as_bytes(name):

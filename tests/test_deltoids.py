@@ -47,6 +47,31 @@ def test_the_planted_deltoid_survives_where_count_min_loses_its_counts():
     assert roomy.loc["spike", "log_ratio"] > np.log(10)
 
 
+def test_short_item_names_are_reserved_at_their_length_and_kept():
+    """Names of 2 to 5 bytes: the budget reserves a quarter more than their mean, at
+    least 8 bytes (not the 16 of estimators whose features may be n-grams), so more
+    entries fit, every name is kept, and the real bytes stay within the budget."""
+    import warnings
+
+    from sklearn_sketch._base import heap_bytes
+    from sklearn_sketch._names import NAME_OVERHEAD
+
+    a, b = streams(seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a name left out would warn
+        model = RelativeDeltoids("32KB", random_state=0).fit(a, b)
+    assert model.memory_bytes_ <= 32 * 1024
+    capacity = model.estimator_.n_features_to_select_
+    assert len(model.estimator_.heaps_[0]) == capacity
+    assert len(model.estimator_.selected_features_.names) == capacity
+    assert all(name is not None for name in model.estimator_.selected_features_.names)
+    # The heap's share holds each entry with 8 bytes of name, not 16.
+    share = 0.85 * (32 * 1024 - 2 * model.counts_a_.memory_bytes)
+    entry = NAME_OVERHEAD + model.heap_counts_.entry_bytes
+    assert heap_bytes(capacity) + capacity * (entry + 8) <= share
+    assert heap_bytes(capacity) + capacity * (entry + 16) > share
+
+
 def test_ratio_estimates_follow_exact_counts():
     a, b = streams(seed=1)
     model = RelativeDeltoids("256KB", random_state=0).fit(a, b)
