@@ -5,8 +5,10 @@ from collections.abc import Mapping
 import numpy as np
 
 # Bytes a named key costs besides its name's UTF-8 bytes: its int64 key and
-# the int64 end of its name in the pool.
-NAME_OVERHEAD = 16
+# the uint32 end of its name in the pool.
+NAME_OVERHEAD = 12
+# Most bytes the names of one table may take (the ends are uint32).
+MAX_POOL_BYTES = 2**32 - 1
 
 
 def reserved_name_bytes(mean, shortest=16):
@@ -59,7 +61,7 @@ def _gather(pool, starts, lengths):
 class PackedNames(Mapping):
     """``{key: name}`` for the keys in the heaps, in three arrays and nothing else.
 
-    Sorted int64 keys, the int64 end of each name, and the names' UTF-8 bytes
+    Sorted int64 keys, the uint32 end of each name, and the names' UTF-8 bytes
     one after the other: a name costs its bytes plus :data:`NAME_OVERHEAD`
     (a dict of str costs about 130 bytes an entry), and :attr:`nbytes` is
     exact. Immutable: :meth:`updated` returns a new table, so a failed
@@ -76,7 +78,7 @@ class PackedNames(Mapping):
     >>> from sklearn_sketch._names import PackedNames
     >>> table = PackedNames({7: "w^good", 3: "café"})
     >>> dict(table), table.nbytes
-    ({3: 'café', 7: 'w^good'}, 43)
+    ({3: 'café', 7: 'w^good'}, 35)
     >>> new, dropped = table.updated([7, 9], {9: "bad"})
     >>> dict(new), dropped
     ({7: 'w^good', 9: 'bad'}, 0)
@@ -94,11 +96,14 @@ class PackedNames(Mapping):
 
     def _set(self, keys, lengths, pool):
         """Store ``keys`` (distinct, any order) with their names laid out in ``pool``."""
+        if int(np.sum(lengths)) > MAX_POOL_BYTES:
+            raise ValueError(f"the names take {int(np.sum(lengths))} bytes, more than the "
+                             f"{MAX_POOL_BYTES} one table holds")
         order = np.argsort(keys, kind="stable")
         starts = np.cumsum(lengths) - lengths
         self._keys = np.ascontiguousarray(keys[order])
         self._pool = _gather(pool, starts[order], lengths[order])
-        self._ends = np.cumsum(lengths[order]).astype(np.int64)
+        self._ends = np.cumsum(lengths[order]).astype(np.uint32)
 
     @classmethod
     def _from_arrays(cls, keys, lengths, pool):
@@ -177,9 +182,10 @@ class PackedNames(Mapping):
             new = lookup_names(new_names, unnamed)
         if not new and kept.all():
             return self, 0  # nothing left or entered: the table is immutable, share it
-        lengths = np.diff(self._ends, prepend=0)
+        lengths = np.diff(self._ends.astype(np.int64), prepend=0)
         kept_lengths = lengths[kept]
-        kept_pool = _gather(self._pool, (self._ends - lengths)[kept], kept_lengths)
+        kept_pool = _gather(self._pool, (self._ends.astype(np.int64) - lengths)[kept],
+                            kept_lengths)
         kept_keys = self._keys[kept]
         new_keys = np.fromiter(new.keys(), dtype=np.int64, count=len(new))
         encoded = [_as_bytes(v) for v in new.values()]

@@ -114,15 +114,15 @@ class RelativeDeltoids(BaseEstimator):
         the bytes serve the heap better than wider sketches would.
     heap_share : float, default=0.85
         Share of the classifier's bytes for its heap, the items' names and
-        their counts. A heap entry costs about 62 real bytes (23 the heap, 22
+        their counts. A heap entry costs about 58 real bytes (23 the heap, 18
         its name, 16 its counts; a quarter more than the mean name is
         reserved, at least 8 bytes) and a sketch cell 4, so 0.85 keeps about
         one entry per three cells. On 20 Newsgroups words at 128KB (the
-        benchmark's pair of groups) 0.85 recalled 0.566, 0.721, 0.779 and
-        0.773 of the items of ratio 2, 4, 8 and 16, 0.9 and 0.94 up to 3
-        points less; reserving at least 16 bytes a name, as estimators whose
-        features may be n-grams do, held 1,544 entries instead of 1,713 and
-        recalled 0.525, 0.688, 0.760 and 0.758.
+        benchmark's pair of groups) 0.85 recalled 0.582, 0.744, 0.799 and
+        0.790 of the items of ratio 2, 4, 8 and 16 (0.9 and 0.94: up to 3
+        points less); reserving at least 16 bytes a name, as estimators whose
+        features may be n-grams do, and 8-byte name ends held 1,544 entries
+        instead of 1,828 and recalled 0.525, 0.688, 0.760 and 0.758.
     eta0 : float, default=0.3
         Step of the classifier's 1-sparse updates. On 20 Newsgroups words,
         three pairs of groups at 128KB, these defaults recall 0.46-0.53,

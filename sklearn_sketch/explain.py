@@ -734,7 +734,7 @@ class HeavyHittersExplainer(OutlierExplainer):
     paper's Fig. 8). Memory: 18 bytes a map entry (an 8-byte key, an 8-byte
     count and a state, as its C++ map holds them), two thirds of
     ``memory_budget`` to the outliers' sketch, and the names of the items it
-    holds (16 bytes and their UTF-8 bytes each) inside the budget too.
+    holds (12 bytes and their UTF-8 bytes each) inside the budget too.
     DataSketches' Python API takes one item a call, so this baseline loops in
     Python over the attribute occurrences.
 

@@ -41,5 +41,5 @@ def test_memory_bytes_counts_the_names_kept_through_heap_churn():
         heap_keys = set(est.heaps_[0].keys().tolist())
         assert set(est._feature_names) == heap_keys
         assert all(name.startswith(f"feature {k} ") for k, name in est._feature_names.items())
-    by_hand = sum(16 + len(name.encode()) for name in est._feature_names.values())
+    by_hand = sum(8 + 4 + len(name.encode()) for name in est._feature_names.values())
     assert est.memory_bytes_ == est._model_bytes() + by_hand

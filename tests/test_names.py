@@ -66,3 +66,16 @@ def test_an_unchanged_table_is_shared_not_rebuilt():
     assert same is table and dropped == 0
     smaller, _ = table.updated([9], None)
     assert smaller is not table and dict(smaller) == {9: "bc"} and dict(table) == {3: "a", 9: "bc"}
+
+
+def test_a_table_whose_names_outgrow_uint32_ends_raises(monkeypatch):
+    """The ends of the names are uint32 (4 bytes a name, not 8): a table may hold at
+    most MAX_POOL_BYTES of names, and says so past it."""
+    from sklearn_sketch import _names
+
+    table = PackedNames({1: "ab", 2: "cde"})
+    assert table._ends.dtype == np.uint32
+    assert table.nbytes == 2 * (8 + 4) + 5
+    monkeypatch.setattr(_names, "MAX_POOL_BYTES", 4)
+    with pytest.raises(ValueError, match="the names take 5 bytes, more than the 4"):
+        PackedNames({1: "ab", 2: "cde"})
