@@ -150,6 +150,13 @@ _BEAR_BUDGET_DOC = """
 _PAIRS_SHARE = 0.25
 
 
+def _kilobytes(n_bytes):
+    """``n_bytes`` rounded up to whole KB, or MB from 1 MB (a budget the user can type)."""
+    if n_bytes >= 2**20:
+        return f"{-(-n_bytes // 2**20)}MB"
+    return f"{-(-n_bytes // 2**10)}KB"
+
+
 def _history_bytes(history_size, n_models, capacity):
     history = LBFGSHistory(history_size, n_models)
     history.reserve(capacity)
@@ -219,7 +226,7 @@ class _BearMixin:
                     f"BEAR's curvature pairs in a quarter of it: one pair on the longest "
                     f"row of this data ({longest} non-zeros, {n_models} model(s)) takes "
                     f"{history.memory_bytes} bytes; give at least "
-                    f"{-(-history.memory_bytes // 2**20) * 4} MB")
+                    f"{_kilobytes(4 * history.memory_bytes)}")
         state = super()._new_state(n_models, X, reserved)
         state.history = history
         return state

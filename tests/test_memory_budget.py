@@ -173,9 +173,13 @@ def test_bear_budget_too_small_for_its_pairs_says_so():
     assert 2**19 < one_pair <= 2**20
     with pytest.raises(ValueError, match=r"quarter of it: one pair on the longest row of "
                                          r"this data \(3000 non-zeros, 20 model\(s\)\) .*"
-                                         r"give at least 4 MB"):
+                                         r"give at least 3MB"):
         BearClassifier(memory_budget="2MB").fit(X.tocsr(), y)
-    BearClassifier(memory_budget="4MB", max_iter=1).fit(X.tocsr(), y)
+    BearClassifier(memory_budget="3MB", max_iter=1).fit(X.tocsr(), y)
+    # Short rows: the least budget is a few kilobytes, said in KB.
+    X, y = _data(2, n_samples=60)
+    with pytest.raises(ValueError, match=r"give at least \d+KB"):
+        BearClassifier(memory_budget="8KB").fit(X, y)
 
 
 def test_bear_budgeted_model_learns():
