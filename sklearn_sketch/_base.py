@@ -423,6 +423,22 @@ class _BaseSketchSGD(BaseEstimator):
         batch = max(1, int(self.batch_size))
         return min(n_samples, -(-rows // batch) * batch)
 
+    def _probe_eta0(self, X, y, classes=None, sample_weight=None):
+        """The step eta0='auto' chooses for a new model's first ``partial_fit(X, y)``.
+
+        Runs that call's probe (:meth:`_choose_eta0`) and nothing else: the
+        model may be left with input attributes but no trained state, so call
+        it on a copy. None when no candidate trains without diverging.
+        """
+        raw_names = None
+        if is_raw_input(X):
+            X, raw_names = hash_raw(X)
+        X, y_encoded, sample_weight, classes_ = self._validate_training_data(
+            X, y, sample_weight, reset=True, partial=True, classes=classes)
+        self._reserve_names(raw_names)
+        return self._choose_eta0(self._n_models(classes_), X, _as_csr_int64(X), y_encoded,
+                                 sample_weight)[0]
+
     def _choose_eta0(self, n_models, X, csr, y, sample_weight):
         """eta0='auto': the step of fewest mistakes on a probe of the first pass.
 
@@ -558,9 +574,12 @@ class _BaseSketchSGD(BaseEstimator):
         n_jobs = getattr(self, "n_jobs", None)
         if n_jobs is None or n_jobs == 1:
             return 1
-        from joblib import effective_n_jobs
-
-        return max(1, min(effective_n_jobs(n_jobs), n_samples // max(1, batch_size)))
+        # scikit-learn's meaning, counted here: joblib's effective_n_jobs asks its
+        # process backend, which gives 1 inside a daemon process (a Dask worker),
+        # where these threads run as well as anywhere.
+        if n_jobs < 0:
+            n_jobs = max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+        return max(1, min(n_jobs, n_samples // max(1, batch_size)))
 
     def _parallel_pass(self, state, params, csr, y, sample_weight, order, n_threads):
         """One pass in ``n_threads`` parts, each on its own copy, averaged into ``state``.
@@ -733,7 +752,12 @@ class _BaseSketchSGD(BaseEstimator):
             raw_names = raw_names if raw_names is not None else coming
             self._reserve_names(raw_names)
             probed = None
-            if self.eta0 == "auto":
+            # A step chosen elsewhere on the same terms (sklearn_sketch.dask probes
+            # its first partition once for all of them).
+            preset = self.__dict__.pop("_preset_eta0", None)
+            if self.eta0 == "auto" and preset is not None:
+                self.eta0_ = preset
+            elif self.eta0 == "auto":
                 self.eta0_, probed = self._choose_eta0(n_models, X, csr, y_encoded,
                                                        sample_weight)
             state = probed[0] if probed is not None else self._new_state(n_models, X)

@@ -60,13 +60,17 @@ def test_partitions_train_copies_that_are_averaged_by_rows(client):
     model = sk_dask.fit(mission(), da.from_array(X, chunks=(chunks, 40)),
                         da.from_array(y, chunks=(chunks,)), client=client, epochs=2)
     bounds = np.cumsum((0,) + chunks)
-    local = mission()
+    # eta0='auto' is chosen once, on the first partition, as its partial_fit would.
+    step = mission().partial_fit(X[:1000], y[:1000], classes=[0, 1]).eta0_
+    local = mission(eta0=step)
     for _ in range(2):
         copies = []
         for a, b in zip(bounds[:-1], bounds[1:]):
-            part = average_estimators([local]) if "_state" in local.__dict__ else mission()
+            part = (average_estimators([local]) if "_state" in local.__dict__
+                    else mission(eta0=step))
             copies.append(part.partial_fit(X[a:b], y[a:b], classes=[0, 1]))
         local = average_estimators(copies, weights=np.diff(bounds))
+    assert model.eta0 == "auto" and model.eta0_ == step
     np.testing.assert_array_equal(model.sketches_[0].to_array(), local.sketches_[0].to_array())
     np.testing.assert_array_equal(model.coef_.toarray(), local.coef_.toarray())
     np.testing.assert_array_equal(model.intercept_, local.intercept_)

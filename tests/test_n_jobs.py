@@ -165,3 +165,26 @@ def test_more_jobs_than_batches_uses_one_thread_per_batch():
     est = MAKERS["mission"](n_jobs=64, batch_size=4).fit(X, y)
     assert est._n_threads(10, 4) == 2
     assert est.n_iter_ == 5
+
+
+def _threads_in_a_daemon(n_jobs, queue):
+    queue.put(MissionClassifier(n_jobs=n_jobs)._n_threads(1000, 1))
+
+
+@pytest.mark.parametrize("n_jobs", [-1, -2, 2])
+def test_n_jobs_counts_threads_the_same_in_a_daemon_process(n_jobs):
+    """A Dask worker is a daemon process, where joblib's effective_n_jobs says 1 (it
+    cannot start processes there); the threads of a pass can run, so n_jobs keeps its
+    scikit-learn meaning: -1 every core, -2 all but one."""
+    import multiprocessing
+    import os
+
+    cores = os.cpu_count() or 1
+    expected = {-1: cores, -2: max(1, cores - 1), 2: 2}[n_jobs]
+    assert MissionClassifier(n_jobs=n_jobs)._n_threads(1000, 1) == expected
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    process = context.Process(target=_threads_in_a_daemon, args=(n_jobs, queue), daemon=True)
+    process.start()
+    assert queue.get(timeout=60) == expected
+    process.join(timeout=60)
