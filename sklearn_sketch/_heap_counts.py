@@ -3,10 +3,15 @@ import math
 
 import numpy as np
 
-#: Bytes an item costs: its int64 key and a float32 count per stream.
-KEY_BYTES, COUNT_BYTES = 8, 4
+#: Bytes an item costs: a float32 count per stream and total (its key is the heap's).
+COUNT_BYTES = 4
 #: Bits of the filter that drops a chunk's occurrences of items outside the heap.
 FILTER_SIZE = 1 << 16
+
+
+def _fingerprint(keys):
+    """``(size, xor)`` of distinct sorted keys: what the rows of the counts belong to."""
+    return int(keys.size), int(np.bitwise_xor.reduce(keys)) if keys.size else 0
 
 
 class HeapCounts:
@@ -19,6 +24,11 @@ class HeapCounts:
     exactly (in NumPy, over the chunk's keys); when it leaves the heap its
     count is dropped. An item that stays in the heap from its first chunk on
     is counted exactly, so a short stream (one chunk) is counted exactly.
+
+    The counts are rows in the order of the heap's sorted keys, which the
+    heap already stores: the caller passes them (the keys before a chunk's
+    training and after it), so an item costs only its counts here. A size and
+    an XOR of the keys check that the rows still belong to the keys given.
 
     Parameters
     ----------
@@ -34,31 +44,43 @@ class HeapCounts:
     >>> import numpy as np
     >>> from sklearn_sketch._heap_counts import HeapCounts
     >>> counts = HeapCounts(1)
-    >>> counts.update([5, 7], [np.array([5, 5, 7, 9])], lambda keys: np.zeros((len(keys), 1)))
+    >>> counts.update([], [5, 7], [np.array([5, 5, 7, 9])],
+    ...               lambda keys: np.zeros((len(keys), 1)))
     2
-    >>> counts.query([7, 5]).ravel().tolist()
+    >>> counts.query([7, 5], heap_keys=[5, 7]).ravel().tolist()
     [1.0, 2.0]
     """
 
     def __init__(self, n_streams, n_totals=0):
-        self.keys = np.zeros(0, dtype=np.int64)
         self.counts = np.zeros((0, n_streams + n_totals), dtype=np.float32)
         self.n_streams = n_streams
+        self._keys_fingerprint = (0, 0)
 
     @property
     def entry_bytes(self):
-        """Bytes an item of the heap costs here: its key, counts and totals."""
-        return KEY_BYTES + COUNT_BYTES * self.counts.shape[1]
+        """Bytes an item of the heap costs here: its counts and totals."""
+        return COUNT_BYTES * self.counts.shape[1]
 
     @property
     def nbytes(self):
-        return self.keys.nbytes + self.counts.nbytes
+        return self.counts.nbytes
 
-    def update(self, heap_keys, chunk_keys, estimate, totals=()):
+    def _rows_of(self, keys, what):
+        """``keys`` as the sorted distinct int64 keys the rows belong to (checked)."""
+        keys = np.unique(np.asarray(keys, dtype=np.int64))
+        if _fingerprint(keys) != self._keys_fingerprint:
+            raise ValueError(f"{what} are not the heap keys these counts follow (the heap "
+                             "changed without them)")
+        return keys
+
+    def update(self, previous_keys, heap_keys, chunk_keys, estimate, totals=()):
         """Follow the heap after a chunk, and count the chunk's occurrences of its items.
 
         Parameters
         ----------
+        previous_keys : array-like of int64
+            The keys in the heap before the chunk was trained (those of the
+            last update; none the first time).
         heap_keys : array-like of int64
             The keys in the heap after the chunk was trained.
         chunk_keys : list of ndarray of int64
@@ -74,12 +96,13 @@ class HeapCounts:
         n_entered : int
             Items that entered the heap (counted from ``estimate``).
         """
+        previous = self._rows_of(previous_keys, "previous_keys")
         heap = np.unique(np.asarray(heap_keys, dtype=np.int64))
         counts = np.zeros((heap.size, self.counts.shape[1]), dtype=np.float64)
         n_entered = 0
         if heap.size:
-            row = np.minimum(np.searchsorted(self.keys, heap), max(self.keys.size - 1, 0))
-            known = (self.keys[row] == heap) if self.keys.size else np.zeros(heap.size, bool)
+            row = np.minimum(np.searchsorted(previous, heap), max(previous.size - 1, 0))
+            known = (previous[row] == heap) if previous.size else np.zeros(heap.size, bool)
             counts[known] = self.counts[row[known]]
             n_entered = int(heap.size - known.sum())
             if n_entered:
@@ -95,22 +118,29 @@ class HeapCounts:
                 hit = heap[row] == keys
                 counts[:, stream] += np.bincount(row[hit], minlength=heap.size)
             counts[:, self.n_streams:] += np.asarray(totals, dtype=np.float64)
-        self.keys, self.counts = heap, counts.astype(np.float32)
+        self.counts = counts.astype(np.float32)
+        self._keys_fingerprint = _fingerprint(heap)
         return n_entered
 
-    def query(self, keys):
-        """Counts (and totals) of ``keys`` (all in the heap), one row each."""
+    def query(self, keys, heap_keys):
+        """Counts (and totals) of ``keys`` (all among ``heap_keys``, the heap's keys at
+        the last update), one row each."""
+        heap = self._rows_of(heap_keys, "heap_keys")
         keys = np.asarray(keys, dtype=np.int64)
-        row = np.searchsorted(self.keys, keys)
-        if keys.size and (row.max() >= self.keys.size or (self.keys[row] != keys).any()):
+        row = np.searchsorted(heap, keys)
+        if keys.size and (row.max() >= heap.size or (heap[row] != keys).any()):
             raise KeyError("some keys are not in the heap")
         return self.counts[row].astype(np.float64)
 
 
 def heap_keys(estimator):
-    """The keys in a fitted estimator's heaps (its ``heaps_``), without building
-    ``selected_features_`` and its names."""
-    return np.concatenate([heap.keys() for heap in estimator.heaps_])
+    """The keys in an estimator's heaps (its ``heaps_``; none before it is fitted),
+    without building ``selected_features_`` and its names."""
+    try:
+        heaps = estimator.heaps_
+    except AttributeError:  # not fitted (NotFittedError is an AttributeError)
+        return np.zeros(0, dtype=np.int64)
+    return np.concatenate([heap.keys() for heap in heaps])
 
 
 def significant_counts(sketch, keys, z=2.0):

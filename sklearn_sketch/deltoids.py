@@ -114,15 +114,16 @@ class RelativeDeltoids(BaseEstimator):
         the bytes serve the heap better than wider sketches would.
     heap_share : float, default=0.85
         Share of the classifier's bytes for its heap, the items' names and
-        their counts. A heap entry costs about 58 real bytes (23 the heap, 18
-        its name, 16 its counts; a quarter more than the mean name is
-        reserved, at least 8 bytes) and a sketch cell 4, so 0.85 keeps about
-        one entry per three cells. On 20 Newsgroups words at 128KB (the
-        benchmark's pair of groups) 0.85 recalled 0.582, 0.744, 0.799 and
-        0.790 of the items of ratio 2, 4, 8 and 16 (0.9 and 0.94: up to 3
-        points less); reserving at least 16 bytes a name, as estimators whose
-        features may be n-grams do, and 8-byte name ends held 1,544 entries
-        instead of 1,828 and recalled 0.525, 0.688, 0.760 and 0.758.
+        their counts. A heap entry costs about 50 real bytes (23 the heap, 18
+        its name, 8 its two float32 counts, whose key is the heap's; a
+        quarter more than the mean name is reserved, at least 8 bytes) and a
+        sketch cell 4, so 0.85 keeps about one entry per two and a half
+        cells. On 20 Newsgroups words at 128KB (the benchmark's pair of
+        groups) the heap holds 2,111 entries and recalls 0.632, 0.791, 0.842
+        and 0.834 of the items of ratio 2, 4, 8 and 16 (0.9 and 0.94 recalled
+        up to 3 points less when entries cost 62 bytes); with 16 bytes of name
+        reserved at least, 8-byte name ends and the counts keeping their own
+        keys, it held 1,544 and recalled 0.525, 0.688, 0.760 and 0.758.
     eta0 : float, default=0.3
         Step of the classifier's 1-sparse updates. On 20 Newsgroups words,
         three pairs of groups at 128KB, these defaults recall 0.46-0.53,
@@ -303,7 +304,7 @@ class RelativeDeltoids(BaseEstimator):
             check_is_fitted(self, "deltoids_")  # NotFittedError
             raise TypeError(f"{type(self).__name__} has no heap to recount")
         keys = heap_keys(self.estimator_)
-        counts = HeapCounts(2)
+        counts, counted = HeapCounts(2), np.zeros(0, dtype=np.int64)
         totals = [0, 0]
         for stream, items in enumerate((a, b)):
             if not isinstance(items, Iterator):
@@ -312,7 +313,9 @@ class RelativeDeltoids(BaseEstimator):
             for chunk in items:
                 occurrences = [np.zeros(0, dtype=np.int64)] * 2
                 occurrences[stream] = item_occurrences(chunk)[0]
-                counts.update(keys, occurrences, lambda entering: np.zeros((len(entering), 2)))
+                counts.update(counted, keys, occurrences,
+                              lambda entering: np.zeros((len(entering), 2)))
+                counted = keys
                 totals[stream] += occurrences[stream].size
         if 0 in totals:
             raise ValueError(f"stream {'ab'[totals.index(0)]} holds no item: nothing to count")
@@ -359,11 +362,12 @@ class RelativeDeltoids(BaseEstimator):
             np.concatenate([keys_a, keys_b]),
             np.concatenate([np.ones(keys_a.size, np.int64), np.zeros(keys_b.size, np.int64)]),
             names, self._rng)
+        previous = heap_keys(self.estimator_)
         self.estimator_.partial_fit(examples, labels, classes=[0, 1])
         # Items entering the heap start from the sketches' counts before this chunk: the
         # counts stay exact through the first chunk and the chunks no item enters on.
         entered = self.heap_counts_.update(
-            heap_keys(self.estimator_), [keys_a, keys_b],
+            previous, heap_keys(self.estimator_), [keys_a, keys_b],
             lambda keys: np.stack([significant_counts(self.counts_a_, keys),
                                    significant_counts(self.counts_b_, keys)], 1))
         self.exact_counts_ = self.n_a_ + self.n_b_ == 0 or (
@@ -382,7 +386,7 @@ class RelativeDeltoids(BaseEstimator):
         names = np.array([str(k) if n is None else n for k, n in zip(
             keys.tolist(), (selected.names if selected.names is not None
                             else [None] * keys.size))], dtype=object)
-        count_a, count_b = self.heap_counts_.query(keys).T
+        count_a, count_b = self.heap_counts_.query(keys, heap_keys(self.estimator_)).T
         log_ratio = _log_ratio(count_a, count_b, self.n_a_, self.n_b_)
         keep = np.flatnonzero(count_a + count_b >= self.min_count)
         order = log_ratio if self.exact_counts_ else weights

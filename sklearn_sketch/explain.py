@@ -414,14 +414,15 @@ class OutlierExplainer(BaseEstimator):
             raise ValueError("recount takes y only with the rows whole, not in chunks")
         chunks = ((rows, None) for rows in X) if isinstance(X, Iterator) else self._chunks(X, y)
         keys = heap_keys(self.estimator_)
-        counts = HeapCounts(2, n_totals=2)
+        counts, counted = HeapCounts(2, n_totals=2), np.zeros(0, dtype=np.int64)
         for rows, part_y in chunks:
             labels, kept = self._labels(rows, part_y, self.threshold_)
             matrix = self.crosser_.transform(_kept_rows(rows, kept)).X
             is_outlier = np.repeat(labels, np.diff(matrix.indptr)).astype(bool)
-            counts.update(keys, [matrix.indices, matrix.indices[is_outlier]],
+            counts.update(counted, keys, [matrix.indices, matrix.indices[is_outlier]],
                           lambda entering: np.zeros((len(entering), 4)),
                           totals=(labels.size, labels.sum()))
+            counted = keys
         self.heap_counts_ = counts
         self.explanations_ = self._explain()
         return self
@@ -551,6 +552,7 @@ class OutlierExplainer(BaseEstimator):
                                                        rows.names, self._rng)
         else:
             examples, example_labels = rows, labels
+        previous = heap_keys(self.estimator_)
         if example_labels.size:
             self.estimator_.partial_fit(examples, example_labels, classes=[0, 1])
         outlier_keys = matrix.indices[occurrence_labels.astype(bool)]
@@ -558,7 +560,7 @@ class OutlierExplainer(BaseEstimator):
             # Counted exactly from the block a feature entered the heap on; before it,
             # see _counts_before.
             self.heap_counts_.update(
-                heap_keys(self.estimator_), [matrix.indices, outlier_keys],
+                previous, heap_keys(self.estimator_), [matrix.indices, outlier_keys],
                 self._counts_before, totals=(labels.size, labels.sum()))
         self.counts_.update(matrix.indices, np.ones(matrix.nnz))
         self.outlier_counts_.update(outlier_keys, np.ones(outlier_keys.size))
@@ -588,7 +590,8 @@ class OutlierExplainer(BaseEstimator):
                  else keys.astype(str).astype(object))
         names = np.array([str(key) if name is None else name
                           for key, name in zip(keys.tolist(), names.tolist())], dtype=object)
-        support, outliers, rows, outlier_rows = self.heap_counts_.query(keys).T
+        support, outliers, rows, outlier_rows = self.heap_counts_.query(
+            keys, heap_keys(self.estimator_)).T
         # Over each feature's window: every row, or the rows since it entered the heap
         # when the sketches could not tell its earlier counts from their noise.
         risk = _risk(outliers, support, outlier_rows, rows)

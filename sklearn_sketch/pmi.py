@@ -362,10 +362,11 @@ class StreamingPMI(BaseEstimator):
         examples, labels = one_sparse_rows(keys, labels,
                                            PairNames(keys, all_first, all_second, known),
                                            self._rng)
+        previous = heap_keys(self.estimator_)
         self.estimator_.partial_fit(examples, labels, classes=[0, 1])
         positive_keys = keys[:first.size]
         # Pairs entering the heap start from the pair sketch's count before this chunk.
-        self.heap_counts_.update(heap_keys(self.estimator_), [positive_keys],
+        self.heap_counts_.update(previous, heap_keys(self.estimator_), [positive_keys],
                                  lambda new: significant_counts(self.pair_counts_, new)[:, None])
         self.pair_counts_.update(positive_keys, np.ones(positive_keys.size))
         self.word_counts_.update(words, np.ones(words.size))
@@ -388,7 +389,7 @@ class StreamingPMI(BaseEstimator):
         words = [n.split(" ", 1) if isinstance(n, str) else ["", ""] for n in names.tolist()]
         first = name_keys([w[0] for w in words]) if words else np.zeros(0, np.int64)
         second = name_keys([w[1] for w in words]) if words else np.zeros(0, np.int64)
-        count = self.heap_counts_.query(keys)[:, 0]
+        count = self.heap_counts_.query(keys, heap_keys(self.estimator_))[:, 0]
         # A word is the first (or second) word of at most `window` pairs per occurrence,
         # a floor for its count where the word sketch's collisions pull it lower.
         floor = count / self.window

@@ -110,17 +110,25 @@ def test_heap_counts_follow_a_changing_heap():
         for k in new_heap:
             truth[k] = [truth[k][0] + (a == k).sum(), truth[k][1] + (b == k).sum(),
                         truth[k][2] + a.size]
-        entered = counts.update(sorted(new_heap), [a, b],
+        entered = counts.update(sorted(heap), sorted(new_heap), [a, b],
                                 lambda keys: np.tile([7.0, 3.0, 100.0], (len(keys), 1)),
                                 totals=[a.size])
         assert entered == len(new_heap - heap)
         heap = new_heap
         keys = np.array(sorted(heap), dtype=np.int64)
-        np.testing.assert_array_equal(counts.query(keys[::-1]), [truth[k] for k in keys[::-1]])
-    assert counts.entry_bytes == 8 + 4 * 3
+        np.testing.assert_array_equal(counts.query(keys[::-1], keys),
+                                      [truth[k] for k in keys[::-1]])
+    # The keys are the heap's: an item costs its counts only.
+    assert counts.entry_bytes == 4 * 3
     assert counts.nbytes == 20 * counts.entry_bytes
     with pytest.raises(KeyError):
-        counts.query([99])
+        counts.query([99], keys)
+    # Keys that are not the heap's the counts follow are refused, not misread.
+    moved = sorted(heap - {min(heap)} | {99})
+    with pytest.raises(ValueError, match="not the heap keys these counts follow"):
+        counts.query(moved[:1], moved)
+    with pytest.raises(ValueError, match="previous_keys are not the heap keys"):
+        counts.update(moved, moved, [a, b], lambda keys: np.zeros((len(keys), 3)))
 
 
 def late_streams(n=20_000):
