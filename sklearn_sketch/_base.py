@@ -430,13 +430,9 @@ class _BaseSketchSGD(BaseEstimator):
         model may be left with input attributes but no trained state, so call
         it on a copy. None when no candidate trains without diverging.
         """
-        raw_names = None
-        if is_raw_input(X):
-            X, raw_names = hash_raw(X)
-        X, y_encoded, sample_weight, classes_ = self._validate_training_data(
+        X, csr, y_encoded, sample_weight, classes_, _ = self._training_inputs(
             X, y, sample_weight, reset=True, partial=True, classes=classes)
-        self._reserve_names(raw_names)
-        return self._choose_eta0(self._n_models(classes_), X, _as_csr_int64(X), y_encoded,
+        return self._choose_eta0(self._n_models(classes_), X, csr, y_encoded,
                                  sample_weight)[0]
 
     def _choose_eta0(self, n_models, X, csr, y, sample_weight):
@@ -724,6 +720,25 @@ class _BaseSketchSGD(BaseEstimator):
                         for s in state.sketches)
                 and all(h.all_finite() for h in state.heaps))
 
+    def _training_inputs(self, X, y, sample_weight, *, reset, partial, classes):
+        """``(X, csr, y_encoded, sample_weight, classes_, raw_names)`` of a training call.
+
+        Raw samples are hashed (``raw_names``, their names); a call that starts
+        a new model (``reset``) also reserves the names' room in the budget,
+        from the raw samples' names or those given to
+        :meth:`remember_feature_names` before the first fit.
+        """
+        raw_names = None
+        if is_raw_input(X):
+            X, raw_names = hash_raw(X)
+        X, y_encoded, sample_weight, classes_ = self._validate_training_data(
+            X, y, sample_weight, reset=reset, partial=partial, classes=classes)
+        if reset:
+            coming = self.__dict__.pop("_names_to_come", None)
+            raw_names = raw_names if raw_names is not None else coming
+            self._reserve_names(raw_names)
+        return X, _as_csr_int64(X), y_encoded, sample_weight, classes_, raw_names
+
     def _fit(self, X, y, sample_weight, *, reset, partial, classes=None, n_passes):
         """Validate, train, and only then set attributes; leave the model as it was on error.
 
@@ -739,18 +754,10 @@ class _BaseSketchSGD(BaseEstimator):
         journals are committed. So nothing of the sketches' size is copied: a
         call costs the model, its input and what it touches.
         """
-        raw_names = None
-        if is_raw_input(X):
-            X, raw_names = hash_raw(X)
-        X, y_encoded, sample_weight, classes_ = self._validate_training_data(
+        X, csr, y_encoded, sample_weight, classes_, raw_names = self._training_inputs(
             X, y, sample_weight, reset=reset, partial=partial, classes=classes)
         n_models = self._n_models(classes_)
-        csr = _as_csr_int64(X)
         if reset:
-            # Names given to remember_feature_names before the first fit.
-            coming = self.__dict__.pop("_names_to_come", None)
-            raw_names = raw_names if raw_names is not None else coming
-            self._reserve_names(raw_names)
             probed = None
             # A step chosen elsewhere on the same terms (sklearn_sketch.dask probes
             # its first partition once for all of them).
