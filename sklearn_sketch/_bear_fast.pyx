@@ -99,6 +99,21 @@ cdef inline Py_ssize_t _pow2_at_least(Py_ssize_t n):
     return size
 
 
+def history_bytes(history_size, n_models, capacity):
+    """``LBFGSHistory(history_size, n_models, capacity).memory_bytes``, without allocating.
+
+    What a memory budget asks before it chooses a capacity: the pairs (float32
+    ``s`` and ``r`` per model, the key and its hash per coordinate, the
+    per-pair scalars) and the batch's workspace (``LBFGSHistory._load``).
+    """
+    cdef Py_ssize_t tau = history_size, K = n_models, C = capacity
+    pairs = tau * 4 + tau * C * (8 + 8) + 2 * tau * K * C * 4 + tau * K * (8 + 8 + 1) \
+        + 2 * K * tau * tau * 8
+    workspace = (2 * _pow2_at_least(2 * C) * 8 + _pow2_at_least(max(64, 16 * C)) // 64 * 8
+                 + C * (8 + 8) + tau * 4 + 2 * tau * C * 4)
+    return int(pairs + workspace)
+
+
 cdef inline int _ready(LBFGSHistory history) except -1:
     """Raise unless ``history`` went through ``__init__`` (``__new__`` alone leaves no pairs)."""
     if history._arrays is None:

@@ -23,7 +23,7 @@ from ._base import (
     _SketchRegressorMixin,
     _SketchSelectorMixin,
 )
-from ._bear_fast import LBFGSHistory, bear_pass
+from ._bear_fast import LBFGSHistory, bear_pass, history_bytes
 from . import _stores
 from .mission import (
     _COMMON_ATTRIBUTES_DOC,
@@ -157,16 +157,10 @@ def _kilobytes(n_bytes):
     return f"{-(-n_bytes // 2**10)}KB"
 
 
-def _history_bytes(history_size, n_models, capacity):
-    history = LBFGSHistory(history_size, n_models)
-    history.reserve(capacity)
-    return history.memory_bytes
-
-
 def _capacity_within(history_size, n_models, nbytes, wanted):
     """Largest pair capacity, at most ``wanted``, whose history fits in ``nbytes`` (>= 1)."""
     def cost(capacity):
-        return _history_bytes(history_size, n_models, capacity)
+        return history_bytes(history_size, n_models, capacity)
 
     if cost(wanted) <= nbytes:
         return wanted
@@ -211,8 +205,8 @@ class _BearMixin:
             longest = largest_batch_nnz(X, 1)
             wanted = largest_batch_nnz(X, self.batch_size) + 1
             history_size = self.history_size
-            while history_size > 1 and _history_bytes(history_size, n_models,
-                                                      longest + 1) > share:
+            while history_size > 1 and history_bytes(history_size, n_models,
+                                                     longest + 1) > share:
                 history_size -= 1
             history = LBFGSHistory(history_size, n_models)
             history.reserve(max(_capacity_within(history_size, n_models, share, wanted),

@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_sketch import BearClassifier, BearRegressor
-from sklearn_sketch._bear_fast import LBFGSHistory, bear_pass
+from sklearn_sketch._bear_fast import LBFGSHistory, bear_pass, history_bytes
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _bear_reference import _gradient, _two_loop, _vector, dense_bear  # noqa: E402
@@ -522,6 +522,17 @@ def test_history_rejects_bad_keys_and_shapes():
     with pytest.raises(ValueError, match="history_size"):
         LBFGSHistory(257, 1)
     assert history.n_pairs == 0
+
+
+@pytest.mark.parametrize("history_size", [1, 5, 256])
+@pytest.mark.parametrize("n_models", [1, 20])
+def test_history_bytes_counts_a_history_without_building_it(history_size, n_models):
+    """What a memory budget asks of a capacity equals the bytes of the history built
+    with it, across the powers of two where the batch's map and bitmap grow."""
+    for capacity in (1, 2, 3, 4, 5, 32, 33, 64, 65, 1024, 1025, 14_060):
+        history = LBFGSHistory(history_size, n_models)
+        history.reserve(capacity)
+        assert history_bytes(history_size, n_models, capacity) == history.memory_bytes
 
 
 def test_memory_does_not_grow_with_samples_or_keys():
