@@ -54,7 +54,9 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
     (g' - g)``.
 
     ``batch_nnz_cap``: a batch also ends before the row that would take its
-    non-zeros past this many (as under a memory budget).
+    non-zeros past this many (as under a memory budget). A batch of fewer than
+    ``batch_size`` rows (capped, or the pass's last) steps by its share of a full
+    batch's step, ``eta0 * rows / batch_size``.
 
     ``y`` is encoded as the kernel sees it: a real target, +1/-1, or class index.
     ``pairs`` is the final window: a list of (active features, s, r, valid) with
@@ -84,7 +86,8 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
                 g = _vector(gW[c], gb[c], active, fit_intercept)
                 z = _two_loop(g, active, c, window, fit_intercept)
                 has_pair = any(v[c] for _, _, _, v in window)
-                step = _f32(-eta0 * z / (1.0 if has_pair else metric))
+                eta = eta0 * (len(rows) / min(batch_size, n))
+                step = _f32(-eta * z / (1.0 if has_pair else metric))
                 if fit_intercept:
                     step_b[c], step_W[c] = step[0], step[1:]
                 else:

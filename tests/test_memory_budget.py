@@ -108,7 +108,8 @@ def _history_bytes(history_size, n_models, capacity):
 @pytest.mark.parametrize("budget", ["1MB", "4MB", 6_000_000, "16MB"])
 def test_bear_memory_bytes_within_budget_history_included(n_classes, budget):
     X, y = _data(n_classes, n_samples=200)
-    est = BearClassifier(memory_budget=budget, max_iter=2, random_state=0).fit(X, y)
+    est = BearClassifier(memory_budget=budget, history_size=5, max_iter=2,
+                         random_state=0).fit(X, y)
     n_bytes = {"1MB": 2**20, "4MB": 2**22, "16MB": 2**24}.get(budget, budget)
     assert est.memory_bytes_ == _explicit_bytes(est) <= n_bytes
     assert est.memory_bytes_ > 0.9 * n_bytes
@@ -141,12 +142,27 @@ def test_bear_budget_keeps_fewer_pairs_when_the_longest_row_needs_it():
     X[0, :3000] = 1.0
     X = X.tocsr()
     y = np.arange(100) % 20
-    est = BearClassifier(memory_budget="8MB", max_iter=1, random_state=0).fit(X, y)
+    est = BearClassifier(memory_budget="8MB", history_size=5, max_iter=1,
+                         random_state=0).fit(X, y)
     kept = est.history_.history_size
     assert 1 <= kept < 5
     assert _history_bytes(kept, 20, 3001) <= 2**21 < _history_bytes(kept + 1, 20, 3001)
     assert est.history_.capacity >= 3001
     assert est.memory_bytes_ == _explicit_bytes(est) <= 2**23
+
+
+def test_bear_history_size_auto_keeps_one_pair_under_a_budget_and_five_without():
+    X, y = _data(3, n_samples=200)
+    assert BearClassifier(max_iter=1).fit(X, y).history_.history_size == 5
+    budgeted = BearClassifier(memory_budget="1MB", max_iter=1).fit(X, y)
+    assert budgeted.history_.history_size == 1
+    # One pair leaves the batches more room than five in the same quarter.
+    five = BearClassifier(memory_budget="1MB", history_size=5, max_iter=1).fit(X, y)
+    assert budgeted.history_.capacity > five.history_.capacity
+    assert budgeted.memory_bytes_ == _explicit_bytes(budgeted) <= 2**20
+    # A number given is kept, budget or not.
+    assert BearClassifier(memory_budget="1MB", history_size=3,
+                          max_iter=1).fit(X, y).history_.history_size == 3
 
 
 def test_bear_budget_refuses_batches_larger_than_it_reserved():
