@@ -17,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, _fit_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._available_if import available_if
@@ -335,6 +336,36 @@ def _max_batch_nnz(indptr, order, batch_size):
         return int(np.diff(indptr).max())
     row_nnz = np.diff(indptr)[order]
     return int(np.add.reduceat(row_nnz, np.arange(0, row_nnz.size, batch_size)).max())
+
+
+#: ``fit`` warns when a classifier's last pass erred on at least this share of the
+#: samples that always predicting the most frequent class errs on.
+NEAR_CHANCE = 0.95
+
+
+def majority_error(y):
+    """Error rate of always predicting the most frequent label of ``y`` (0 if empty)."""
+    _, counts = np.unique(np.asarray(y), return_counts=True)
+    return 1.0 - counts.max() / counts.sum() if counts.size else 0.0
+
+
+def _warn_if_near_chance(estimator, y):
+    """A ``ConvergenceWarning`` when the fitted classifier learned next to nothing.
+
+    The progressive error of the last pass (each sample predicted just before
+    its update: ``online_error_rate_``) is compared with always predicting the
+    most frequent class, as the command line does after ``fit``.
+    """
+    error = getattr(estimator, "online_error_rate_", None)
+    baseline = majority_error(y)
+    if error is None or baseline == 0.0 or error < NEAR_CHANCE * baseline:
+        return
+    warnings.warn(
+        f"{type(estimator).__name__} learned next to nothing: on its last pass it erred on "
+        f"{error:.1%} of the samples just before training on each, and always predicting "
+        f"the most frequent class errs on {baseline:.1%}. Try more passes (max_iter), a "
+        "larger memory_budget or heap, another step (eta0), or check that the labels "
+        "match the samples.", ConvergenceWarning, stacklevel=3)
 
 
 class _BaseSketchSGD(BaseEstimator):
@@ -910,7 +941,10 @@ class _BaseSketchSGD(BaseEstimator):
         self : object
             Fitted estimator.
         """
-        return self._fit_guarded(X, y, sample_weight, partial=False, n_passes=self.max_iter)
+        self._fit_guarded(X, y, sample_weight, partial=False, n_passes=self.max_iter)
+        if self._is_classifier():
+            _warn_if_near_chance(self, y)
+        return self
 
     def _check_warm_start_targets(self, y):
         """Raise if ``y`` cannot continue the current model (classifiers check classes)."""

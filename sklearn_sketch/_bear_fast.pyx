@@ -745,6 +745,99 @@ cdef void _read_errors(int loss, Py_ssize_t K, Py_ssize_t C, Py_ssize_t first_ke
 
 
 
+cdef int _single_row_step(SGDParams params, Py_ssize_t K, Py_ssize_t depth, bint first_key,
+                          PyObject** sk, PyObject** hp, double[::1] intercept,
+                          CountSketch sketch0, const int64_t[::1] indptr,
+                          const int64_t[::1] indices, const double[::1] data,
+                          const double[::1] y, const double[::1] sample_weight,
+                          Py_ssize_t row, double eta, Py_ssize_t* cells, double* signs,
+                          double* w, double* s, uint8_t* in_heap, double* scores,
+                          double* moved, double* s0, double* dl, Py_ssize_t* mistakes,
+                          bint compare, double* heap_error,
+                          double* sketch_error) noexcept nogil:
+    """A first-order step on one row too long for the curvature pairs' room.
+
+    The row is a batch of its own whose coordinates the pairs cannot hold: its
+    direction is the gradient, scaled as for a batch without a usable pair
+    (``eta / ||x||**2`` on the features under 'normalized'); the step is cut
+    back to the secant minimum along it as every step is, and no pair is
+    stored. The buffers hold the row's ``n`` non-zeros: ``cells`` and
+    ``signs`` ``n * depth``; ``w``, ``s`` and ``in_heap`` ``K * n``;
+    ``scores``, ``moved``, ``s0`` and ``dl`` ``K``. Returns ``PASS_OK`` or
+    ``PASS_DIVERGED``.
+    """
+    cdef Py_ssize_t c, q, p0 = indptr[row], n = indptr[row + 1] - indptr[row]
+    cdef double norm2 = 0.0, hw, x, g, gs = 0.0, gps = 0.0, theta, delta
+    cdef int64_t evicted_key
+    cdef double evicted_weight
+    for q in range(n):
+        norm2 += data[p0 + q] * data[p0 + q]
+        sketch0.locate_prefetch(indices[p0 + q], &cells[q * depth], &signs[q * depth])
+    if params.schedule != NORMALIZED or not (norm2 > 0.0 and isfinite(norm2)):
+        norm2 = 1.0
+    # Scores at the heap-masked weights (moved: at the sketch's reads, when compared).
+    for c in range(K):
+        scores[c] = intercept[c] if first_key else 0.0
+        moved[c] = scores[c]
+        for q in range(n):
+            in_heap[c * n + q] = (<TopKHeap>hp[c]).lookup(indices[p0 + q], &hw)
+            if in_heap[c * n + q] or compare:
+                hw = (<CountSketch>sk[c]).estimate_located(&cells[q * depth], &signs[q * depth])
+            w[c * n + q] = hw if in_heap[c * n + q] else 0.0
+            scores[c] += data[p0 + q] * w[c * n + q]
+            moved[c] += data[p0 + q] * hw
+        if not isfinite(scores[c]):
+            return PASS_DIVERGED
+    if compare:
+        heap_error[0] += read_error(params.loss, K, scores, y[row])
+        sketch_error[0] += read_error(params.loss, K, moved, y[row])
+    memcpy(moved, scores, K * sizeof(double))  # sample_dloss overwrites softmax scores
+    if sample_dloss(params.loss, K, scores, y[row], sample_weight[row], params.margin, dl):
+        mistakes[0] += 1
+    # The step s = -eta g, rounded as a stored step is; moved becomes the scores at w + s.
+    for c in range(K):
+        s0[c] = <float>(-eta * dl[c]) if first_key else 0.0
+        gs += s0[c] * dl[c]
+        moved[c] += s0[c]
+        for q in range(n):
+            x = data[p0 + q]
+            g = dl[c] * x + params.alpha * w[c * n + q]
+            delta = <float>(-eta * g / norm2)
+            if not isfinite(delta):
+                return PASS_DIVERGED
+            s[c * n + q] = delta
+            gs += delta * g
+            moved[c] += x * delta
+    # Secant check along s with the gradient g' at w + s: cut to theta s when the
+    # row's loss went past its minimum along s.
+    for c in range(K):
+        if not isfinite(moved[c]):
+            return PASS_DIVERGED
+    sample_dloss(params.loss, K, moved, y[row], sample_weight[row], params.margin, dl)
+    for c in range(K):
+        gps += s0[c] * dl[c]
+        for q in range(n):
+            g = dl[c] * data[p0 + q] + params.alpha * (w[c * n + q] + s[c * n + q])
+            gps += s[c * n + q] * g
+    theta = -gs / (gps - gs) if gs < 0.0 and gs + gps > 0.0 else 1.0
+    for c in range(K):
+        if first_key:
+            intercept[c] += <float>(theta * s0[c]) if theta != 1.0 else s0[c]
+        for q in range(n):
+            delta = <float>(theta * s[c * n + q]) if theta != 1.0 else s[c * n + q]
+            if not (<CountSketch>sk[c]).add_located(&cells[q * depth], &signs[q * depth],
+                                                    delta):
+                return PASS_DIVERGED
+    # The heap takes the sketch's new estimates of the row's features.
+    for c in range(K):
+        for q in range(n):
+            hw = (<CountSketch>sk[c]).estimate_located(&cells[q * depth], &signs[q * depth])
+            if not isfinite(hw):
+                return PASS_DIVERGED
+            if in_heap[c * n + q] or (<TopKHeap>hp[c]).accepts(indices[p0 + q], hw):
+                (<TopKHeap>hp[c]).offer(indices[p0 + q], hw, &evicted_key, &evicted_weight)
+    return PASS_OK
+
 def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] intercept,
               LBFGSHistory history not None, const int64_t[::1] indptr,
               const int64_t[::1] indices, const double[::1] data, const double[::1] y,
@@ -775,8 +868,9 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
         Largest number of non-zeros in one mini-batch.
     batch_nnz_cap : int, default=-1
         If not negative, a batch also ends before the row that would take its
-        non-zeros past this many (a batch always holds at least one row, and no
-        row may hold more): how a memory budget bounds the pairs.
+        non-zeros past this many: how a memory budget bounds the pairs. A row
+        that alone holds more is a batch of its own with a first-order step
+        and no pair (its coordinates do not fit the pairs' room).
         ``max_batch_nnz`` must then be at least this cap.
 
     Returns
@@ -803,15 +897,14 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
             raise ValueError("the sketches of the models must share their configuration")
     if history.capacity < max_batch_nnz + 1:
         raise ValueError("the history's capacity is below the batch size in non-zeros")
-    cdef Py_ssize_t i, row_nnz, batch_nnz
+    cdef Py_ssize_t i, row_nnz, batch_nnz, long_nnz = 0
     if batch_nnz_cap >= 0:
         if max_batch_nnz < batch_nnz_cap:
             raise ValueError("max_batch_nnz must be at least batch_nnz_cap")
         for i in range(n_rows):
             row_nnz = indptr[order[i] + 1] - indptr[order[i]]
             if row_nnz > batch_nnz_cap:
-                raise ValueError(f"row {order[i]} holds {row_nnz} non-zeros, more than the "
-                                 f"{batch_nnz_cap} a batch may hold")
+                long_nnz = max(long_nnz, row_nnz)
     cdef Py_ssize_t C = history.capacity, depth = (<CountSketch>sketches[0]).depth
     # A batch holds at most every row (this also keeps ``start + bs`` from overflowing).
     cdef Py_ssize_t bs = max(1, min(params.batch_size, n_rows))
@@ -829,11 +922,22 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
     cdef double* z = <double*>malloc_array(C, 1, sizeof(double))
     cdef double* scores = <double*>malloc_array(K, 1, sizeof(double))
     cdef double* dl = <double*>malloc_array(K, 1, sizeof(double))
+    # Rows longer than the cap take a first-order step each (_single_row_step), in
+    # buffers of their own: the pairs' room stays what the budget gave them.
+    cdef Py_ssize_t* long_cells = <Py_ssize_t*>malloc_array(long_nnz, depth, sizeof(Py_ssize_t))
+    cdef double* long_signs = <double*>malloc_array(long_nnz, depth, sizeof(double))
+    cdef double* long_w = <double*>malloc_array(long_nnz, K, sizeof(double))
+    cdef double* long_s = <double*>malloc_array(long_nnz, K, sizeof(double))
+    cdef uint8_t* long_in_heap = <uint8_t*>malloc_array(long_nnz, K, sizeof(uint8_t))
+    cdef double* moved = <double*>malloc_array(K, 1, sizeof(double))
+    cdef double* s0 = <double*>malloc_array(K, 1, sizeof(double))
     if not (sk and hp and nnz_pos and cells and signs and in_heap and w and w_sketch and g and z
-            and scores and dl):
+            and scores and dl and moved and s0 and (long_nnz == 0 or (
+                long_cells and long_signs and long_w and long_s and long_in_heap))):
         free(sk); free(hp); free(nnz_pos); free(cells); free(signs); free(in_heap); free(w)
-        free(w_sketch); free(g); free(z); free(scores); free(dl)
-        raise MemoryError(f"cannot allocate the buffers of a batch of {max_batch_nnz} "
+        free(w_sketch); free(g); free(z); free(scores); free(dl); free(moved); free(s0)
+        free(long_cells); free(long_signs); free(long_w); free(long_s); free(long_in_heap)
+        raise MemoryError(f"cannot allocate the buffers of a batch of {max(max_batch_nnz, long_nnz)} "
                           f"non-zeros for {K} model(s)")
     cdef Py_ssize_t c
     for c in range(K):
@@ -858,6 +962,17 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
             stop = min(start + bs, n_rows)
             if batch_nnz_cap >= 0:
                 batch_nnz = indptr[order[start] + 1] - indptr[order[start]]
+                if batch_nnz > batch_nnz_cap:
+                    # A batch of this row alone, by its share of a full batch's step.
+                    status = _single_row_step(
+                        params, K, depth, first_key, sk, hp, intercept, sketch0, indptr,
+                        indices, data, y, sample_weight, order[start],
+                        learning_rate(params, t) / bs, long_cells, long_signs, long_w,
+                        long_s, long_in_heap, scores, moved, s0, dl, &mistakes, compare,
+                        &heap_error, &sketch_error)
+                    t += 1
+                    start += 1
+                    continue
                 for i in range(start + 1, stop):
                     row_nnz = indptr[order[i] + 1] - indptr[order[i]]
                     if batch_nnz + row_nnz > batch_nnz_cap:
@@ -996,5 +1111,6 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
             t += stop - start
             start = stop
     free(sk); free(hp); free(nnz_pos); free(cells); free(signs); free(in_heap); free(w)
-    free(w_sketch); free(g); free(z); free(scores); free(dl)
+    free(w_sketch); free(g); free(z); free(scores); free(dl); free(moved); free(s0)
+    free(long_cells); free(long_signs); free(long_w); free(long_s); free(long_in_heap)
     return t, status, mistakes, (heap_error, sketch_error)

@@ -133,18 +133,23 @@ _BEAR_BUDGET_DOC = """
         (``memory_bytes_ <= memory_budget``), or None to use
         ``n_features_to_select`` and ``sketch_width`` as given. The curvature
         pairs are paid first (one, with ``history_size='auto'``): room for
-        ``history_size`` pairs on the largest
-        active set that ``batch_size`` rows of the first training data can
-        form, but at most a quarter of the budget; where that caps them, a
-        batch ends before the row that would take its non-zeros past the room,
-        so batches of long rows hold fewer rows. If ``history_size`` pairs on
-        the longest row alone pass the quarter, fewer pairs are kept
-        (``history_.history_size``), down to one; a budget whose quarter cannot
-        hold one raises. On 20 Newsgroups at 4 MB (rows up to 14,000
-        non-zeros, 20 classes) one pair left the model a sixth of the budget,
-        and it scored at chance. The rest is split as :class:`MissionClassifier` splits its budget
-        (a quarter to the heaps). A later call with a row longer than the room
-        raises instead of growing past the budget. The shape chosen is in
+        ``history_size`` pairs on the largest active set that ``batch_size``
+        rows of the first training data can form, but at most a quarter of the
+        budget; where that caps them, a batch ends before the row that would
+        take its non-zeros past the room, so batches of long rows hold fewer
+        rows, and a row longer than the room alone is a batch of its own with
+        a first-order step and no pair (its step cut back as any step is). If
+        ``history_size`` pairs on the longest row pass the quarter, fewer
+        pairs are kept (``history_.history_size``), down to one. Rows of later
+        calls are treated alike: the pairs never grow past the room. Only a
+        budget whose quarter cannot hold a pair of one feature raises. The
+        rest is split as :class:`MissionClassifier` splits its budget (a
+        quarter to the heaps). Small budgets leave BEAR's quasi-Newton steps a
+        narrow sketch whose collisions they amplify: on 20 Newsgroups (20
+        classes) it scored 0.05-0.21 at 1 MB and below and 0.21-0.56 at 4 MB,
+        against 0.55-0.60 for :class:`MissionClassifier` at 1 MB (a fit that
+        ends near chance warns); prefer MISSION or the WM-Sketch there. The
+        shape chosen is in
         ``sketch_width_``, ``sketch_depth_`` and ``n_features_to_select_``;
         ``history_.capacity - 1`` is the most non-zeros a batch holds and
         ``history_.memory_bytes`` the pairs' part. A pair coordinate costs
@@ -211,8 +216,9 @@ class _BearMixin:
         if self.memory_budget is not None and X is not None:
             # The pairs live on batch active sets: room for batch_size rows of X (plus
             # the intercept), but at most a share of the budget, is paid first; batches
-            # then end early rather than outgrow it, and fewer pairs are kept if the
-            # longest row alone would outgrow it. The sketch and heaps get the rest.
+            # then end early rather than outgrow it, fewer pairs are kept if the longest
+            # row alone would outgrow it, and a row longer than the room takes a
+            # first-order step of its own. The sketch and heaps get the rest.
             budget = parse_memory_budget(self.memory_budget)
             share = int(budget * _PAIRS_SHARE)
             longest = largest_batch_nnz(X, 1)
@@ -222,18 +228,15 @@ class _BearMixin:
                                                      longest + 1) > share:
                 history_size -= 1
             history = LBFGSHistory(history_size, n_models)
-            history.reserve(max(_capacity_within(history_size, n_models, share, wanted),
-                                longest + 1))
+            history.reserve(_capacity_within(history_size, n_models, share, wanted))
             reserved += history.memory_bytes
-            if history.memory_bytes > share:
-                # Pairs that crowd out the model learn nothing: 20 Newsgroups at 4 MB,
-                # one pair on its longest row taking 3.4 MB, scored at chance.
+            if history.memory_bytes > share or history.capacity < 2:
+                least = history_bytes(history_size, n_models, 2)
                 raise ValueError(
                     f"memory_budget={self.memory_budget!r} ({budget} bytes) cannot hold "
-                    f"BEAR's curvature pairs in a quarter of it: one pair on the longest "
-                    f"row of this data ({longest} non-zeros, {n_models} model(s)) takes "
-                    f"{history.memory_bytes} bytes; give at least "
-                    f"{_kilobytes(4 * history.memory_bytes)}")
+                    f"BEAR's curvature pairs in a quarter of it: a pair of one feature "
+                    f"and the intercept for {n_models} model(s) takes {least} bytes; "
+                    f"give at least {_kilobytes(4 * least)}")
         state = super()._new_state(n_models, X, reserved)
         state.history = history
         return state
@@ -245,13 +248,8 @@ class _BearMixin:
             return bear_pass(params, state.sketches, state.heaps, state.intercept,
                              state.history, indptr, indices, data, y, sample_weight, order,
                              state.t, max_batch_nnz)
+        # Rows longer than the pairs' room (cap) each take a first-order step.
         cap = state.history.capacity - 1
-        longest = int(np.diff(indptr)[order].max()) if order.size else 0
-        if longest > cap:
-            raise ValueError(
-                f"a row of this call holds {longest} non-zeros, more than the {cap} that "
-                "memory_budget reserved for BEAR's curvature pairs when the model was "
-                "created (from its first data): fit anew with a larger budget")
         return bear_pass(params, state.sketches, state.heaps, state.intercept, state.history,
                          indptr, indices, data, y, sample_weight, order, state.t, cap,
                          batch_nnz_cap=cap)

@@ -56,7 +56,10 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
     ``batch_nnz_cap``: a batch also ends before the row that would take its
     non-zeros past this many (as under a memory budget). A batch of fewer than
     ``batch_size`` rows (capped, or the pass's last) steps by its share of a full
-    batch's step, ``eta0 * rows / batch_size``.
+    batch's step, ``eta0 * rows / batch_size``. A row that alone holds more
+    non-zeros than the cap is a batch of its own with a first-order step (the
+    gradient, as without a usable pair, cut back as every step is) and stores
+    no pair.
 
     ``y`` is encoded as the kernel sees it: a real target, +1/-1, or class index.
     ``pairs`` is the final window: a list of (active features, s, r, valid) with
@@ -74,6 +77,7 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
         for rows in _batches(X, order, batch_size, batch_nnz_cap):
             Xb, yb, swb = X[rows], y[rows], sw[rows]
             active = np.flatnonzero((Xb != 0).any(axis=0))
+            first_order = batch_nnz_cap is not None and active.size > batch_nnz_cap
             # The diagonal metric of 'normalized', intercept first.
             metric = np.ones(active.size + fit_intercept)
             if normalized:
@@ -84,8 +88,8 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
             step_b = np.zeros(K)
             for c in range(K):
                 g = _vector(gW[c], gb[c], active, fit_intercept)
-                z = _two_loop(g, active, c, window, fit_intercept)
-                has_pair = any(v[c] for _, _, _, v in window)
+                z = g if first_order else _two_loop(g, active, c, window, fit_intercept)
+                has_pair = not first_order and any(v[c] for _, _, _, v in window)
                 eta = eta0 * (len(rows) / min(batch_size, n))
                 step = _f32(-eta * z / (1.0 if has_pair else metric))
                 if fit_intercept:
@@ -109,6 +113,8 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
                     b += cut[:, 0] - s[:, 0]
                 W[:, active] += cut[:, fit_intercept:] - s[:, fit_intercept:]
                 s = cut
+            if first_order:
+                continue
             r = _f32(r + damping * metric * s)
             rs = (r * s).sum(axis=1)
             valid = rs > eps * np.linalg.norm(r, axis=1) * np.linalg.norm(s, axis=1)

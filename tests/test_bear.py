@@ -267,13 +267,77 @@ def test_batches_capped_in_non_zeros_equal_dense_reference(kind):
     assert est.history_.capacity == _CappedBear._CAP + 1
 
 
-def test_capped_batches_refuse_a_row_longer_than_the_cap():
-    X = np.zeros((20, 30))
-    X[:, :4] = 1.0
-    X[7, :12] = 1.0
-    y = np.arange(20) % 2
-    with pytest.raises(ValueError, match="row 7 holds 12 non-zeros, more than the 9"):
-        _CappedBear(shuffle=False).fit(X, y)
+@pytest.mark.parametrize("kind", ["binary", "multiclass"])
+@pytest.mark.parametrize("schedule", ["constant", "normalized"])
+def test_rows_longer_than_the_cap_take_first_order_steps_equal_dense_reference(kind,
+                                                                               schedule):
+    """A row of more non-zeros than the pairs' room is a batch of its own with a
+    first-order step and no pair (here rows of 12 to 20 non-zeros, cap 9)."""
+    rng = np.random.RandomState(3)
+    n, p = 120, 30
+    X = np.zeros((n, p))
+    long_rows = rng.choice(n, size=15, replace=False)
+    for i in range(n):
+        size = rng.randint(12, 21) if i in long_rows else rng.randint(1, 7)
+        X[i, rng.choice(p, size=size, replace=False)] = rng.uniform(0.5, 1.5)
+    y = (X @ rng.normal(size=p) > 0).astype(int)
+    if kind == "multiclass":
+        y = y + (X[:, :5].sum(axis=1) > 1)
+    params = dict(n_features_to_select=p, sketch_width=2**16, sketch_depth=1, history_size=3,
+                  learning_rate=schedule, eta0=0.1, damping=1e-2, batch_size=5,
+                  max_iter=2, shuffle=False)
+    est = fit_without_collisions(lambda seed: _CappedBear(random_state=seed, **params),
+                                 np.arange(p), lambda e: e.fit(X, y))
+    y_enc, K, loss = encode(kind, y)
+    kwargs = dict(loss=loss, n_models=K, eta0=0.1, batch_size=5, history_size=3,
+                  damping=1e-2, n_passes=2, normalized=schedule == "normalized")
+    W, b, window = dense_bear(X, y_enc, batch_nnz_cap=9, **kwargs)
+    scale = max(1.0, np.abs(W).max())
+    np.testing.assert_allclose(est.coef_.toarray(), W, rtol=1e-5, atol=1e-5 * scale)
+    np.testing.assert_allclose(est.intercept_, b, rtol=1e-5, atol=1e-5 * scale)
+    # The long rows trained (without them the model differs) but stored no pair,
+    # and the pairs kept the room they were given.
+    short = np.setdiff1d(np.arange(n), long_rows)
+    W_short, _, _ = dense_bear(X[short], y_enc[short], batch_nnz_cap=9, **kwargs)
+    assert np.abs(W - W_short).max() > 1e-3
+    assert all(active.size <= 9 for active, _, _, _ in window)
+    assert est.history_.n_batches == 2 * (len(_short_batches(X, 5, 9)) - len(long_rows))
+    assert est.history_.capacity == _CappedBear._CAP + 1
+    assert est.online_error_rate_ < 0.5
+
+
+def _short_batches(X, batch_size, cap):
+    """The batches of one pass in order (long rows alone), as the kernel cuts them."""
+    from _bear_reference import _batches
+
+    return list(_batches(X, np.arange(X.shape[0]), batch_size, cap))
+
+
+def test_a_long_row_step_is_cut_back_at_its_secant_minimum():
+    """Squared loss, a long row and a step far past the row's minimum: the cut
+    leaves the row's residual smaller than before, where the raw step multiplies it."""
+    X = np.zeros((1, 30))
+    X[0, :20] = 1.0
+    y = np.array([1.0])
+
+    class CappedRegressor(BearRegressor):
+        def _train_pass(self, state, params, indptr, indices, data, y, sample_weight,
+                        order, max_batch_nnz):
+            state.history.reserve(10)
+            return bear_pass(params, state.sketches, state.heaps, state.intercept,
+                             state.history, indptr, indices, data, y, sample_weight,
+                             order, state.t, 9, batch_nnz_cap=9)
+
+    params = dict(n_features_to_select=30, sketch_width=2**12, sketch_depth=1,
+                  learning_rate="constant", eta0=10.0, batch_size=1, max_iter=1,
+                  shuffle=False, random_state=0)
+    est = CappedRegressor(**params).fit(X, y)
+    W, b, _ = dense_bear(X, y, loss="squared_error", eta0=10.0, batch_size=1,
+                         batch_nnz_cap=9)
+    np.testing.assert_allclose(est.coef_.toarray(), W, rtol=1e-5, atol=1e-6)
+    assert abs(est.predict(X)[0] - 1.0) < 1.0  # the residual was 1
+    # Uncut, the step alone would have moved the prediction by eta0 * 21 = 210.
+    assert est.history_.n_batches == 0
 
 
 def test_churn_and_growing_capacity_equal_dense_reference():

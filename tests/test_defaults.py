@@ -122,3 +122,29 @@ def test_predict_with_is_read_at_prediction_time():
         assert est.predict_with_ == choice
         np.testing.assert_array_equal(est.decision_function(X),
                                       reference[choice].decision_function(X))
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS, ids=lambda c: c.__name__)
+def test_fit_says_so_when_the_model_learned_next_to_nothing(cls):
+    """Labels unrelated to the samples (3,000 of them on 10 features: too many to
+    memorise): the last pass errs as often as predicting the majority class, and
+    fit warns, naming the estimator and both error rates. A task the model
+    learns raises no such warning."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    rng = np.random.RandomState(0)
+    X_noise = rng.normal(size=(3000, 10))
+    noise = rng.rand(3000) < 0.3
+    with pytest.warns(ConvergenceWarning, match=rf"{cls.__name__} learned next to nothing: "
+                                                r"on its last pass it erred on \d+\.\d% .*"
+                                                r"most frequent class errs on \d+\.\d%"):
+        est = cls(random_state=0).fit(X_noise, noise)
+    baseline = 1.0 - max(noise.mean(), 1.0 - noise.mean())
+    assert est.online_error_rate_ >= 0.95 * baseline
+    X, y = _sparse_task(2000, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        learned = cls(random_state=0).fit(X, y)
+    assert learned.online_error_rate_ < 0.95 * (1.0 - max(y.mean(), 1.0 - y.mean()))

@@ -165,37 +165,43 @@ def test_bear_history_size_auto_keeps_one_pair_under_a_budget_and_five_without()
                           max_iter=1).fit(X, y).history_.history_size == 3
 
 
-def test_bear_budget_refuses_batches_larger_than_it_reserved():
+def test_bear_budget_steps_on_rows_longer_than_it_reserved_without_growing():
     X, y = _data(3, n_samples=200)
     est = BearRegressor(memory_budget="1MB", batch_size=8, random_state=0).fit(X, y)
-    before = est.memory_bytes_
+    before, capacity = est.memory_bytes_, est.history_.capacity
     dense = np.ones((16, X.shape[1]))
-    with pytest.raises(ValueError, match="more than the .* that memory_budget reserved"):
-        est.partial_fit(dense, np.zeros(16))
+    assert X.shape[1] > capacity - 1  # every dense row is longer than the pairs' room
+    predicted = est.predict(dense)
+    est.partial_fit(dense, np.full(16, 5.0))
+    assert est.history_.capacity == capacity
     assert est.memory_bytes_ == before == _explicit_bytes(est)
+    # The long rows trained: their predictions moved towards the target.
+    assert np.abs(est.predict(dense) - 5.0).mean() < np.abs(predicted - 5.0).mean()
 
 
 def test_bear_budget_too_small_for_its_pairs_says_so():
     X, y = _data(20, n_samples=60)
-    with pytest.raises(ValueError, match="memory_budget=400 .*curvature pairs"):
+    K = len(np.unique(y))
+    least = _history_bytes(1, K, 2)
+    with pytest.raises(ValueError, match=r"memory_budget=400 .*curvature pairs.* a pair of "
+                                         rf"one feature and the intercept for {K} model\(s\) "
+                                         rf"takes {least} bytes; give at least \d+KB"):
         BearClassifier(memory_budget=400).fit(X, y)
-    # One pair on a 3,000-non-zero row for 20 classes takes about 0.7 MB: more than
-    # a quarter of 2 MB, which would leave the model too little to learn.
+    BearClassifier(memory_budget=-(-4 * least // 1024) * 1024 + 2**16, max_iter=1).fit(X, y)
+
+
+def test_bear_budget_below_one_pair_on_the_longest_row_still_fits():
+    """A 3,000-non-zero row for 20 classes needs about 0.7 MB for one pair, more than
+    a quarter of 2 MB: the pairs keep their quarter and that row steps alone."""
     X = sp.lil_matrix((40, 5000))
     X[:, :10] = 1.0
     X[0, :3000] = 1.0
     y = np.arange(40) % 20
-    one_pair = _history_bytes(1, 20, 3001)
-    assert 2**19 < one_pair <= 2**20
-    with pytest.raises(ValueError, match=r"quarter of it: one pair on the longest row of "
-                                         r"this data \(3000 non-zeros, 20 model\(s\)\) .*"
-                                         r"give at least 3MB"):
-        BearClassifier(memory_budget="2MB").fit(X.tocsr(), y)
-    BearClassifier(memory_budget="3MB", max_iter=1).fit(X.tocsr(), y)
-    # Short rows: the least budget is a few kilobytes, said in KB.
-    X, y = _data(2, n_samples=60)
-    with pytest.raises(ValueError, match=r"give at least \d+KB"):
-        BearClassifier(memory_budget="8KB").fit(X, y)
+    assert _history_bytes(1, 20, 3001) > 2**19
+    est = BearClassifier(memory_budget="2MB", max_iter=2, random_state=0).fit(X.tocsr(), y)
+    assert est.history_.capacity - 1 < 3000
+    assert est.history_.memory_bytes <= 2**19
+    assert est.memory_bytes_ == _explicit_bytes(est) <= 2**21
 
 
 def test_bear_budgeted_model_learns():

@@ -159,13 +159,11 @@ class _Counted:
         return 1.0 - max(self.label_counts.values()) / total if total else 0.0
 
 
-#: ``fit`` warns when the last pass's progressive error is at least this share
-#: of the error of always predicting the most frequent label.
-NEAR_CHANCE = 0.95
-
-
 def _warn_if_near_chance(estimator, counted):
-    """Say so when the model erred about as often as predicting the majority label."""
+    """Say so when the model erred about as often as predicting the majority label
+    (at least ``NEAR_CHANCE`` of its error, as ``fit`` of a classifier warns)."""
+    from .._base import NEAR_CHANCE
+
     error = getattr(estimator, "online_error_rate_", None)
     baseline = counted.majority_error()
     if error is None or baseline == 0.0 or error < NEAR_CHANCE * baseline:
