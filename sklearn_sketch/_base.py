@@ -365,7 +365,7 @@ def _warn_if_near_chance(estimator, y):
         f"{error:.1%} of the samples just before training on each, and always predicting "
         f"the most frequent class errs on {baseline:.1%}. Try more passes (max_iter), a "
         "larger memory_budget or heap, another step (eta0), or check that the labels "
-        "match the samples.", ConvergenceWarning, stacklevel=3)
+        "match the samples.", ConvergenceWarning, stacklevel=4)
 
 
 class _BaseSketchSGD(BaseEstimator):
@@ -454,19 +454,39 @@ class _BaseSketchSGD(BaseEstimator):
         batch = max(1, int(self.batch_size))
         return min(n_samples, -(-rows // batch) * batch)
 
-    def _probe_eta0(self, X, y, classes=None, sample_weight=None):
-        """The step eta0='auto' chooses for a new model's first ``partial_fit(X, y)``.
+    def _probe_counts(self, X, y, classes=None, sample_weight=None, share=1):
+        """The eta0='auto' probe of a new model's first ``partial_fit(X, y)``, on a
+        ``1/share`` part of its rows: each candidate's mistakes (inf where it stopped).
 
-        Runs that call's probe (:meth:`_choose_eta0`) and nothing else: the
-        model may be left with input attributes but no trained state, so call
-        it on a copy. None when no candidate trains without diverging.
+        For training spread over ``share`` partitions (:mod:`sklearn_sketch.dask`):
+        each probes its own share of the rows one fit would probe, and the
+        counts summed over the partitions choose the step
+        (:meth:`_auto_step_index`). Runs the probe and nothing else: the model
+        may be left with input attributes but no trained state, so call it on
+        a copy.
         """
         X, csr, y_encoded, sample_weight, classes_, _ = self._training_inputs(
             X, y, sample_weight, reset=True, partial=True, classes=classes)
         return self._choose_eta0(self._n_models(classes_), X, csr, y_encoded,
-                                 sample_weight)[0]
+                                 sample_weight, share=share)[2]
 
-    def _choose_eta0(self, n_models, X, csr, y, sample_weight):
+    @classmethod
+    def _auto_step_index(cls, counts):
+        """Index of the candidate eta0='auto' keeps, from each candidate's mistakes.
+
+        The first is kept unless another made fewer mistakes, by more than
+        ``_AUTO_Z`` times the square root of the first's count; then the fewest
+        of those wins, ties going to the earlier. None when no candidate is
+        finite.
+        """
+        first = counts[0]
+        limit = first - cls._AUTO_Z * math.sqrt(first) if math.isfinite(first) else math.inf
+        best = min(range(1, len(counts)), key=lambda i: (counts[i], i), default=None)
+        if best is not None and counts[best] < min(limit, first):
+            return best
+        return 0 if math.isfinite(first) else None
+
+    def _choose_eta0(self, n_models, X, csr, y, sample_weight, share=1):
         """eta0='auto': the step of fewest mistakes on a probe of the first pass.
 
         Each candidate of ``_AUTO_ETA0`` trains a fresh model (the same hashes
@@ -482,15 +502,21 @@ class _BaseSketchSGD(BaseEstimator):
         of the probe once it has made that many mistakes. With ``n_jobs`` the
         candidates train in threads (the compiled pass releases the GIL).
 
-        Returns the step and ``(state, rows, mistakes, read_errors)``: the
+        Returns the step, ``(state, rows, mistakes, read_errors)``: the
         winner's model after the probe, from which the first pass goes on (so
         the probe costs at most ``len(_AUTO_ETA0) - 1`` trainings on it, and
         with one thread the model equals one trained with that step from the
-        start). ``csr`` is ``X`` as :func:`_as_csr_int64` gives it.
+        start), and every candidate's mistakes (inf where it stopped). ``csr``
+        is ``X`` as :func:`_as_csr_int64` gives it. ``share``: probe a
+        ``1/share`` part of those rows (whole batches, at least one), as one of
+        ``share`` partitions does.
         """
         template = self._new_state(n_models, X)
         order = self._pass_order(template, csr[0].shape[0] - 1)
         rows = self._probe_rows(csr, order)
+        if share > 1:
+            batch = max(1, int(self.batch_size))
+            rows = min(rows, max(batch, -(-rows // share // batch) * batch))
         batch = max(1, int(self.batch_size))
         # Four parts in whole batches: a candidate that has made as many mistakes as
         # the bar by the end of one cannot win, and stops there.
@@ -541,10 +567,10 @@ class _BaseSketchSGD(BaseEstimator):
                     first = trained
                 elif best is None or count < counts[best[0]]:
                     best = (i, trained)
-        limit = math.inf if bar[0] is None else bar[0]
-        if best is not None and counts[best[0]] < min(limit, counts[0]):
-            return candidates[best[0]], best[1]
-        return candidates[0], first  # None if the first step diverged: fit raises
+        winner = self._auto_step_index(counts)
+        if winner is not None and winner > 0:
+            return candidates[winner], best[1], counts
+        return candidates[0], first, counts  # None if the first step diverged: fit raises
 
     # Share of each model's bytes that its heap gets under ``memory_budget``.
     _budget_heap_share = 0.25
@@ -796,8 +822,8 @@ class _BaseSketchSGD(BaseEstimator):
             if self.eta0 == "auto" and preset is not None:
                 self.eta0_ = preset
             elif self.eta0 == "auto":
-                self.eta0_, probed = self._choose_eta0(n_models, X, csr, y_encoded,
-                                                       sample_weight)
+                self.eta0_, probed, _ = self._choose_eta0(n_models, X, csr, y_encoded,
+                                                          sample_weight)
             state = probed[0] if probed is not None else self._new_state(n_models, X)
             journaled = []
         else:

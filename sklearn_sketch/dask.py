@@ -29,10 +29,12 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     and on a real cluster. A task whose worker dies is run again
     (``retries``); the partitions' models are averaged in partition order,
     so the same ``random_state`` and the same partitions give the same model.
-    From an unfitted model with ``eta0='auto'``, the step is chosen once, on
-    the first partition (as a ``partial_fit`` on it alone would choose it),
-    by a task that may use every core of its worker; every copy of the first
-    epoch then trains with it (``eta0_``). Files choose it on each file's
+    From an unfitted model with ``eta0='auto'``, the step is chosen once:
+    each partition probes its share of the rows a single fit would probe
+    (a ``1/n_partitions`` part, where the partition lives), the candidates'
+    mistakes are summed over the partitions, and every copy of the first
+    epoch trains with the step so chosen (``eta0_``); a single partition
+    chooses it in its own ``partial_fit``, as a plain fit does. Files choose it on each file's
     first chunk, and the average keeps the first file's.
 
     Parameters
@@ -107,15 +109,18 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
         current = client.submit(_same, model, pure=False, retries=retries)
-    # eta0='auto' is chosen once, on the first partition, by a task of its own that
-    # may use every core of its worker (the others wait for it), instead of by every
-    # partition: the probe's cost barely falls with the rows (at least 2,000 of them,
-    # 5 candidates), and it doubled the first epoch of two workers on 20 Newsgroups.
+    # eta0='auto' is chosen once for every partition: each probes its own share of
+    # the rows one fit would probe, where it lives, and the mistakes summed over the
+    # partitions pick the step. The probe's cost (at least 2,000 rows, 4 candidates)
+    # then falls with the workers instead of holding them all back. One partition
+    # probes inside its own partial_fit, as a plain fit does.
     step = None
     if "_state" not in model.__dict__ and getattr(model, "eta0", None) == "auto" \
-            and parts[0][0] != "file":
-        step = client.submit(_probe_partition, current, parts[0], classes, pure=False,
-                             retries=retries)
+            and len(parts) > 1 and parts[0][0] != "file":
+        counts = [client.submit(_probe_partition, current, i, part, classes, len(parts),
+                                pure=False, retries=retries)
+                  for i, part in enumerate(parts)]
+        step = client.submit(_pick_step, current, counts, pure=False, retries=retries)
     for epoch in range(epochs):
         futures = [client.submit(_train_partition, current, i, part, classes, reader,
                                  step if epoch == 0 else None, pure=False, retries=retries)
@@ -210,21 +215,27 @@ def _train_partition(model, index, part, classes, reader, step=None):
     return est, int(round(est.t_ - before))
 
 
-def _probe_partition(model, part, classes):
-    """eta0='auto''s choice on the first partition, with every core of the worker.
-
-    None when that partition is empty or the probe found no step (its training then
-    probes, and raises as a plain fit would).
-    """
+def _probe_partition(model, index, part, classes, share):
+    """eta0='auto''s probe on partition ``index``'s ``1/share`` part of the rows one
+    fit would probe: each candidate's mistakes (None for an empty partition)."""
     est = copy.deepcopy(model)
-    if "n_jobs" in est.get_params(deep=False):
-        est.set_params(n_jobs=-1)
     kwargs = {"classes": classes} if classes is not None and est._is_classifier() else {}
     try:
         X, y = _partition_data(part)
-        return est._probe_eta0(X, y, **kwargs) if len(y) else None
+        return est._probe_counts(X, y, share=share, **kwargs) if len(y) else None
     except Exception as error:
-        raise _with_partition(error, 0, part) from error
+        raise _with_partition(error, index, part) from error
+
+
+def _pick_step(model, counts):
+    """The step of the mistakes summed over the partitions' probes (None when no
+    candidate trained without diverging: the first epoch then probes, and raises,
+    as a plain fit would)."""
+    counts = [c for c in counts if c is not None]
+    if not counts:
+        return None
+    winner = model._auto_step_index([sum(c) for c in zip(*counts)])
+    return None if winner is None else model._AUTO_ETA0[winner]
 
 
 def _partition_data(part):

@@ -157,3 +157,32 @@ def test_the_probe_in_threads_chooses_as_on_one():
     again = FeatureHashingClassifier(memory_budget="64KB", max_iter=1, random_state=0,
                                      n_jobs=2).fit(X, y)
     np.testing.assert_array_equal(two._state.sketches[0].table, again._state.sketches[0].table)
+
+
+def test_the_choice_keeps_the_first_step_unless_another_is_clearly_better():
+    pick = WMSketchClassifier._auto_step_index
+    assert WMSketchClassifier._AUTO_Z == 2.0
+    inf = float("inf")
+    assert pick([100, 90, 70, 80]) == 2      # 70 < 100 - 2 * sqrt(100)
+    assert pick([100, 85, 90, inf]) == 0     # within the first's noise
+    assert pick([100, 70, 70, 90]) == 1      # ties go to the earlier
+    assert pick([inf, 50, inf, inf]) == 1    # the first diverged
+    assert pick([inf, inf, inf, inf]) is None
+
+
+@pytest.mark.parametrize("share", [1, 2, 3])
+def test_a_share_of_the_probe_counts_mistakes_on_that_share_of_its_rows(share):
+    """What each of ``share`` partitions probes (sklearn_sketch.dask sums them): the
+    first 2000 / share rows of the pass (no shuffle), each candidate's progressive
+    mistakes there, inf for a candidate that stopped early."""
+    X, y = wide_task()
+    counts = make("iht", 200, eta0="auto")._probe_counts(X, y, classes=[0, 1], share=share)
+    rows = -(-2000 // share)
+    assert np.isfinite(counts[0])
+    for step, count in zip(CANDIDATES, counts):
+        if np.isfinite(count):
+            fit = make("iht", 200, eta0=step, max_iter=1).fit(X[:rows], y[:rows])
+            assert count == round(fit.online_error_rate_ * rows)
+    if share == 1:  # the whole probe chooses as a fit does
+        chosen = CANDIDATES[IHTClassifier._auto_step_index(counts)]
+        assert chosen == make("iht", 200, eta0="auto").fit(X, y).eta0_

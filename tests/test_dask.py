@@ -60,8 +60,12 @@ def test_partitions_train_copies_that_are_averaged_by_rows(client):
     model = sk_dask.fit(mission(), da.from_array(X, chunks=(chunks, 40)),
                         da.from_array(y, chunks=(chunks,)), client=client, epochs=2)
     bounds = np.cumsum((0,) + chunks)
-    # eta0='auto' is chosen once, on the first partition, as its partial_fit would.
-    step = mission().partial_fit(X[:1000], y[:1000], classes=[0, 1]).eta0_
+    # eta0='auto' is chosen once: each partition probes a third of the rows a fit
+    # probes, and the mistakes summed over the partitions pick the step.
+    counts = [mission()._probe_counts(X[a:b], y[a:b], classes=[0, 1], share=3)
+              for a, b in zip(bounds[:-1], bounds[1:])]
+    step = MissionClassifier._AUTO_ETA0[
+        MissionClassifier._auto_step_index([sum(c) for c in zip(*counts)])]
     local = mission(eta0=step)
     for _ in range(2):
         copies = []
