@@ -454,21 +454,26 @@ class _BaseSketchSGD(BaseEstimator):
         batch = max(1, int(self.batch_size))
         return min(n_samples, -(-rows // batch) * batch)
 
-    def _probe_counts(self, X, y, classes=None, sample_weight=None, share=1):
+    def _probe_share(self, X, y, classes=None, sample_weight=None, share=1):
         """The eta0='auto' probe of a new model's first ``partial_fit(X, y)``, on a
-        ``1/share`` part of its rows: each candidate's mistakes (inf where it stopped).
+        ``1/share`` part of its rows: ``(counts, kept)``.
 
-        For training spread over ``share`` partitions (:mod:`sklearn_sketch.dask`):
-        each probes its own share of the rows one fit would probe, and the
-        counts summed over the partitions choose the step
-        (:meth:`_auto_step_index`). Runs the probe and nothing else: the model
-        may be left with input attributes but no trained state, so call it on
-        a copy.
+        ``counts`` holds each candidate's mistakes (inf where it stopped) and
+        ``kept`` maps the index of the first candidate, and of the best other
+        one, to its model after the probe (``(state, rows, mistakes,
+        read_errors)``, or None). For training spread over ``share``
+        partitions (:mod:`sklearn_sketch.dask`): each probes its own share of
+        the rows one fit would probe, the counts summed over the partitions
+        choose the step (:meth:`_auto_step_index`), and a partition whose
+        probe kept that step's model goes on from it (``_preset_probe``), as a
+        plain fit goes on from its probe. Runs the probe and nothing else: the
+        model may be left with input attributes but no trained state, so call
+        it on a copy.
         """
         X, csr, y_encoded, sample_weight, classes_, _ = self._training_inputs(
             X, y, sample_weight, reset=True, partial=True, classes=classes)
         return self._choose_eta0(self._n_models(classes_), X, csr, y_encoded,
-                                 sample_weight, share=share)[2]
+                                 sample_weight, share=share)[2:]
 
     @classmethod
     def _auto_step_index(cls, counts):
@@ -506,7 +511,8 @@ class _BaseSketchSGD(BaseEstimator):
         winner's model after the probe, from which the first pass goes on (so
         the probe costs at most ``len(_AUTO_ETA0) - 1`` trainings on it, and
         with one thread the model equals one trained with that step from the
-        start), and every candidate's mistakes (inf where it stopped). ``csr``
+        start), every candidate's mistakes (inf where it stopped) and the
+        models kept (the first candidate's and the best other's, by index). ``csr``
         is ``X`` as :func:`_as_csr_int64` gives it. ``share``: probe a
         ``1/share`` part of those rows (whole batches, at least one), as one of
         ``share`` partitions does.
@@ -567,10 +573,12 @@ class _BaseSketchSGD(BaseEstimator):
                     first = trained
                 elif best is None or count < counts[best[0]]:
                     best = (i, trained)
+        kept = {0: first} if best is None else {0: first, best[0]: best[1]}
         winner = self._auto_step_index(counts)
         if winner is not None and winner > 0:
-            return candidates[winner], best[1], counts
-        return candidates[0], first, counts  # None if the first step diverged: fit raises
+            return candidates[winner], best[1], counts, kept
+        # None if the first step diverged: the fit raises.
+        return candidates[0], first, counts, kept
 
     # Share of each model's bytes that its heap gets under ``memory_budget``.
     _budget_heap_share = 0.25
@@ -816,14 +824,15 @@ class _BaseSketchSGD(BaseEstimator):
         n_models = self._n_models(classes_)
         if reset:
             probed = None
-            # A step chosen elsewhere on the same terms (sklearn_sketch.dask probes
-            # its first partition once for all of them).
+            # A step chosen elsewhere on the same terms (sklearn_sketch.dask sums the
+            # partitions' probes), and this data's probe with it when one was kept.
             preset = self.__dict__.pop("_preset_eta0", None)
+            preset_probe = self.__dict__.pop("_preset_probe", None)
             if self.eta0 == "auto" and preset is not None:
-                self.eta0_ = preset
+                self.eta0_, probed = preset, preset_probe
             elif self.eta0 == "auto":
-                self.eta0_, probed, _ = self._choose_eta0(n_models, X, csr, y_encoded,
-                                                          sample_weight)
+                self.eta0_, probed, _, _ = self._choose_eta0(n_models, X, csr, y_encoded,
+                                                             sample_weight)
             state = probed[0] if probed is not None else self._new_state(n_models, X)
             journaled = []
         else:

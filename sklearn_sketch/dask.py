@@ -114,17 +114,24 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     # partitions pick the step. The probe's cost (at least 2,000 rows, 4 candidates)
     # then falls with the workers instead of holding them all back. One partition
     # probes inside its own partial_fit, as a plain fit does.
-    step = None
+    # A partition whose probe kept the chosen step's model goes on from it, as a
+    # plain fit goes on from its probe (the probe task's result stays on its worker,
+    # and the partition's first training task runs there).
+    step, probes = None, [None] * len(parts)
     if "_state" not in model.__dict__ and getattr(model, "eta0", None) == "auto" \
             and len(parts) > 1 and parts[0][0] != "file":
-        counts = [client.submit(_probe_partition, current, i, part, classes, len(parts),
+        probes = [client.submit(_probe_partition, current, i, part, classes, len(parts),
                                 pure=False, retries=retries)
                   for i, part in enumerate(parts)]
+        counts = [client.submit(_counts, p, pure=False, retries=retries) for p in probes]
         step = client.submit(_pick_step, current, counts, pure=False, retries=retries)
     for epoch in range(epochs):
         futures = [client.submit(_train_partition, current, i, part, classes, reader,
-                                 step if epoch == 0 else None, pure=False, retries=retries)
+                                 step if epoch == 0 else None,
+                                 probes[i] if epoch == 0 else None, pure=False,
+                                 retries=retries)
                    for i, part in enumerate(parts)]
+        probes = [None] * len(parts)  # the probes' models are let go after the first epoch
         current = client.submit(_average, futures, pure=False, retries=retries)
     return current.result()
 
@@ -189,16 +196,20 @@ def _partitions(client, model, X, y, classes):
     return [("arrays", xb, yb) for xb, yb in zip(x_blocks, y_blocks)], classes
 
 
-def _train_partition(model, index, part, classes, reader, step=None):
+def _train_partition(model, index, part, classes, reader, step=None, probe=None):
     """One pass of a copy of ``model`` over partition ``index``: ``(model, rows)``.
 
-    ``step``: eta0='auto''s choice, made on the first partition, for a new model.
+    ``step``: eta0='auto''s choice for a new model, from the partitions' probes;
+    ``probe``: this partition's probe (:func:`_probe_partition`), whose model
+    with that step, if kept, the pass goes on from.
     """
     est = copy.deepcopy(model)
     before = getattr(est, "t_", 1.0)
     kwargs = {"classes": classes} if classes is not None and est._is_classifier() else {}
     if step is not None:
         est._preset_eta0 = step
+        if probe is not None:
+            est._preset_probe = probe[1].get(list(est._AUTO_ETA0).index(step))
     try:
         if part[0] == "file":
             from .io import partial_fit_stream
@@ -217,14 +228,20 @@ def _train_partition(model, index, part, classes, reader, step=None):
 
 def _probe_partition(model, index, part, classes, share):
     """eta0='auto''s probe on partition ``index``'s ``1/share`` part of the rows one
-    fit would probe: each candidate's mistakes (None for an empty partition)."""
+    fit would probe: ``(counts, kept)`` of :meth:`_probe_share` (None for an empty
+    partition)."""
     est = copy.deepcopy(model)
     kwargs = {"classes": classes} if classes is not None and est._is_classifier() else {}
     try:
         X, y = _partition_data(part)
-        return est._probe_counts(X, y, share=share, **kwargs) if len(y) else None
+        return est._probe_share(X, y, share=share, **kwargs) if len(y) else None
     except Exception as error:
         raise _with_partition(error, index, part) from error
+
+
+def _counts(probe):
+    """A probe's counts alone: what the step's task gathers (the models stay put)."""
+    return None if probe is None else probe[0]
 
 
 def _pick_step(model, counts):

@@ -176,13 +176,16 @@ def test_a_share_of_the_probe_counts_mistakes_on_that_share_of_its_rows(share):
     first 2000 / share rows of the pass (no shuffle), each candidate's progressive
     mistakes there, inf for a candidate that stopped early."""
     X, y = wide_task()
-    counts = make("iht", 200, eta0="auto")._probe_counts(X, y, classes=[0, 1], share=share)
+    counts, kept = make("iht", 200, eta0="auto")._probe_share(X, y, classes=[0, 1],
+                                                               share=share)
     rows = -(-2000 // share)
     assert np.isfinite(counts[0])
     for step, count in zip(CANDIDATES, counts):
         if np.isfinite(count):
             fit = make("iht", 200, eta0=step, max_iter=1).fit(X[:rows], y[:rows])
             assert count == round(fit.online_error_rate_ * rows)
+    # The first candidate's model is kept, and it trained on exactly those rows.
+    assert kept[0][1] == rows and kept[0][2] == counts[0]
     if share == 1:  # the whole probe chooses as a fit does
         chosen = CANDIDATES[IHTClassifier._auto_step_index(counts)]
         assert chosen == make("iht", 200, eta0="auto").fit(X, y).eta0_

@@ -62,7 +62,7 @@ def test_partitions_train_copies_that_are_averaged_by_rows(client):
     bounds = np.cumsum((0,) + chunks)
     # eta0='auto' is chosen once: each partition probes a third of the rows a fit
     # probes, and the mistakes summed over the partitions pick the step.
-    counts = [mission()._probe_counts(X[a:b], y[a:b], classes=[0, 1], share=3)
+    counts = [mission()._probe_share(X[a:b], y[a:b], classes=[0, 1], share=3)[0]
               for a, b in zip(bounds[:-1], bounds[1:])]
     step = MissionClassifier._AUTO_ETA0[
         MissionClassifier._auto_step_index([sum(c) for c in zip(*counts)])]
