@@ -306,6 +306,43 @@ def test_rows_longer_than_the_cap_take_first_order_steps_equal_dense_reference(k
     assert est.online_error_rate_ < 0.5
 
 
+class _CappedBearRegressor(BearRegressor):
+    """Batches capped at ``_CappedBear._CAP`` non-zeros, as a memory budget caps them."""
+
+    _train_pass = _CappedBear._train_pass
+    _CAP = _CappedBear._CAP
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("alpha", [0.0, 0.05])
+def test_long_row_steps_with_l2_and_without_intercept_equal_dense_reference(alpha,
+                                                                             fit_intercept):
+    """Squared loss, L2 on the heap weights, with and without the intercept: the
+    first-order steps of the rows longer than the cap follow the dense reference."""
+    rng = np.random.RandomState(5)
+    n, p = 80, 30
+    X = np.zeros((n, p))
+    long_rows = rng.choice(n, size=10, replace=False)
+    for i in range(n):
+        size = rng.randint(12, 21) if i in long_rows else rng.randint(1, 7)
+        X[i, rng.choice(p, size=size, replace=False)] = rng.uniform(0.5, 1.5)
+    y = X @ rng.normal(size=p) + 0.5
+    params = dict(n_features_to_select=p, sketch_width=2**16, sketch_depth=1, history_size=3,
+                  learning_rate="normalized", eta0=0.3, damping=1e-2, batch_size=5,
+                  max_iter=2, shuffle=False, alpha=alpha, fit_intercept=fit_intercept)
+    est = fit_without_collisions(
+        lambda seed: _CappedBearRegressor(random_state=seed, **params), np.arange(p),
+        lambda e: e.fit(X, y))
+    W, b, _ = dense_bear(X, y, loss="squared_error", eta0=0.3, batch_size=5, history_size=3,
+                         damping=1e-2, n_passes=2, normalized=True, alpha=alpha,
+                         fit_intercept=fit_intercept, batch_nnz_cap=9)
+    scale = max(1.0, np.abs(W).max())
+    np.testing.assert_allclose(est.coef_.toarray(), W, rtol=1e-5, atol=1e-5 * scale)
+    np.testing.assert_allclose(est.intercept_, b, rtol=1e-5, atol=1e-5 * scale)
+    if not fit_intercept:
+        assert np.all(est.intercept_ == 0.0)
+
+
 def _short_batches(X, batch_size, cap):
     """The batches of one pass in order (long rows alone), as the kernel cuts them."""
     from _bear_reference import _batches
