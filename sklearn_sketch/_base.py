@@ -343,10 +343,17 @@ def _max_batch_nnz(indptr, order, batch_size):
 NEAR_CHANCE = 0.95
 
 
-def majority_error(y):
-    """Error rate of always predicting the most frequent label of ``y`` (0 if empty)."""
-    _, counts = np.unique(np.asarray(y), return_counts=True)
-    return 1.0 - counts.max() / counts.sum() if counts.size else 0.0
+def majority_error(label_counts):
+    """Error rate of always predicting the most frequent label, from the labels'
+    counts (0 without labels)."""
+    counts = np.asarray(list(label_counts), dtype=np.float64)
+    return 1.0 - counts.max() / counts.sum() if counts.size and counts.sum() else 0.0
+
+
+def learned_next_to_nothing(error, baseline):
+    """Whether a progressive ``error`` is at least ``NEAR_CHANCE`` of the majority
+    label's ``baseline`` error (never without an error, or with one label)."""
+    return error is not None and baseline > 0.0 and error >= NEAR_CHANCE * baseline
 
 
 def _warn_if_near_chance(estimator, y):
@@ -357,8 +364,8 @@ def _warn_if_near_chance(estimator, y):
     most frequent class, as the command line does after ``fit``.
     """
     error = getattr(estimator, "online_error_rate_", None)
-    baseline = majority_error(y)
-    if error is None or baseline == 0.0 or error < NEAR_CHANCE * baseline:
+    baseline = majority_error(np.unique(np.asarray(y), return_counts=True)[1])
+    if not learned_next_to_nothing(error, baseline):
         return
     warnings.warn(
         f"{type(estimator).__name__} learned next to nothing: on its last pass it erred on "
@@ -520,10 +527,9 @@ class _BaseSketchSGD(BaseEstimator):
         template = self._new_state(n_models, X)
         order = self._pass_order(template, csr[0].shape[0] - 1)
         rows = self._probe_rows(csr, order)
-        if share > 1:
-            batch = max(1, int(self.batch_size))
-            rows = min(rows, max(batch, -(-rows // share // batch) * batch))
         batch = max(1, int(self.batch_size))
+        if share > 1:
+            rows = min(rows, max(batch, -(-rows // share // batch) * batch))
         # Four parts in whole batches: a candidate that has made as many mistakes as
         # the bar by the end of one cannot win, and stops there.
         ends = sorted({min(rows, -(-rows * k // 4 // batch) * batch) for k in range(1, 5)})

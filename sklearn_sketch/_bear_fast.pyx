@@ -937,8 +937,8 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
         free(sk); free(hp); free(nnz_pos); free(cells); free(signs); free(in_heap); free(w)
         free(w_sketch); free(g); free(z); free(scores); free(dl); free(moved); free(s0)
         free(long_cells); free(long_signs); free(long_w); free(long_s); free(long_in_heap)
-        raise MemoryError(f"cannot allocate the buffers of a batch of {max(max_batch_nnz, long_nnz)} "
-                          f"non-zeros for {K} model(s)")
+        raise MemoryError(f"cannot allocate the buffers of a batch of "
+                          f"{max(max_batch_nnz, long_nnz)} non-zeros for {K} model(s)")
     cdef Py_ssize_t c
     for c in range(K):
         sk[c] = <PyObject*>sketches[c]

@@ -33,9 +33,10 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     each partition probes its share of the rows a single fit would probe
     (a ``1/n_partitions`` part, where the partition lives), the candidates'
     mistakes are summed over the partitions, and every copy of the first
-    epoch trains with the step so chosen (``eta0_``); a single partition
-    chooses it in its own ``partial_fit``, as a plain fit does. Files choose it on each file's
-    first chunk, and the average keeps the first file's.
+    epoch trains with the step so chosen (``eta0_``), going on from its own
+    probe's model with it where the probe kept one; a single partition
+    chooses it in its own ``partial_fit``, as a plain fit does. Files choose
+    it on each file's first chunk, and the average keeps the first file's.
 
     Parameters
     ----------
@@ -112,11 +113,11 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     # eta0='auto' is chosen once for every partition: each probes its own share of
     # the rows one fit would probe, where it lives, and the mistakes summed over the
     # partitions pick the step. The probe's cost (at least 2,000 rows, 4 candidates)
-    # then falls with the workers instead of holding them all back. One partition
-    # probes inside its own partial_fit, as a plain fit does.
-    # A partition whose probe kept the chosen step's model goes on from it, as a
-    # plain fit goes on from its probe (the probe task's result stays on its worker,
-    # and the partition's first training task runs there).
+    # then falls with the workers instead of holding them all back. A partition
+    # whose probe kept the chosen step's model goes on from it, as a plain fit goes
+    # on from its probe (the probe's result stays on its worker, where the
+    # partition's first training task runs). One partition probes inside its own
+    # partial_fit, as a plain fit does.
     step, probes = None, [None] * len(parts)
     if "_state" not in model.__dict__ and getattr(model, "eta0", None) == "auto" \
             and len(parts) > 1 and parts[0][0] != "file":

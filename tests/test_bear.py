@@ -267,6 +267,17 @@ def test_batches_capped_in_non_zeros_equal_dense_reference(kind):
     assert est.history_.capacity == _CappedBear._CAP + 1
 
 
+def _rows_some_longer_than_the_cap(rng, n, p, n_long):
+    """``(X, long_rows)``: rows of 1 to 6 non-zeros, and ``n_long`` rows of 12 to 20
+    (longer than ``_CappedBear._CAP``)."""
+    X = np.zeros((n, p))
+    long_rows = rng.choice(n, size=n_long, replace=False)
+    for i in range(n):
+        size = rng.randint(12, 21) if i in long_rows else rng.randint(1, 7)
+        X[i, rng.choice(p, size=size, replace=False)] = rng.uniform(0.5, 1.5)
+    return X, long_rows
+
+
 @pytest.mark.parametrize("kind", ["binary", "multiclass"])
 @pytest.mark.parametrize("schedule", ["constant", "normalized"])
 def test_rows_longer_than_the_cap_take_first_order_steps_equal_dense_reference(kind,
@@ -275,11 +286,7 @@ def test_rows_longer_than_the_cap_take_first_order_steps_equal_dense_reference(k
     first-order step and no pair (here rows of 12 to 20 non-zeros, cap 9)."""
     rng = np.random.RandomState(3)
     n, p = 120, 30
-    X = np.zeros((n, p))
-    long_rows = rng.choice(n, size=15, replace=False)
-    for i in range(n):
-        size = rng.randint(12, 21) if i in long_rows else rng.randint(1, 7)
-        X[i, rng.choice(p, size=size, replace=False)] = rng.uniform(0.5, 1.5)
+    X, long_rows = _rows_some_longer_than_the_cap(rng, n, p, n_long=15)
     y = (X @ rng.normal(size=p) > 0).astype(int)
     if kind == "multiclass":
         y = y + (X[:, :5].sum(axis=1) > 1)
@@ -321,11 +328,7 @@ def test_long_row_steps_with_l2_and_without_intercept_equal_dense_reference(alph
     first-order steps of the rows longer than the cap follow the dense reference."""
     rng = np.random.RandomState(5)
     n, p = 80, 30
-    X = np.zeros((n, p))
-    long_rows = rng.choice(n, size=10, replace=False)
-    for i in range(n):
-        size = rng.randint(12, 21) if i in long_rows else rng.randint(1, 7)
-        X[i, rng.choice(p, size=size, replace=False)] = rng.uniform(0.5, 1.5)
+    X, _ = _rows_some_longer_than_the_cap(rng, n, p, n_long=10)
     y = X @ rng.normal(size=p) + 0.5
     params = dict(n_features_to_select=p, sketch_width=2**16, sketch_depth=1, history_size=3,
                   learning_rate="normalized", eta0=0.3, damping=1e-2, batch_size=5,

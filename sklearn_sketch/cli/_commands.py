@@ -153,20 +153,15 @@ class _Counted:
                 self.label_counts[label] = self.label_counts.get(label, 0) + count
             yield chunk
 
-    def majority_error(self):
-        """Error rate of always predicting the most frequent label of the last pass."""
-        total = sum(self.label_counts.values())
-        return 1.0 - max(self.label_counts.values()) / total if total else 0.0
-
 
 def _warn_if_near_chance(estimator, counted):
     """Say so when the model erred about as often as predicting the majority label
-    (at least ``NEAR_CHANCE`` of its error, as ``fit`` of a classifier warns)."""
-    from .._base import NEAR_CHANCE
+    of the last pass (the rule by which ``fit`` of a classifier warns)."""
+    from .._base import learned_next_to_nothing, majority_error
 
     error = getattr(estimator, "online_error_rate_", None)
-    baseline = counted.majority_error()
-    if error is None or baseline == 0.0 or error < NEAR_CHANCE * baseline:
+    baseline = majority_error(counted.label_counts.values())
+    if not learned_next_to_nothing(error, baseline):
         return
     params = estimator.get_params()
     larger = ("memory (--param memory_budget=...)" if "memory_budget" in params
