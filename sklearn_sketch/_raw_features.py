@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._core import hash_names
+from ._examples_fast import shuffled_examples
 
 RAW_N_FEATURES = 2**63 - 1
 
@@ -70,8 +71,8 @@ def one_sparse_rows(keys, labels, names, rng):
     ----------
     keys : ndarray of int64, shape (n,)
         The key of each example.
-    labels : ndarray, shape (n,)
-        The label of each example.
+    labels : ndarray of int64, shape (n,)
+        The label of each example, 0 or 1.
     names : object or None
         Names of the keys (``{key: name}`` or a ``lookup`` object), or None.
     rng : numpy.random.Generator
@@ -81,13 +82,16 @@ def one_sparse_rows(keys, labels, names, rng):
     -------
     X : scipy.sparse.csr_matrix or NamedRows
         The examples, with their names when given.
-    y : ndarray
-        Their labels, in the same order.
+    y : ndarray of int8
+        Their labels, in the same order (int8: a classifier's label checks
+        sort them, and 8-bit integers sort 10x faster than 64-bit ones).
     """
-    order = rng.permutation(keys.size)
-    X = sp.csr_matrix((np.ones(keys.size), keys[order], np.arange(keys.size + 1)),
+    keys, labels = shuffled_examples(np.ascontiguousarray(keys, dtype=np.int64),
+                                     np.ascontiguousarray(labels, dtype=np.int64),
+                                     int(rng.integers(2**63)))
+    X = sp.csr_matrix((np.ones(keys.size), keys, np.arange(keys.size + 1)),
                       shape=(keys.size, RAW_N_FEATURES))
-    return (X if names is None else NamedRows(X, names)), labels[order]
+    return (X if names is None else NamedRows(X, names)), labels
 
 
 def is_raw_input(X):

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from sklearn_sketch import AWMSketchClassifier, BearClassifier, MissionClassifier
-from sklearn_sketch._raw_features import RAW_N_FEATURES, hash_raw, name_keys
+from sklearn_sketch._examples_fast import shuffled_examples
+from sklearn_sketch._raw_features import RAW_N_FEATURES, hash_raw, name_keys, one_sparse_rows
 
 GOOD, BAD = ["excellent", "superb", "délicieux"], ["awful", "terrible", "rotten"]
 
@@ -114,3 +115,59 @@ def test_raw_then_numeric_input_is_refused():
     est = MissionClassifier(6, sketch_width=2**12, random_state=0).fit(docs, y)
     with pytest.raises(ValueError, match="features"):
         est.partial_fit(np.ones((3, 4)), [0, 1, 0])
+
+
+def _splitmix_shuffle(keys, labels, seed):
+    """Pure-Python reference: SplitMix64 and the inside-out Fisher-Yates shuffle."""
+    mask, state = 2**64 - 1, seed
+    out_keys, out_labels = [0] * len(keys), [0] * len(keys)
+    for i in range(len(keys)):
+        state = (state + 0x9E3779B97F4A7C15) & mask
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        j = (z ^ (z >> 31)) % (i + 1)
+        out_keys[i], out_labels[i] = out_keys[j], out_labels[j]
+        out_keys[j], out_labels[j] = keys[i], labels[i]
+    return out_keys, out_labels
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2**63 + 5])
+def test_shuffled_examples_follow_the_reference(seed):
+    rng = np.random.default_rng(seed % 97)
+    keys = rng.integers(0, 2**62, 300)
+    labels = rng.integers(0, 2, 300)
+    got_keys, got_labels = shuffled_examples(keys, labels, seed)
+    want_keys, want_labels = _splitmix_shuffle(keys.tolist(), labels.tolist(), seed)
+    assert got_keys.tolist() == want_keys and got_labels.tolist() == want_labels
+    assert got_labels.dtype == np.int8
+
+
+def test_shuffled_examples_are_uniform():
+    # Where the example at position 0 lands, over many seeds: every place about as often.
+    n, trials = 8, 16_000
+    landed = np.zeros(n)
+    for seed in range(trials):
+        keys, _ = shuffled_examples(np.arange(n), np.zeros(n, dtype=np.int64), seed)
+        landed[np.flatnonzero(keys == 0)[0]] += 1
+    chi2 = ((landed - trials / n) ** 2 / (trials / n)).sum()
+    assert chi2 < 24.3  # the 0.999 quantile of chi-square with 7 degrees of freedom
+
+
+def test_shuffled_examples_refuse_labels_other_than_0_and_1():
+    with pytest.raises(ValueError, match="0 or 1"):
+        shuffled_examples(np.arange(3), np.array([0, 2, 1]), 0)
+    with pytest.raises(ValueError, match="3 keys but 2 labels"):
+        shuffled_examples(np.arange(3), np.array([0, 1]), 0)
+
+
+def test_one_sparse_rows_keep_each_key_with_its_label():
+    rng = np.random.default_rng(0)
+    keys = rng.integers(0, 2**62, 1000)
+    labels = (keys % 3 == 0).astype(np.int64)
+    X, y = one_sparse_rows(keys, labels, None, np.random.default_rng(1))
+    assert X.shape == (1000, RAW_N_FEATURES) and (X.getnnz(axis=1) == 1).all()
+    assert (X.data == 1.0).all()
+    assert sorted(X.indices.tolist()) == sorted(keys.tolist())
+    assert ((X.indices % 3 == 0) == (y == 1)).all()
+    assert not np.array_equal(X.indices, keys)  # shuffled
