@@ -745,6 +745,38 @@ cdef void _read_errors(int loss, Py_ssize_t K, Py_ssize_t C, Py_ssize_t first_ke
 
 
 
+cdef inline double _secant_fraction(double gs, double gps) noexcept nogil:
+    """Share ``theta`` of a step ``s`` to keep, from ``gs = g^T s`` at its start and
+    ``gps = g'^T s`` at its end: the loss changes by about ``(gs + gps) / 2`` along
+    ``s`` (exactly, for a quadratic); when that is positive the step went past the
+    minimum along ``s``, and ``theta = -gs / (gps - gs)`` is the secant minimum."""
+    return -gs / (gps - gs) if gs < 0.0 and gs + gps > 0.0 else 1.0
+
+
+cdef bint _heap_takes_estimates(Py_ssize_t K, PyObject** sk, PyObject** hp,
+                                const int64_t* keys, Py_ssize_t n, const Py_ssize_t* cells,
+                                const double* signs, Py_ssize_t depth,
+                                const uint8_t* in_heap) noexcept nogil:
+    """Offer each model's heap the sketch's new estimates of ``n`` stepped keys.
+
+    ``cells`` and ``signs`` hold key ``q``'s located cells at ``q * depth``;
+    ``in_heap[q * K + c]`` whether it was in model ``c``'s heap (a member is
+    always updated; another enters only if the heap accepts it). False if an
+    estimate is not finite.
+    """
+    cdef Py_ssize_t c, q
+    cdef double hw, evicted_weight
+    cdef int64_t evicted_key
+    for c in range(K):
+        for q in range(n):
+            hw = (<CountSketch>sk[c]).estimate_located(&cells[q * depth], &signs[q * depth])
+            if not isfinite(hw):
+                return False
+            if in_heap[q * K + c] or (<TopKHeap>hp[c]).accepts(keys[q], hw):
+                (<TopKHeap>hp[c]).offer(keys[q], hw, &evicted_key, &evicted_weight)
+    return True
+
+
 cdef int _single_row_step(SGDParams params, Py_ssize_t K, Py_ssize_t depth, bint first_key,
                           PyObject** sk, PyObject** hp, double[::1] intercept,
                           CountSketch sketch0, const int64_t[::1] indptr,
@@ -768,8 +800,6 @@ cdef int _single_row_step(SGDParams params, Py_ssize_t K, Py_ssize_t depth, bint
     """
     cdef Py_ssize_t c, q, p0 = indptr[row], n = indptr[row + 1] - indptr[row]
     cdef double norm2 = 0.0, hw, x, g, gs = 0.0, gps = 0.0, theta, delta
-    cdef int64_t evicted_key
-    cdef double evicted_weight
     for q in range(n):
         norm2 += data[p0 + q] * data[p0 + q]
         sketch0.locate_prefetch(indices[p0 + q], &cells[q * depth], &signs[q * depth])
@@ -780,10 +810,10 @@ cdef int _single_row_step(SGDParams params, Py_ssize_t K, Py_ssize_t depth, bint
         scores[c] = intercept[c] if first_key else 0.0
         moved[c] = scores[c]
         for q in range(n):
-            in_heap[c * n + q] = (<TopKHeap>hp[c]).lookup(indices[p0 + q], &hw)
-            if in_heap[c * n + q] or compare:
+            in_heap[q * K + c] = (<TopKHeap>hp[c]).lookup(indices[p0 + q], &hw)
+            if in_heap[q * K + c] or compare:
                 hw = (<CountSketch>sk[c]).estimate_located(&cells[q * depth], &signs[q * depth])
-            w[c * n + q] = hw if in_heap[c * n + q] else 0.0
+            w[c * n + q] = hw if in_heap[q * K + c] else 0.0
             scores[c] += data[p0 + q] * w[c * n + q]
             moved[c] += data[p0 + q] * hw
         if not isfinite(scores[c]):
@@ -808,8 +838,7 @@ cdef int _single_row_step(SGDParams params, Py_ssize_t K, Py_ssize_t depth, bint
             s[c * n + q] = delta
             gs += delta * g
             moved[c] += x * delta
-    # Secant check along s with the gradient g' at w + s: cut to theta s when the
-    # row's loss went past its minimum along s.
+    # Secant check along s with the gradient g' at w + s (_secant_fraction).
     for c in range(K):
         if not isfinite(moved[c]):
             return PASS_DIVERGED
@@ -819,7 +848,7 @@ cdef int _single_row_step(SGDParams params, Py_ssize_t K, Py_ssize_t depth, bint
         for q in range(n):
             g = dl[c] * data[p0 + q] + params.alpha * (w[c * n + q] + s[c * n + q])
             gps += s[c * n + q] * g
-    theta = -gs / (gps - gs) if gs < 0.0 and gs + gps > 0.0 else 1.0
+    theta = _secant_fraction(gs, gps)
     for c in range(K):
         if first_key:
             intercept[c] += <float>(theta * s0[c]) if theta != 1.0 else s0[c]
@@ -828,14 +857,8 @@ cdef int _single_row_step(SGDParams params, Py_ssize_t K, Py_ssize_t depth, bint
             if not (<CountSketch>sk[c]).add_located(&cells[q * depth], &signs[q * depth],
                                                     delta):
                 return PASS_DIVERGED
-    # The heap takes the sketch's new estimates of the row's features.
-    for c in range(K):
-        for q in range(n):
-            hw = (<CountSketch>sk[c]).estimate_located(&cells[q * depth], &signs[q * depth])
-            if not isfinite(hw):
-                return PASS_DIVERGED
-            if in_heap[c * n + q] or (<TopKHeap>hp[c]).accepts(indices[p0 + q], hw):
-                (<TopKHeap>hp[c]).offer(indices[p0 + q], hw, &evicted_key, &evicted_weight)
+    if not _heap_takes_estimates(K, sk, hp, &indices[p0], n, cells, signs, depth, in_heap):
+        return PASS_DIVERGED
     return PASS_OK
 
 def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] intercept,
@@ -947,8 +970,7 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
     cdef CountSketch sketch0 = sketches[0]
     cdef Py_ssize_t start, stop, b, row, p, j, n_active, off, first_key = params.fit_intercept
     cdef Py_ssize_t idx, mistakes = 0
-    cdef int64_t evicted_key
-    cdef double eta, delta, hw, evicted_weight, norm2, gs, gps, theta
+    cdef double eta, delta, hw, norm2, gs, gps, theta
     cdef bint no_pair
     cdef float* s_out
     cdef float* r_out
@@ -1070,10 +1092,8 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                                    dl, NULL):
                 status = PASS_DIVERGED
                 break
-            # Secant check along s: the batch's loss changes by about
-            # (g + g')^T s / 2 (exactly, for a quadratic). When that is positive
-            # the step went past the minimum along s; it is cut to the secant
-            # minimum theta = -g^T s / (g' - g)^T s, and the pair with it.
+            # Secant check along s (_secant_fraction): a step past the batch's
+            # minimum along s is cut back to it, and the pair with it.
             gs = 0.0
             gps = 0.0
             for c in range(K):
@@ -1081,7 +1101,7 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                 for j in range(n_active):
                     gs += w_sketch[c * C + j] * s_out[j]
                     gps += g[c * C + j] * s_out[j]
-            theta = -gs / (gps - gs) if gs < 0.0 and gs + gps > 0.0 else 1.0
+            theta = _secant_fraction(gs, gps)
             for c in range(K):
                 s_out = &history._pair_s[(idx * K + c) * C]
                 r_out = &history._pair_r[(idx * K + c) * C]
@@ -1096,16 +1116,10 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                                                              &signs[j * depth],
                                                              delta - s_out[j])
                         s_out[j] = <float>delta
-            # The heap takes the sketch's new estimates of the active set.
-            for c in range(K):
-                for j in range(first_key, n_active):
-                    hw = (<CountSketch>sk[c]).estimate_located(&cells[j * depth],
-                                                               &signs[j * depth])
-                    if not isfinite(hw):
-                        status = PASS_DIVERGED
-                    if in_heap[j * K + c] or (<TopKHeap>hp[c]).accepts(keys[j], hw):
-                        (<TopKHeap>hp[c]).offer(keys[j], hw, &evicted_key, &evicted_weight)
-            if status != PASS_OK:
+            if not _heap_takes_estimates(K, sk, hp, &keys[first_key], n_active - first_key,
+                                         &cells[first_key * depth], &signs[first_key * depth],
+                                         depth, &in_heap[first_key * K]):
+                status = PASS_DIVERGED
                 break
             history.push_batch(params.damping * norm2, params.damping)
             t += stop - start
