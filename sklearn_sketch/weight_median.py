@@ -162,11 +162,12 @@ _AWM_SHARE = ("a twentieth to the heap, the rest to the sketch. The WM-Sketch pa
 
 # benchmarks/bench_accuracy_memory.py, depth 2 against 3 at equal bytes (DNA, 20
 # Newsgroups tokens and hashed, 64KB to 16MB).
-_WM_DEPTH = ("2 under a budget: at equal bytes a third\n"
-             "        row costs a third of the width; depth 2 scored as well as depth 3 or better in 10 of 11 budgets and data\n"
-             "        sets from 64KB to 16MB, 0.4 to 0.8 points better at 256KB, and 0.4 under\n"
-             "        on L2-normalized 20 Newsgroups at 64KB; the WM-Sketch paper's Table 2\n"
-             "        picks depth 2 at its smallest budgets too")
+_WM_DEPTH = ("2 under a budget: at equal bytes a\n"
+             "        third row costs a third of the width. Depth 2 scored as well as\n"
+             "        depth 3 or better in 10 of 11 budgets and data sets from 64KB to\n"
+             "        16MB, 0.4 to 0.8 points better at 256KB, and 0.4 under on\n"
+             "        L2-normalized 20 Newsgroups at 64KB; the WM-Sketch paper's Table\n"
+             "        2 picks depth 2 at its smallest budgets too")
 
 
 # WM: 5 epochs, beside FeatureHashingClassifier at the same bytes; the step grid of
