@@ -119,8 +119,8 @@ class RelativeDeltoids(BaseEstimator):
         quarter more than the mean name is reserved, at least 8 bytes) and a
         sketch cell 4, so 0.85 keeps about one entry per two and a half
         cells. On 20 Newsgroups words at 128KB (the benchmark's pair of
-        groups) the heap holds 2,111 entries and recalls 0.632, 0.791, 0.842
-        and 0.834 of the items of ratio 2, 4, 8 and 16 (0.9 and 0.94 recalled
+        groups) the heap holds 2,111 entries and recalls 0.636, 0.793, 0.849
+        and 0.843 of the items of ratio 2, 4, 8 and 16 (0.9 and 0.94 recalled
         up to 3 points less when entries cost 62 bytes); with 16 bytes of name
         reserved at least, 8-byte name ends and the counts keeping their own
         keys, it held 1,544 and recalled 0.525, 0.688, 0.760 and 0.758.
