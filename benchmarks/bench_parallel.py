@@ -1,6 +1,6 @@
 """Training on more than one core: ``n_jobs`` threads and the cost of averaging models.
 
-Two parts, in one run:
+Three parts, in one run:
 
 1. Epoch wall time and test accuracy with ``n_jobs=1`` and ``n_jobs=2`` (and more
    with ``--jobs``): each pass splits its shuffled rows into ``n_jobs`` parts, trains a
@@ -13,6 +13,11 @@ Two parts, in one run:
 2. The cost of ``average_estimators`` for two models, against the model's bytes (WM-Sketch
    at 1 MB to 64 MB) and the rows each copy trained on (the same model trained on 2,000
    and on 20,000 rows): it must grow with the model, not with the data.
+3. With ``--dask``, the time to accuracy: Dask fits of 1, 2, ... epochs on the most
+   workers until the test accuracy comes within a point of one process's after
+   ``--epochs`` epochs (parameter mixing gives each copy 1/w of a sequential epoch's
+   steps, so a task that one pass does not converge needs more epochs; the time to
+   get there is what a user gains), against the single-process time.
 
 From the measured merge cost the table extrapolates the epoch time at 8, 32 and 128
 workers on one machine per worker: ``T(w) = T(1) / w + c * (w - 1) * model bytes`` when
@@ -28,6 +33,7 @@ import os
 import platform
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +44,11 @@ from _provenance import provenance  # noqa: E402
 from dna_task import load_dna_task  # noqa: E402
 
 import sklearn_sketch as sk  # noqa: E402
+
+#: "Within 1 point of the single-process model" (issue 15), and how many times the
+#: single-process epochs the time-to-accuracy fits may run.
+ACCURACY_TOLERANCE = 0.01
+MAX_EPOCHS_FACTOR = 3
 
 ESTIMATORS = {
     "MISSION": lambda **k: sk.MissionClassifier(random_state=0, **k),
@@ -66,18 +77,19 @@ def time_epochs(make, n_jobs, epochs, data):
     return seconds, float(est.score(X_te, y_te)), int(est.memory_bytes_)
 
 
-def time_dask_epochs(make, n_workers, epochs, data):
-    """Seconds per epoch of sklearn_sketch.dask.fit on a LocalCluster of n_workers processes.
+@contextmanager
+def dask_partitions(make, n_workers, data):
+    """``(client, X, y)`` on a LocalCluster of n_workers processes, one partition each.
 
-    The data is scattered to the workers before the clock starts (as data that lives
-    there); the time covers sending the model out, the training and the averaging.
+    The data is scattered to the workers (as data that lives there) and the workers'
+    imports are warmed by a first fit, all before any clock starts.
     """
     import dask.array as da
     from distributed import Client, LocalCluster
 
     from sklearn_sketch import dask as sk_dask
 
-    X_tr, y_tr, X_te, y_te = data
+    X_tr, y_tr = data[:2]
     rows = -(-X_tr.shape[0] // n_workers)
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
@@ -85,11 +97,45 @@ def time_dask_epochs(make, n_workers, epochs, data):
         y = da.from_array(y_tr, chunks=rows)
         X, y = client.persist([X, y])
         client.wait_for_workers(n_workers)
-        sk_dask.fit(make(), X, y, client=client, epochs=1)  # warm the workers' imports
+        sk_dask.fit(make(), X, y, client=client, epochs=1)
+        yield client, X, y
+
+
+def time_dask_epochs(make, n_workers, epochs, data):
+    """Seconds per epoch of sklearn_sketch.dask.fit on a LocalCluster of n_workers processes
+    and the test accuracy: the time covers sending the model out, the training and the
+    averaging."""
+    from sklearn_sketch import dask as sk_dask
+
+    with dask_partitions(make, n_workers, data) as (client, X, y):
         start = time.perf_counter()
         model = sk_dask.fit(make(), X, y, client=client, epochs=epochs)
         seconds = (time.perf_counter() - start) / epochs
-    return seconds, float(model.score(X_te, y_te))
+    return seconds, float(model.score(*data[2:]))
+
+
+def dask_time_to_accuracy(make, n_workers, target, max_epochs, data):
+    """Fits of 1, 2, ... epochs on n_workers until the test accuracy reaches ``target``.
+
+    Parameter mixing makes each copy take 1/n_workers of a sequential epoch's steps,
+    so where one pass does not converge more epochs are needed for the same
+    accuracy; what counts is the time to get there. Returns one record per fit:
+    epochs, seconds (the whole fit) and accuracy; the last reached ``target``
+    unless ``max_epochs`` ran out first.
+    """
+    from sklearn_sketch import dask as sk_dask
+
+    records = []
+    with dask_partitions(make, n_workers, data) as (client, X, y):
+        for epochs in range(1, max_epochs + 1):
+            start = time.perf_counter()
+            model = sk_dask.fit(make(), X, y, client=client, epochs=epochs)
+            seconds = time.perf_counter() - start
+            records.append({"epochs": epochs, "seconds": seconds,
+                            "accuracy": float(model.score(*data[2:]))})
+            if records[-1]["accuracy"] >= target:
+                break
+    return records
 
 
 def merge_cost(X, y, budgets, rows, repeats=3):
@@ -131,6 +177,27 @@ def parallel_tables(results, jobs, per_byte):
         tables.append({"title": f"Seconds per epoch and test accuracy after "
                                 f"{results['epochs']} epochs, by {label}",
                        "columns": columns + ["time ratio"], "rows": rows})
+    reach = results.get("time_to_accuracy", [])
+    if reach:
+        workers = reach[0]["dask_workers"]
+        tables.append({
+            "title": f"Time to the single-process accuracy on {workers} Dask workers: fits of "
+                     f"1, 2, ... epochs until the test accuracy comes within "
+                     f"{ACCURACY_TOLERANCE * 100:.0f} point of one process's after "
+                     f"{results['epochs']} epochs",
+            "columns": ["data", "estimator", "one process: accuracy", "seconds",
+                        f"{workers} workers: epochs", "accuracy", "seconds",
+                        "time ratio to one process", "to 1 Dask worker"],
+            "rows": [[r["data"], r["estimator"], round(r["single_accuracy"], 3),
+                      round(r["single_seconds"], 2),
+                      r["records"][-1]["epochs"] if r["reached"] else
+                      f">{r['records'][-1]['epochs']}",
+                      round(r["records"][-1]["accuracy"], 3),
+                      round(r["records"][-1]["seconds"], 2),
+                      round(r["records"][-1]["seconds"] / r["single_seconds"], 2),
+                      round(r["records"][-1]["seconds"] / r["one_worker_seconds"], 2)
+                      if r.get("one_worker_seconds") else None]
+                     for r in reach]})
     tables.append({"title": "average_estimators of two WM-Sketches: seconds by model bytes "
                             "and training rows",
                    "columns": ["budget", "model bytes", "rows each", "ms"],
@@ -165,7 +232,8 @@ def main(argv=None):
               "--datasets ng-tokens with that --cache first)")
     else:
         datasets["20NG tokens"] = tokens
-    results = {"epochs": args.epochs, "jobs": jobs, "fits": [], "merge": []}
+    results = {"epochs": args.epochs, "jobs": jobs, "fits": [], "merge": [],
+               "time_to_accuracy": []}
     for name, data in datasets.items():
         print(f"\n== {name}: {data[0].shape[0]:,} training rows, {data[0].nnz:,} non-zeros ==")
         print(f"{'estimator':16s}" + "".join(f"  n_jobs={j}: s/epoch  acc" for j in jobs)
@@ -196,6 +264,32 @@ def main(argv=None):
                 print(f"{name:12s} {est_name:16s}" + "".join(
                     f"  {w} workers: {s:6.2f} s/epoch {a:.3f}" for w, (s, a) in zip(jobs, row))
                     + f"   {row[-1][0] / row[0][0]:.2f}x")
+    if args.dask and len(jobs) > 1:
+        workers = jobs[-1]
+        print(f"\n== time to the single-process accuracy (within {ACCURACY_TOLERANCE:.2f}) "
+              f"on {workers} Dask workers ==")
+        for name, data in datasets.items():
+            for est_name, make in ESTIMATORS.items():
+                single = next(f for f in results["fits"] if f.get("n_jobs") == jobs[0]
+                              and (f["data"], f["estimator"]) == (name, est_name))
+                one_worker = next((f for f in results["fits"] if f.get("dask_workers") == 1
+                                   and (f["data"], f["estimator"]) == (name, est_name)), None)
+                target = single["accuracy"] - ACCURACY_TOLERANCE
+                records = dask_time_to_accuracy(make, workers, target,
+                                                MAX_EPOCHS_FACTOR * args.epochs, data)
+                row = {"data": name, "estimator": est_name, "dask_workers": workers,
+                       "single_accuracy": single["accuracy"],
+                       "single_seconds": single["seconds_per_epoch"] * args.epochs,
+                       "one_worker_seconds": one_worker and
+                       one_worker["seconds_per_epoch"] * args.epochs,
+                       "records": records, "reached": records[-1]["accuracy"] >= target}
+                results["time_to_accuracy"].append(row)
+                last = records[-1]
+                print(f"{name:12s} {est_name:16s} one process {single['accuracy']:.3f} in "
+                      f"{row['single_seconds']:6.2f} s; {workers} workers "
+                      f"{last['accuracy']:.3f} after {last['epochs']} epochs in "
+                      f"{last['seconds']:6.2f} s ({last['seconds'] / row['single_seconds']:.2f}x)"
+                      + ("" if row["reached"] else ", not reached"))
     print("\n== average_estimators of two WM-Sketches: seconds by model bytes and rows ==")
     merge = merge_cost(X_tr, y_tr, ["1MB", "4MB", "16MB", "64MB"], [2_000, 20_000])
     results["merge"] = merge
