@@ -147,9 +147,9 @@ _BEAR_BUDGET_DOC = """
         quarter to the heaps). Small budgets leave BEAR's quasi-Newton steps a
         narrow sketch whose collisions they amplify: on 20 Newsgroups (20
         classes) it scored 0.05-0.21 at 1 MB and below and 0.21-0.56 at 4 MB,
-        against 0.55-0.60 for :class:`MissionClassifier` at 1 MB (a fit that
-        ends near chance warns); prefer MISSION or the WM-Sketch there. The
-        shape chosen is in
+        against 0.55-0.60 for :class:`MissionClassifier` and 0.74-0.77 for
+        :class:`AWMSketchClassifier` at 1 MB (a fit that ends near chance
+        warns); prefer the AWM- or WM-Sketch there. The shape chosen is in
         ``sketch_width_``, ``sketch_depth_`` and ``n_features_to_select_``;
         ``history_.capacity - 1`` is the most non-zeros a batch holds and
         ``history_.memory_bytes`` the pairs' part. A pair coordinate costs
