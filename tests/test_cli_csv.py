@@ -76,3 +76,20 @@ def test_a_csv_model_reads_csv_only(files, capsys):
     assert main(["evaluate", "--model", str(model), "--csv",
                  str(folder / "unlabelled.csv")]) == 2
     assert "no label column 'status'" in capsys.readouterr().err
+
+
+def test_a_zipped_csv_trains_as_the_csv(files, capsys):
+    import zipfile
+
+    folder, _ = files
+    with zipfile.ZipFile(folder / "train.zip", "w") as archive:
+        archive.write(folder / "train.csv", "train.csv")
+    selected = []
+    for path in (folder / "train.csv", folder / "train.zip"):
+        model = folder / "model.skm"
+        assert main(["fit", "--csv", str(path), "--label", "status", "--cross",
+                     "carrier,dest", "--param", "random_state=0", "--quiet",
+                     "--output", str(model)]) == 0
+        assert main(["select", "--model", str(model), "--format", "json"]) == 0
+        selected.append(json.loads(capsys.readouterr().out))
+    assert selected[0] == selected[1] and selected[0][0]["name"] == "carrier=B^dest=Z"

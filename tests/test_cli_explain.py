@@ -87,3 +87,48 @@ def test_late_entrants_are_counted_over_every_row_unless_one_pass(tmp_path):
             field, value = part.split("=")
             inside &= (frame[field].astype(str) == value).to_numpy()
         assert (row["support"], row["outliers"]) == (inside.sum(), (inside & outlier).sum())
+
+
+def _zipped(source, path, extra=None):
+    """``source``'s rows as the one member of a zip archive (and ``extra`` files)."""
+    import zipfile
+
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("rows.csv", pd.read_csv(source).to_csv(index=False))
+        for name in extra or []:
+            archive.writestr(name, "a,b\n1,2\n")
+    return path
+
+
+def test_a_zip_is_streamed_and_explained_as_its_csv(flights, tmp_path, monkeypatch):
+    # pandas reads a zip member whole before parsing; ZipFile.read is how it does it.
+    import zipfile
+
+    zipped = _zipped(flights, tmp_path / "flights.csv.zip")
+    reports = []
+    for path in (flights, zipped):
+        out = tmp_path / "why.json"
+        with monkeypatch.context() as patch:
+            patch.setattr(zipfile.ZipFile, "read", lambda *a, **k: pytest.fail("read whole"))
+            assert main(["explain", str(path), "--outlier", "dep_delay > q0.9", "--columns",
+                         "carrier,dest,hour", "--format", "json", "--output", str(out),
+                         "--quiet", "--chunk-rows", "1000"]) == 0
+        report = json.loads(out.read_text())
+        reports.append({k: v for k, v in report.items() if k not in ("file", "seconds")
+                        and not k.endswith("per_second")})
+    assert reports[0] == reports[1]
+
+
+@pytest.mark.parametrize("extra, listed", [(["notes.csv"], "['rows.csv', 'notes.csv']"),
+                                           (["__MACOSX/._rows.csv"], None)])
+def test_a_zip_holds_one_csv_file(flights, tmp_path, capsys, extra, listed):
+    zipped = _zipped(flights, tmp_path / "flights.zip", extra)
+    status = main(["explain", str(zipped), "--outlier", "dep_delay > 30", "--quiet",
+                   "--output", str(tmp_path / "why.txt")])
+    if listed is None:  # macOS metadata beside the file is not a second file
+        assert status == 0
+        return
+    assert status == 2
+    err = capsys.readouterr().err
+    assert f"must hold exactly one CSV file, it holds {listed}" in err
+    assert err.count("\n") == 1 and not (tmp_path / "why.txt").exists()

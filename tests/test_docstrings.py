@@ -16,7 +16,7 @@ PACKAGES = ["sklearn_sketch", "sklearn_sketch.io", "sklearn_sketch.datasets",
             "sklearn_sketch.deltoids", "sklearn_sketch.pmi"]
 #: Modules whose examples are not reached through a public name's module.
 EXTRA_MODULES = ["sklearn_sketch._core._murmurhash", "sklearn_sketch._core._heavy_hitters",
-                 "sklearn_sketch._examples_fast",
+                 "sklearn_sketch._examples_fast", "sklearn_sketch.cli._csv",
                  "sklearn_sketch._bear_fast", "sklearn_sketch.weight_median"]
 
 

@@ -3,6 +3,7 @@ import json
 import sys
 import time
 
+from ._csv import read_csv
 from ._errors import CommandError
 from ._report import add_report_arguments, write_report
 
@@ -58,7 +59,7 @@ def cmd_explain(args):
     columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
     if columns is not None and (not all(columns) or len(set(columns)) != len(columns)):
         raise CommandError(f"--columns must name distinct columns, got {args.columns!r}")
-    header = pd.read_csv(args.path, nrows=0)
+    header = read_csv(args.path, nrows=0)
     names = [str(c) for c in header.columns]
     if metric not in names:
         raise CommandError(f"the rule's metric {metric!r} is not a column of {args.path}; "
@@ -77,7 +78,7 @@ def cmd_explain(args):
     start = time.perf_counter()
     read = dict(usecols=[*columns, metric], chunksize=args.chunk_rows,
                 dtype={c: str for c in columns}, low_memory=False)
-    for chunk in pd.read_csv(args.path, **read):
+    for chunk in read_csv(args.path, **read):
         explainer.partial_fit(chunk)
         if not args.quiet:
             seen = explainer.n_rows_ + explainer.n_skipped_
@@ -92,7 +93,7 @@ def cmd_explain(args):
         if not args.quiet:
             print(f"{late:,} combinations entered the heap late: counting the heap over "
                   "every row, a second pass (--one-pass skips it)", file=sys.stderr)
-        explainer.recount(pd.read_csv(args.path, **read))
+        explainer.recount(read_csv(args.path, **read))
     seconds = time.perf_counter() - start
     write_report(_report(explainer, args, metric, seconds), args.output)
 
@@ -108,7 +109,7 @@ def _fixed_rule(pd, args, metric):
     if not is_quantile:
         return args.outlier
     sketch = kll_doubles_sketch(KLL_K)
-    for chunk in pd.read_csv(args.path, usecols=[metric], chunksize=10 * args.chunk_rows):
+    for chunk in read_csv(args.path, usecols=[metric], chunksize=10 * args.chunk_rows):
         values = pd.to_numeric(chunk[metric], errors="coerce").to_numpy(dtype=float)
         if chunk[metric].notna().sum() != (~pd.isna(values)).sum():
             raise CommandError(f"the rule's metric {metric!r} must be numeric; "

@@ -12,6 +12,7 @@ import re
 
 import numpy as np
 
+from ._csv import read_csv
 from ._errors import CommandError
 
 #: Rows held by the shuffle buffer that mixes several training inputs.
@@ -126,11 +127,11 @@ def csv_options(args, model_csv=None):
         raise CommandError("--csv needs --label, the column of the labels")
     import pandas as pd
 
-    names = [str(c) for c in pd.read_csv(args.csv[0], nrows=0).columns]
+    names = [str(c) for c in read_csv(args.csv[0], nrows=0).columns]
     columns = ([c.strip() for c in args.columns.split(",")] if args.columns
                else [c for c in names if c != args.label])
     for path in args.csv:
-        have = [str(c) for c in pd.read_csv(path, nrows=0).columns]
+        have = [str(c) for c in read_csv(path, nrows=0).columns]
         unknown = [c for c in [*columns, args.label] if c not in have]
         if unknown:
             raise CommandError(f"unknown column(s) {unknown} in {path}; it has {have}")
@@ -345,10 +346,9 @@ class InputStream:
             from ..datasets import load_dna_sample
             return np.array(load_dna_sample(1).target_names)
         if self.kind == "csv":
-            import pandas as pd
             labels = set()
             for path in args.csv:
-                for chunk in pd.read_csv(path, usecols=[self.csv["label"]], dtype=str,
+                for chunk in read_csv(path, usecols=[self.csv["label"]], dtype=str,
                                          chunksize=1_000_000):
                     if chunk[self.csv["label"]].isna().any():
                         raise CommandError(f"{path} has rows without a label in column "
@@ -436,11 +436,10 @@ class _CsvReader:
     per iteration."""
 
     def __init__(self, path, chunk_rows, csv):
-        import pandas as pd
         from ..feature_extraction import FeatureCrosser
 
         self.path, self.chunk_rows, self.csv = path, chunk_rows, csv
-        header = [str(c) for c in pd.read_csv(path, nrows=0).columns]
+        header = [str(c) for c in read_csv(path, nrows=0).columns]
         unknown = [c for c in csv["columns"] if c not in header]
         if unknown:
             raise CommandError(f"unknown column(s) {unknown} in {path}; it has {header}")
@@ -450,13 +449,12 @@ class _CsvReader:
                                       fields=csv["columns"]).fit(_empty_frame(csv["columns"]))
 
     def __iter__(self):
-        import pandas as pd
         from ..io import Chunk
 
         columns, label = self.csv["columns"], self.csv["label"]
         use = [*columns, label] if self.labelled else columns
         line = 2
-        for frame in pd.read_csv(self.path, usecols=use, dtype=str, chunksize=self.chunk_rows):
+        for frame in read_csv(self.path, usecols=use, dtype=str, chunksize=self.chunk_rows):
             rows = self.crosser.transform(frame[columns])
             if self.labelled:
                 missing = frame[label].isna().to_numpy()
