@@ -931,35 +931,31 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
     cdef Py_ssize_t C = history.capacity, depth = (<CountSketch>sketches[0]).depth
     # A batch holds at most every row (this also keeps ``start + bs`` from overflowing).
     cdef Py_ssize_t bs = max(1, min(params.batch_size, n_rows))
+    # Per-coordinate buffers: a batch's active set (stride C), or a row longer than
+    # the cap, which takes a first-order step in them between batches
+    # (_single_row_step: cells, signs, w, in_heap, and g for its step); the pairs'
+    # room stays what the budget gave them.
+    cdef Py_ssize_t slots = max(C, long_nnz)
     cdef PyObject** sk = <PyObject**>malloc_array(K, 1, sizeof(PyObject*))
     cdef PyObject** hp = <PyObject**>malloc_array(K, 1, sizeof(PyObject*))
     cdef int32_t* nnz_pos = <int32_t*>malloc_array(max_batch_nnz, 1, sizeof(int32_t))
-    cdef Py_ssize_t* cells = <Py_ssize_t*>malloc_array(C, depth, sizeof(Py_ssize_t))
-    cdef double* signs = <double*>malloc_array(C, depth, sizeof(double))
-    cdef uint8_t* in_heap = <uint8_t*>malloc_array(C, K, sizeof(uint8_t))
-    cdef double* w = <double*>malloc_array(C, K, sizeof(double))
+    cdef Py_ssize_t* cells = <Py_ssize_t*>malloc_array(slots, depth, sizeof(Py_ssize_t))
+    cdef double* signs = <double*>malloc_array(slots, depth, sizeof(double))
+    cdef uint8_t* in_heap = <uint8_t*>malloc_array(slots, K, sizeof(uint8_t))
+    cdef double* w = <double*>malloc_array(slots, K, sizeof(double))
     # The sketch's estimates of the active set, heap or not: what predictions
     # read with predict_with='sketch' (compared with the heap's when asked).
     cdef double* w_sketch = <double*>malloc_array(C, K, sizeof(double))
-    cdef double* g = <double*>malloc_array(C, K, sizeof(double))
+    cdef double* g = <double*>malloc_array(slots, K, sizeof(double))
     cdef double* z = <double*>malloc_array(C, 1, sizeof(double))
     cdef double* scores = <double*>malloc_array(K, 1, sizeof(double))
     cdef double* dl = <double*>malloc_array(K, 1, sizeof(double))
-    # Rows longer than the cap take a first-order step each (_single_row_step), in
-    # buffers of their own: the pairs' room stays what the budget gave them.
-    cdef Py_ssize_t* long_cells = <Py_ssize_t*>malloc_array(long_nnz, depth, sizeof(Py_ssize_t))
-    cdef double* long_signs = <double*>malloc_array(long_nnz, depth, sizeof(double))
-    cdef double* long_w = <double*>malloc_array(long_nnz, K, sizeof(double))
-    cdef double* long_s = <double*>malloc_array(long_nnz, K, sizeof(double))
-    cdef uint8_t* long_in_heap = <uint8_t*>malloc_array(long_nnz, K, sizeof(uint8_t))
     cdef double* moved = <double*>malloc_array(K, 1, sizeof(double))
     cdef double* s0 = <double*>malloc_array(K, 1, sizeof(double))
     if not (sk and hp and nnz_pos and cells and signs and in_heap and w and w_sketch and g and z
-            and scores and dl and moved and s0 and (long_nnz == 0 or (
-                long_cells and long_signs and long_w and long_s and long_in_heap))):
+            and scores and dl and moved and s0):
         free(sk); free(hp); free(nnz_pos); free(cells); free(signs); free(in_heap); free(w)
         free(w_sketch); free(g); free(z); free(scores); free(dl); free(moved); free(s0)
-        free(long_cells); free(long_signs); free(long_w); free(long_s); free(long_in_heap)
         raise MemoryError(f"cannot allocate the buffers of a batch of "
                           f"{max(max_batch_nnz, long_nnz)} non-zeros for {K} model(s)")
     cdef Py_ssize_t c
@@ -989,8 +985,8 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                     status = _single_row_step(
                         params, K, depth, first_key, sk, hp, intercept, sketch0, indptr,
                         indices, data, y, sample_weight, order[start],
-                        learning_rate(params, t) / bs, long_cells, long_signs, long_w,
-                        long_s, long_in_heap, scores, moved, s0, dl, &mistakes, compare,
+                        learning_rate(params, t) / bs, cells, signs, w, g, in_heap,
+                        scores, moved, s0, dl, &mistakes, compare,
                         &heap_error, &sketch_error)
                     t += 1
                     start += 1
@@ -1126,5 +1122,4 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
             start = stop
     free(sk); free(hp); free(nnz_pos); free(cells); free(signs); free(in_heap); free(w)
     free(w_sketch); free(g); free(z); free(scores); free(dl); free(moved); free(s0)
-    free(long_cells); free(long_signs); free(long_w); free(long_s); free(long_in_heap)
     return t, status, mistakes, (heap_error, sketch_error)
