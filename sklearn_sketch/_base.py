@@ -580,11 +580,10 @@ class _BaseSketchSGD(BaseEstimator):
                 elif best is None or count < counts[best[0]]:
                     best = (i, trained)
         kept = {0: first} if best is None else {0: first, best[0]: best[1]}
-        winner = self._auto_step_index(counts)
-        if winner is not None and winner > 0:
-            return candidates[winner], best[1], counts, kept
-        # None if the first step diverged: the fit raises.
-        return candidates[0], first, counts, kept
+        # No winner when no candidate is finite: the first's model is then None (it
+        # diverged), and the fit raises.
+        winner = self._auto_step_index(counts) or 0
+        return candidates[winner], kept[winner], counts, kept
 
     # Share of each model's bytes that its heap gets under ``memory_budget``.
     _budget_heap_share = 0.25
