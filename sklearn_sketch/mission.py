@@ -465,6 +465,7 @@ class FeatureHashingClassifier(ClassifierMixin, _SketchClassifierMixin, _BaseSke
     """
 
     _store = _stores.SKETCH_ONLY
+    _AUTO_ETA0 = (1.0, 3.0, 0.3, 0.1, 0.03)
     _parameter_constraints = {
         **_BaseSketchSGD._parameter_constraints, **_SKETCH_CONSTRAINTS, **_MEMORY_CONSTRAINTS,
         "loss": [StrOptions(_CLASSIFIER_LOSSES)],

@@ -195,6 +195,7 @@ class _WeightMedianBase(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
                         _BaseSketchSGD):
     _default_depth = 1
     _parameter_constraints = _WM_CONSTRAINTS
+    _AUTO_ETA0 = (1.0, 3.0, 0.3, 0.1, 0.03)
     _budget_heap_share = 0.05
 
     def __init__(self, memory_budget="4MB", *, n_features_to_select=None, sketch_width=None,

@@ -110,20 +110,44 @@ def noisy_one_hot(seed=0, n=100_000, fields=5, values=30):
 @pytest.mark.parametrize("cls", [FeatureHashingClassifier, WMSketchClassifier,
                                  AWMSketchClassifier, MissionClassifier])
 def test_default_steps_shrink_for_labels_that_are_mostly_noise(cls):
-    # The default is 'auto': the first step of its grid unless a smaller one wins.
+    # The default is 'auto': the first step of its grid unless another wins.
     first = cls._AUTO_ETA0[0]
     assert cls().get_params()["eta0"] == "auto"
-    assert list(cls._AUTO_ETA0) == sorted(cls._AUTO_ETA0, reverse=True)
-    assert min(cls._AUTO_ETA0) <= 0.03
+    smaller = [step for step in cls._AUTO_ETA0 if step < first]
+    assert smaller == sorted(smaller, reverse=True) and min(smaller) <= 0.03
     X, y = noisy_one_hot()
     noisy = cls(random_state=0).fit(X, y)
     wide = cls(random_state=0).fit(*wide_task())
-    assert noisy.eta0_ < wide.eta0_ == first
+    assert noisy.eta0_ < first <= wide.eta0_
     # The noisy labels' choice beats the first step on held-out rows.
     X_test, y_test = noisy_one_hot(seed=1)
     one = cls(eta0=first, random_state=0).fit(X, y)
     assert roc_auc_score(y_test, noisy.decision_function(X_test)) > roc_auc_score(
         y_test, one.decision_function(X_test))
+
+
+@pytest.mark.parametrize("cls, depth", [(FeatureHashingClassifier, 1), (AWMSketchClassifier, 1),
+                                        (WMSketchClassifier, 3)])
+def test_a_larger_step_is_tried_only_on_a_lightly_loaded_sketch(cls, depth):
+    X, y = wide_task()
+    probe = X.shape[0]  # rows: all 3000 hold fewer than 500,000 non-zeros (no shuffle)
+    distinct = np.unique(X[:probe].indices).size
+    larger = cls._AUTO_ETA0.index(3.0)
+    assert cls._AUTO_ETA0[0] < 3.0
+    # Never stopped early: every count tried is the candidate's whole probe.
+    unpruned = type("Unpruned", (cls,), {"_AUTO_Z": -1e9})
+    light_width = -(-distinct // (cls._AUTO_LIGHT_LOAD * depth))
+    for width, tried in ((light_width, True), (light_width - 1, False)):
+        params = dict(sketch_width=width, sketch_depth=depth, shuffle=False, random_state=0)
+        if cls is not FeatureHashingClassifier:
+            params.update(memory_budget=None, n_features_to_select=10)
+        counts, _ = unpruned(**params)._probe_share(X, y, classes=[0, 1])
+        assert np.isfinite(counts[0])
+        if tried:
+            fit = cls(eta0=3.0, max_iter=1, **params).fit(X[:probe], y[:probe])
+            assert counts[larger] == round(fit.online_error_rate_ * probe)
+        else:
+            assert counts[larger] == np.inf
 
 
 @pytest.mark.parametrize("cls", [FeatureHashingClassifier, WMSketchClassifier,
