@@ -8,8 +8,6 @@ collisions bury the heavy features. The kernel is ``_bear_fast.bear_pass``.
 """
 from numbers import Integral, Real
 
-import numpy as np
-
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 

@@ -90,7 +90,7 @@ ETA0_AUTO_NOTE = """It keeps that step unless smaller ones (down to 0.03)
         non-zeros), just before their update, by more than twice the square
         root of its own count; then the fewest of those wins (``eta0_``;
         chosen once). The first pass goes on from the winner's training on
-        the probe, so the others cost at most 3 trainings on it, in threads
+        the probe, so the others cost one training on it each, in threads
         with ``n_jobs``: one pass over 200,000 DNA reads took 1.15 to 1.22
         times as long as with the step given. The probe favours steps
         that learn fast, so a smaller step that still wins it clearly is
@@ -101,11 +101,23 @@ ETA0_AUTO_NOTE = """It keeps that step unless smaller ones (down to 0.03)
         line: 0.636 to 0.671; Vowpal Wabbit 0.686); on 20 Newsgroups (tokens
         and hashed) and DNA reads at 64KB, 1MB and 16MB
         (``benchmarks/bench_accuracy_memory.py``) it kept the former step
-        for all four estimators, every accuracy unchanged. Trying larger
-        steps too was not kept: the probe chose 3 or 10
-        on 20 Newsgroups, 1.2 to 2.1 points better at 1MB and 16MB but 1.8
-        to 3.3 points worse at 64KB, where a large step's collisions add up
-        after the probe."""
+        for all four estimators, every accuracy unchanged."""
+
+#: Step 3 against 1, 5 epochs, each fixed (benchmarks/bench_accuracy_memory.py's data
+#: and budgets); probe features a cell counted on the first pass's probe.
+LARGER_STEP_NOTE = """
+        Feature hashing and the WM- and AWM-Sketch also try 3, after 1 and
+        only on a lightly loaded sketch: at most 50 distinct features of the
+        probe per sketch cell (width times depth). 3 must beat 1 on the probe
+        as a smaller step must. A large step learns faster, but on a loaded
+        sketch each step is noise on the features it collides with, and that
+        noise adds up after the probe, where the probe cannot see it. With 3
+        instead of 1 (5 epochs): on 20 Newsgroups (20 classes, tokens and
+        L2-normalized), +0.6 to +1.4 points from 1MB to 64MB (21 to 25 probe
+        features a cell at 1MB), -0.4 to +0.1 at 256KB (82 to 100) and -2.1
+        to -3.3 at 64KB (330 to 1000); on DNA reads, -2 to -3.2 points at
+        64KB and 256KB (85 and 21 a cell) and +0.1 to +0.2 from 4MB, where
+        the probe keeps 1 but at 64MB."""
 
 # Measured with benchmarks/bench_accuracy_memory.py at 4MB, one epoch, grid of
 # eta0 in {0.1, 0.3, 1, 3} ('normalized') and constant steps {0.01, 0.1}.
@@ -122,9 +134,9 @@ _ETA0_HASHING_DOC = """
     eta0 : float or 'auto', default='auto'
         Step size (the first one for 'invscaling'). With 'normalized', values
         from 1 to 3 were within about a point of the best on DNA 12-mer counts
-        and on 20 Newsgroups (raw counts and L2-normalized); 3 fails
+        and on 20 Newsgroups (raw counts and L2-normalized); 3 alone fails
         scikit-learn's check that a classifier fits a small dense task:
-        'auto' starts from 1. """ + ETA0_AUTO_NOTE
+        'auto' starts from 1. """ + ETA0_AUTO_NOTE + LARGER_STEP_NOTE
 
 # Measured with benchmarks/bench_accuracy_memory.py's data, 5 epochs (IHT, heaps of
 # 11540 and 2307 per class), and the probe's choice on each.

@@ -23,7 +23,7 @@ from ._base import (  # noqa: F401  (parse_memory_budget is public here)
     parse_memory_budget,
 )
 from . import _stores
-from .mission import ETA0_AUTO_NOTE
+from .mission import ETA0_AUTO_NOTE, LARGER_STEP_NOTE
 
 
 
@@ -174,21 +174,11 @@ _WM_DEPTH = ("3 under a budget. At equal bytes depth\n"
              "        accuracy alone AWMSketchClassifier is the better choice")
 
 
-# WM: 5 epochs, beside FeatureHashingClassifier at the same bytes; the step grid of
-# benchmarks/bench_accuracy_memory.py --estimators wm,hashing --grid-budget B gives
-# eta0=1 and 3 at budget B. AWM: the same benchmark at 4MB, one epoch.
-_WM_ETA0 = ("'auto' starts from 1, as feature hashing's and AWM's: at equal\n"
-            "        bytes a larger step gains about a point where the sketch is wide and loses more where it\n"
-            "        is narrow (collisions turn each large step into noise on other\n"
-            "        features). 5 epochs, against feature hashing at the same bytes: eta0=3\n"
-            "        scored 3.4 points under it at 64KB on 20 Newsgroups tokens (0.478\n"
-            "        against 0.512; eta0=1: 0.511), 4 under on L2-normalized 20 Newsgroups\n"
-            "        (0.508 against 0.548; 1: 0.540) and 3.8 under on DNA reads (0.350\n"
-            "        against 0.388; 1: 0.379), but 0.7 to 1.4 points over eta0=1 from 1MB\n"
-            "        to 16MB on 20 Newsgroups (tokens at 16MB: 0.771 against 0.757).")
+# AWM: benchmarks/bench_accuracy_memory.py at 4MB, one epoch.
+_WM_ETA0 = "'auto' starts from 1, as feature hashing's and AWM's."
 _AWM_ETA0 = ("With 'normalized', 3 scores up to a point better on DNA and 20\n"
-             "        Newsgroups but fails scikit-learn's check that a classifier fits a\n"
-             "        small dense task, so 'auto' starts from 1.")
+             "        Newsgroups but alone fails scikit-learn's check that a classifier\n"
+             "        fits a small dense task, so 'auto' starts from 1.")
 
 
 class _WeightMedianBase(_SketchSelectorMixin, ClassifierMixin, _SketchClassifierMixin,
@@ -231,7 +221,7 @@ class WMSketchClassifier(_WeightMedianBase):
     features of largest recovered weight: they are the selected features.
 
     Parameters
-    ----------{_WM_PARAMS_DOC.format(default_depth=_WM_DEPTH, heap_share=_WM_SHARE, default_eta0="'auto'", eta0_note=_WM_ETA0, eta0_auto=ETA0_AUTO_NOTE)}{N_JOBS_DOC}
+    ----------{_WM_PARAMS_DOC.format(default_depth=_WM_DEPTH, heap_share=_WM_SHARE, default_eta0="'auto'", eta0_note=_WM_ETA0, eta0_auto=ETA0_AUTO_NOTE + LARGER_STEP_NOTE)}{N_JOBS_DOC}
 
     Attributes
     ----------{_WM_ATTRIBUTES_DOC}
@@ -276,7 +266,7 @@ class AWMSketchClassifier(_WeightMedianBase):
     8 bytes).
 
     Parameters
-    ----------{_WM_PARAMS_DOC.format(default_depth=1, heap_share=_AWM_SHARE, default_eta0="'auto'", eta0_note=_AWM_ETA0, eta0_auto=ETA0_AUTO_NOTE)}{N_JOBS_DOC}{_HEAP_ORDER_DOC}
+    ----------{_WM_PARAMS_DOC.format(default_depth=1, heap_share=_AWM_SHARE, default_eta0="'auto'", eta0_note=_AWM_ETA0, eta0_auto=ETA0_AUTO_NOTE + LARGER_STEP_NOTE)}{N_JOBS_DOC}{_HEAP_ORDER_DOC}
 
     Attributes
     ----------{_WM_ATTRIBUTES_DOC}
