@@ -204,6 +204,8 @@ def test_a_share_of_the_probe_counts_mistakes_on_that_share_of_its_rows(share):
                                                                share=share)
     rows = -(-2000 // share)
     assert np.isfinite(counts[0])
+    # A share trains every candidate on all its rows: losing here may win summed.
+    assert share == 1 or np.isfinite(counts).all()
     for step, count in zip(CANDIDATES, counts):
         if np.isfinite(count):
             fit = make("iht", 200, eta0=step, max_iter=1).fit(X[:rows], y[:rows])
@@ -213,3 +215,15 @@ def test_a_share_of_the_probe_counts_mistakes_on_that_share_of_its_rows(share):
     if share == 1:  # the whole probe chooses as a fit does
         chosen = CANDIDATES[IHTClassifier._auto_step_index(counts)]
         assert chosen == make("iht", 200, eta0="auto").fit(X, y).eta0_
+
+
+def test_a_partition_trains_every_candidate_on_its_whole_share():
+    """On one partition a candidate may lose, and still win over all of them (summed
+    counts): a share stops none early, where the whole probe stops the losers."""
+    X, y = noisy_one_hot(n=30_000)
+    est = FeatureHashingClassifier(memory_budget="64KB", shuffle=False, random_state=0)
+    whole, _ = est._probe_share(X, y, classes=[0, 1])
+    assert not np.isfinite(whole).all()  # the whole probe stopped some candidates
+    for half in (slice(0, 15_000), slice(15_000, None)):
+        counts, _ = est._probe_share(X[half], y[half], classes=[0, 1], share=2)
+        assert np.isfinite(counts).all()
