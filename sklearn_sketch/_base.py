@@ -197,7 +197,7 @@ N_JOBS_DOC = """
         trains its share of the classes' models over every row, and the
         threads meet once a row to read every model's score: the model is
         the one ``n_jobs=1`` trains, bit for bit (20 Newsgroups, 20 classes:
-        a pass took 0.51 to 0.55 of its time with 2 on two cores,
+        a pass took 0.51 to 0.58 of its time with 2 on two cores,
         ``benchmarks/bench_parallel.py``). A thread waiting for the others
         spins for up to half a millisecond, then naps; on a busy machine
         (waits longer than that) the first thread carries the pass on alone,
