@@ -49,7 +49,7 @@ def mean_name_bytes(names, sample=4096):
     return float(np.mean([len(_as_bytes(v)) for v in values[::step]]))
 
 
-def _gather(pool, starts, lengths):
+def gather_segments(pool, starts, lengths):
     """The segments ``pool[starts[i]:starts[i] + lengths[i]]``, one after the other."""
     total = int(lengths.sum())
     if total == 0:
@@ -102,7 +102,7 @@ class PackedNames(Mapping):
         order = np.argsort(keys, kind="stable")
         starts = np.cumsum(lengths) - lengths
         self._keys = np.ascontiguousarray(keys[order])
-        self._pool = _gather(pool, starts[order], lengths[order])
+        self._pool = gather_segments(pool, starts[order], lengths[order])
         self._ends = np.cumsum(lengths[order]).astype(np.uint32)
 
     @classmethod
@@ -184,7 +184,7 @@ class PackedNames(Mapping):
             return self, 0  # nothing left or entered: the table is immutable, share it
         lengths = np.diff(self._ends.astype(np.int64), prepend=0)
         kept_lengths = lengths[kept]
-        kept_pool = _gather(self._pool, (self._ends.astype(np.int64) - lengths)[kept],
+        kept_pool = gather_segments(self._pool, (self._ends.astype(np.int64) - lengths)[kept],
                             kept_lengths)
         kept_keys = self._keys[kept]
         new_keys = np.fromiter(new.keys(), dtype=np.int64, count=len(new))
