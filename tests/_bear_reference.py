@@ -44,9 +44,11 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
     """Run BEAR with dense weights; returns ``(W (K, p), b (K,), pairs)``.
 
     ``normalized``: the 'normalized' schedule, where a model without a usable
-    pair steps by ``eta0 / mean ||x||**2`` (over the batch) on the features,
-    and their ``damping`` is multiplied by the same mean; the intercept keeps
-    ``eta0`` and ``damping``.
+    pair steps by ``eta0 / mean ||x||**2`` (over the batch) and ``damping`` is
+    multiplied by the same mean, and the intercept is a feature of value
+    ``unit``, the mean ``|x|`` of the batch's non-zeros: its gradient is
+    multiplied by ``unit``, its coordinate of ``s`` and ``r`` is in those units
+    and it moves by ``unit`` times its step.
 
     A step that goes past the minimum of the batch's loss along it (``(g +
     g')^T s > 0``, ``g'`` the gradient after the step) is cut to the secant
@@ -78,12 +80,13 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
             Xb, yb, swb = X[rows], y[rows], sw[rows]
             active = np.flatnonzero((Xb != 0).any(axis=0))
             first_order = batch_nnz_cap is not None and active.size > batch_nnz_cap
-            # The diagonal metric of 'normalized', intercept first.
-            metric = np.ones(active.size + fit_intercept)
-            if normalized:
+            # 'normalized': the batch's metric, and the intercept's value as a feature.
+            norm2, unit = 1.0, 1.0
+            if normalized and (Xb != 0).any():
                 norm2 = (Xb ** 2).sum() / len(rows)
-                metric[fit_intercept:] = norm2 if norm2 > 0 else 1.0
+                unit = np.abs(Xb[Xb != 0]).mean()
             gW, gb = _gradient(loss, Xb, yb, swb, W, b, active, alpha)
+            gb = gb * unit
             step_W = np.zeros((K, active.size))
             step_b = np.zeros(K)
             for c in range(K):
@@ -91,14 +94,15 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
                 z = g if first_order else _two_loop(g, active, c, window, fit_intercept)
                 has_pair = not first_order and any(v[c] for _, _, _, v in window)
                 eta = eta0 * (len(rows) / min(batch_size, n))
-                step = _f32(-eta * z / (1.0 if has_pair else metric))
+                step = _f32(-eta * z / (1.0 if has_pair else norm2))
                 if fit_intercept:
                     step_b[c], step_W[c] = step[0], step[1:]
                 else:
                     step_W[c] = step
             W[:, active] += step_W
-            b += step_b
+            b += unit * step_b
             gW2, gb2 = _gradient(loss, Xb, yb, swb, W, b, active, alpha)
+            gb2 = gb2 * unit
             s = np.stack([_vector(step_W[c], step_b[c], active, fit_intercept)
                           for c in range(K)])
             g_old = np.stack([_vector(gW[c], gb[c], active, fit_intercept) for c in range(K)])
@@ -110,12 +114,12 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
             if theta != 1.0:
                 cut = _f32(theta * s)
                 if fit_intercept:
-                    b += cut[:, 0] - s[:, 0]
+                    b += unit * (cut[:, 0] - s[:, 0])
                 W[:, active] += cut[:, fit_intercept:] - s[:, fit_intercept:]
                 s = cut
             if first_order:
                 continue
-            r = _f32(r + damping * metric * s)
+            r = _f32(r + damping * norm2 * s)
             rs = (r * s).sum(axis=1)
             valid = rs > eps * np.linalg.norm(r, axis=1) * np.linalg.norm(s, axis=1)
             window.append((active, s, r, valid))
