@@ -51,8 +51,10 @@ and predictions fell to one class. At 4 MB, seeds 0-2: token counts
 .21/.56/.42 before and .58/.65/.63 with it, L2-normalized rows .56/.59/.51 and
 .70/.70/.70; DNA reads (binary, ``unit`` 1) .786/.787/.787 both. The mean
 ``|x|`` and not the root mean square, which outlier counts (one post with
-``||x||**2`` of 2.3e8) made vary over batches: tokens fell to .06-.23. A pair with ``r^T s <= 1e-10 ||r|| ||s||`` (no
-positive curvature along ``s``) is kept in the window but not used. With ``K``
+``||x||**2`` of 2.3e8) made vary over batches: tokens fell to .06-.23.
+
+A pair with ``r^T s <= 1e-10 ||r|| ||s||`` (no positive curvature along
+``s``) is kept in the window but not used. With ``K``
 models (softmax) every model has its own sketch, heap and two-loop; the pairs
 share their coordinates.
 
@@ -689,12 +691,13 @@ cdef bint _batch_gradient(SGDParams params, Py_ssize_t K, Py_ssize_t C, Py_ssize
                           const double[::1] data, const double[::1] y,
                           const double[::1] sample_weight, const int64_t[::1] order,
                           Py_ssize_t start, Py_ssize_t stop, const int32_t* nnz_pos,
-                          const double* w, double* g, double* scores, double* dl,
-                          Py_ssize_t* mistakes) noexcept nogil:
+                          const double* w, double unit, double* g, double* scores,
+                          double* dl, Py_ssize_t* mistakes) noexcept nogil:
     """Mean gradient ``g`` (per model, over the active positions) of the batch at ``w``.
 
     ``w`` and ``g`` hold model ``c``'s coordinate ``j`` at ``c * C + j``;
-    position 0 is the intercept when ``first_key`` is 1. Adds the batch's
+    position 0 is the intercept when ``first_key`` is 1, a feature of value
+    ``unit`` (its gradient in those units; ``w`` holds the intercept). Adds the batch's
     misclassifications to ``mistakes`` when it is not NULL. False if a score
     is not finite.
     """
@@ -727,6 +730,8 @@ cdef bint _batch_gradient(SGDParams params, Py_ssize_t K, Py_ssize_t C, Py_ssize
     for c in range(K):
         for j in range(n_active):
             g[c * C + j] *= inv_n
+        if first_key:
+            g[c * C] *= unit
         if params.alpha > 0.0:
             for j in range(first_key, n_active):
                 g[c * C + j] += params.alpha * w[c * C + j]
@@ -789,6 +794,22 @@ cdef bint _heap_takes_estimates(Py_ssize_t K, PyObject** sk, PyObject** hp,
     return True
 
 
+cdef inline void _normalized_scales(SGDParams params, double sq_sum, double abs_sum,
+                                    Py_ssize_t n_rows, Py_ssize_t nnz, double* norm2,
+                                    double* unit) noexcept nogil:
+    """'normalized''s scales of ``n_rows`` rows holding ``nnz`` non-zeros whose
+    squares sum to ``sq_sum`` and absolute values to ``abs_sum``: ``norm2`` the
+    mean ``||x||**2`` of the rows and ``unit`` the mean ``|x|`` of the non-zeros
+    (the intercept's value as a feature). Both 1 under another schedule, or when
+    either is not positive and finite."""
+    norm2[0] = sq_sum / n_rows
+    unit[0] = abs_sum / nnz if nnz > 0 else 0.0
+    if params.schedule != NORMALIZED or not (norm2[0] > 0.0 and isfinite(norm2[0])
+                                             and unit[0] > 0.0 and isfinite(unit[0])):
+        norm2[0] = 1.0
+        unit[0] = 1.0
+
+
 cdef int _single_row_step(SGDParams params, Py_ssize_t K, Py_ssize_t depth, bint first_key,
                           PyObject** sk, PyObject** hp, double[::1] intercept,
                           CountSketch sketch0, const int64_t[::1] indptr,
@@ -812,16 +833,13 @@ cdef int _single_row_step(SGDParams params, Py_ssize_t K, Py_ssize_t depth, bint
     ``PASS_DIVERGED``.
     """
     cdef Py_ssize_t c, q, p0 = indptr[row], n = indptr[row + 1] - indptr[row]
-    cdef double norm2 = 0.0, unit = 0.0, hw, x, g, gs = 0.0, gps = 0.0, theta, delta
+    cdef double sq_sum = 0.0, abs_sum = 0.0, norm2, unit
+    cdef double hw, x, g, gs = 0.0, gps = 0.0, theta, delta
     for q in range(n):
-        norm2 += data[p0 + q] * data[p0 + q]
-        unit += fabs(data[p0 + q])
+        sq_sum += data[p0 + q] * data[p0 + q]
+        abs_sum += fabs(data[p0 + q])
         sketch0.locate_prefetch(indices[p0 + q], &cells[q * depth], &signs[q * depth])
-    unit = unit / n if n > 0 else 0.0
-    if params.schedule != NORMALIZED or not (norm2 > 0.0 and isfinite(norm2)
-                                             and unit > 0.0 and isfinite(unit)):
-        norm2 = 1.0
-        unit = 1.0
+    _normalized_scales(params, sq_sum, abs_sum, 1, n, &norm2, &unit)
     # Scores at the heap-masked weights (moved: at the sketch's reads, when compared).
     for c in range(K):
         scores[c] = intercept[c] if first_key else 0.0
@@ -984,7 +1002,7 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
     cdef CountSketch sketch0 = sketches[0]
     cdef Py_ssize_t start, stop, b, row, p, j, n_active, off, first_key = params.fit_intercept
     cdef Py_ssize_t idx, mistakes = 0
-    cdef double eta, delta, hw, norm2, unit, abs_sum, gs, gps, theta
+    cdef double eta, delta, hw, norm2, unit, sq_sum, abs_sum, gs, gps, theta
     cdef bint no_pair
     cdef float* s_out
     cdef float* r_out
@@ -1024,24 +1042,19 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
             # intercept is a feature of value ``unit``, the mean |x| of the
             # batch's non-zeros (see the module docstring). Steps then do not
             # depend on the scale of the features.
-            norm2 = 0.0
+            sq_sum = 0.0
             abs_sum = 0.0
             off = 0
             for b in range(stop - start):
                 row = order[start + b]
                 for p in range(indptr[row], indptr[row + 1]):
                     nnz_pos[off + p - indptr[row]] = history.add_key(indices[p])
-                    norm2 += data[p] * data[p]
+                    sq_sum += data[p] * data[p]
                     abs_sum += fabs(data[p])
                 off += indptr[row + 1] - indptr[row]
             n_active = history.n_active
             history.find_shared()
-            unit = abs_sum / off if off > 0 else 0.0
-            norm2 /= stop - start
-            if params.schedule != NORMALIZED or not (norm2 > 0.0 and isfinite(norm2)
-                                                     and unit > 0.0 and isfinite(unit)):
-                norm2 = 1.0
-                unit = 1.0
+            _normalized_scales(params, sq_sum, abs_sum, stop - start, off, &norm2, &unit)
 
             # Weights: the sketch's estimate for heap members, 0 for the rest.
             for j in range(first_key, n_active):
@@ -1061,13 +1074,10 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                 _read_errors(params.loss, K, C, first_key, indptr, data, y, order, start, stop,
                              nnz_pos, w, w_sketch, scores, &heap_error, &sketch_error)
             if not _batch_gradient(params, K, C, n_active, first_key, indptr, data, y,
-                                   sample_weight, order, start, stop, nnz_pos, w, g, scores,
-                                   dl, &mistakes):
+                                   sample_weight, order, start, stop, nnz_pos, w, unit, g,
+                                   scores, dl, &mistakes):
                 status = PASS_DIVERGED
                 break
-            if first_key:
-                for c in range(K):
-                    g[c * C] *= unit  # the intercept's gradient in its units
 
             # The direction and the step, model by model; s is written in place
             # of the oldest pair once its two-loop no longer needs it.
@@ -1111,13 +1121,10 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                     w[c * C + j] += unit * s_out[j] if j < first_key else s_out[j]
             memcpy(w_sketch, g, K * C * sizeof(double))
             if not _batch_gradient(params, K, C, n_active, first_key, indptr, data, y,
-                                   sample_weight, order, start, stop, nnz_pos, w, g, scores,
-                                   dl, NULL):
+                                   sample_weight, order, start, stop, nnz_pos, w, unit, g,
+                                   scores, dl, NULL):
                 status = PASS_DIVERGED
                 break
-            if first_key:
-                for c in range(K):
-                    g[c * C] *= unit
             # Secant check along s (_secant_fraction): a step past the batch's
             # minimum along s is cut back to it, and the pair with it.
             gs = 0.0
