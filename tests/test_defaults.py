@@ -43,7 +43,7 @@ def test_auto_prediction_keeps_the_heap_when_few_features_decide(cls):
     rng = np.random.RandomState(0)
     X = rng.normal(size=(400, 50))
     y = (X[:, 3] - 2 * X[:, 17] > 0).astype(int)
-    params = dict(n_features_to_select=2, sketch_width=256, random_state=0, batch_size=16)
+    params = dict(n_features_to_select=2, sketch_width=256, random_state=0)
     auto = cls(**params).fit(X, y)
     heap = cls(predict_with="heap", **params).fit(X, y)
     sketch = cls(predict_with="sketch", **params).fit(X, y)
