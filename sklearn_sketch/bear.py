@@ -183,8 +183,8 @@ _BEAR_BUDGET_DOC = """
         rest is split as :class:`MissionClassifier` splits its budget (a
         quarter to the heaps). Small budgets leave BEAR's quasi-Newton steps a
         narrow sketch whose collisions they amplify: on 20 Newsgroups (20
-        classes) it scored 0.12-0.36 at 1 MB and below and 0.64-0.69 at 4 MB,
-        against 0.55-0.60 for :class:`MissionClassifier` and 0.74-0.77 for
+        classes) it scored 0.05-0.47 at 1 MB and below (near chance at 256 KB)
+        and 0.75-0.76 at 4 MB, against 0.55-0.60 for :class:`MissionClassifier` and 0.74-0.77 for
         :class:`AWMSketchClassifier` at 1 MB (a fit that ends near chance
         warns); prefer the AWM- or WM-Sketch there. The shape chosen is in
         ``sketch_width_``, ``sketch_depth_`` and ``n_features_to_select_``;
