@@ -41,10 +41,12 @@ _BEAR_PARAMS_DOC = """
         'auto' keeps 5 (the paper's value) without ``memory_budget`` and 1 with
         one. Under a budget the heaps hold many features (a quarter of the
         bytes) and every pair costs batch room; there one pair was as accurate
-        or better and never unstable: 20 Newsgroups tokens at 64 MB, seeds 0-2,
-        .61/.65/.58 with one pair against .28/.57 with five; DNA reads at 4 MB
-        .786 against .778, at 16 MB .908 against .897. Without a budget five
-        pairs won on 20 Newsgroups (.63 against .53) and tied on DNA (.885).
+        or better and steadier (classifier defaults): 20 Newsgroups tokens at
+        64 MB, seeds 0-2, .73/.74/.74 with one pair against .56/.74/.70 with
+        five; DNA reads at 4 MB .791 against .784 (at 4 MB on 20 Newsgroups the
+        pairs' room holds one pair of its long rows either way). Without a
+        budget five pairs won on 20 Newsgroups (.63 against .53, measured with
+        the earlier step 0.3) and tied on DNA (.885).
 <<DAMPING>>    learning_rate : {'normalized', 'constant', 'invscaling', 'optimal'}, \
 default='normalized'
         Step size schedule. 'normalized' scales, by the batch's mean
