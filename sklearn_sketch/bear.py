@@ -97,11 +97,12 @@ _BEAR_CLASSIFIER_STEP_DOCS = ("""\
         its batch's minimum is cut back to it (see Notes), so a large ``eta0``
         mostly lengthens the steps along directions of little curvature, which
         ``damping`` bounds. Chosen with ``damping`` on 20 Newsgroups (word
-        uni+bi-grams, 20 classes; test accuracy, mean over random_state 0-2)
-        and DNA reads: 3 with damping 0.03 against 1 with 0.01 and the earlier
+        uni+bi-grams, 20 classes; test accuracy, mean over random_state 0-2,
+        unbudgeted 0-1 for 1 and 0 for 0.3) and DNA reads: 3 with damping
+        0.03 against 1 with 0.01 and the earlier
         0.3 with 0.01 scored, on raw token counts, .74/.73/.66 without a budget,
         .74/.67/.62 at 4 MB, .74/.73/.62 at 16 MB and .30/.26/.23 at 1 MB; on
-        L2-normalized rows .80/.80/.75, .74/.72/.70, .80/.79/.75 and
+        L2-normalized rows .80/.80/.75, .74/.72/.70, .80/.79/.74 and
         .45/.34/.35; DNA reads .89 unbudgeted and .79 at 4 MB for all three,
         .914 against .908 (0.3) at 16 MB. With damping 0.01, single fits at 1
         or 3 swung by up to 15 points from one pass or seed to the next (raw counts
