@@ -184,8 +184,8 @@ class PackedNames(Mapping):
             return self, 0  # nothing left or entered: the table is immutable, share it
         lengths = np.diff(self._ends.astype(np.int64), prepend=0)
         kept_lengths = lengths[kept]
-        kept_pool = gather_segments(self._pool, (self._ends.astype(np.int64) - lengths)[kept],
-                            kept_lengths)
+        kept_pool = gather_segments(self._pool,
+                                    (self._ends.astype(np.int64) - lengths)[kept], kept_lengths)
         kept_keys = self._keys[kept]
         new_keys = np.fromiter(new.keys(), dtype=np.int64, count=len(new))
         encoded = [_as_bytes(v) for v in new.values()]

@@ -47,7 +47,11 @@ _BEAR_PARAMS_DOC = """
         pairs' room holds one pair of its long rows either way). Without a
         budget five pairs won on 20 Newsgroups (.63 against .53, measured with
         the earlier step 0.3) and tied on DNA (.885).
-<<DAMPING>>    learning_rate : {'normalized', 'constant', 'invscaling', 'optimal'}, \
+    damping : float, default={damping}
+        Added to every pair's curvature, as online L-BFGS does
+        (``r = g' - g + damping * s``): with one model the direction is then
+        at most ``1 / damping`` times the gradient. 0 turns it off (see Notes).{damping_note}
+    learning_rate : {{'normalized', 'constant', 'invscaling', 'optimal'}}, \
 default='normalized'
         Step size schedule. 'normalized' scales, by the batch's mean
         ``||x||**2``, the only two places where curvature does not come from the
@@ -58,7 +62,10 @@ default='normalized'
         is 'constant'. The others have scikit-learn's meanings: ``eta0``,
         ``eta0 / t**power_t``, or ``1 / (alpha * (t0 + t))``; ``t`` counts
         samples.
-<<ETA0>>    power_t : float, default=0.5
+    eta0 : float, default={eta0}
+        Step size, a multiple of the quasi-Newton step; a step that goes past
+        its batch's minimum is cut back to it (see Notes){eta0_note}
+    power_t : float, default=0.5
         Exponent of the 'invscaling' schedule.
     alpha : float, default=0.0
         L2 penalty ``alpha / 2 * ||w_A||**2`` on the batch's active features,
@@ -79,53 +86,29 @@ default='normalized'
         Print a line per pass."""
 
 
-def _bear_params_doc(damping, eta0):
-    """The shared parameter docs with the classifier's or regressor's step."""
-    return (_BEAR_PARAMS_DOC.replace("<<DAMPING>>", damping)
-            .replace("<<ETA0>>", eta0))
-
-
-_BEAR_CLASSIFIER_STEP_DOCS = ("""\
-    damping : float, default=3e-2
-        Added to every pair's curvature, as online L-BFGS does
-        (``r = g' - g + damping * s``): with one model the direction is then
-        at most ``1 / damping`` times the gradient. 0 turns it off (see Notes).
-        It and ``eta0`` were chosen together (see ``eta0``).
-""", """\
-    eta0 : float, default=3.0
-        Step size, a multiple of the quasi-Newton step; a step that goes past
-        its batch's minimum is cut back to it (see Notes), so a large ``eta0``
+_BEAR_CLASSIFIER_PARAMS_DOC = _BEAR_PARAMS_DOC.format(
+    damping="3e-2", damping_note="\n        It and ``eta0`` were chosen together (see ``eta0``).",
+    eta0="3.0", eta0_note=""", so a large ``eta0``
         mostly lengthens the steps along directions of little curvature, which
         ``damping`` bounds. Chosen with ``damping`` on 20 Newsgroups (word
         uni+bi-grams, 20 classes; test accuracy, mean over random_state 0-2,
-        unbudgeted 0-1 for 1 and 0 for 0.3) and DNA reads: 3 with damping
-        0.03 against 1 with 0.01 and the earlier
-        0.3 with 0.01 scored, on raw token counts, .74/.73/.66 without a budget,
-        .74/.67/.62 at 4 MB, .74/.73/.62 at 16 MB and .30/.26/.23 at 1 MB; on
-        L2-normalized rows .80/.80/.75, .74/.72/.70, .80/.79/.74 and
-        .45/.34/.35; DNA reads .89 unbudgeted and .79 at 4 MB for all three,
-        .914 against .908 (0.3) at 16 MB. With damping 0.01, single fits at 1
-        or 3 swung by up to 15 points from one pass or seed to the next (raw counts
-        at 4 MB: .56-.71); with 0.03 and step 1 they were steady but slower
-        (.68 at 4 MB, .50-.70 unbudgeted). On small dense sets they learn
-        more slowly: the digits (1,797 rows, raw pixels, 5-fold) .89 against
-        .92 for 0.3 (.82 for 1); scaled digits, breast cancer and wine tie.
-""")
-_BEAR_REGRESSOR_STEP_DOCS = ("""\
-    damping : float, default=1e-2
-        Added to every pair's curvature, as online L-BFGS does
-        (``r = g' - g + damping * s``): with one model the direction is then
-        at most ``1 / damping`` times the gradient. 0 turns it off (see Notes).
-""", """\
-    eta0 : float, default=0.3
-        Step size, a multiple of the quasi-Newton step; a step that goes past
-        its batch's minimum is cut back to it (see Notes). The classifier's
+        unbudgeted 0-1 for 1 and 0 for 0.3) and DNA reads: 3 with damping 0.03
+        against 1 with 0.01 and the earlier 0.3 with 0.01 scored, on raw token
+        counts, .74/.73/.66 without a budget, .74/.67/.62 at 4 MB, .74/.73/.62
+        at 16 MB and .30/.26/.23 at 1 MB; on L2-normalized rows .80/.80/.75,
+        .74/.72/.70, .80/.79/.74 and .45/.34/.35; DNA reads .89 unbudgeted and
+        .79 at 4 MB for all three, .914 against .908 (0.3) at 16 MB. With
+        damping 0.01, single fits at 1 or 3 swung by up to 15 points from one
+        pass or seed to the next (raw counts at 4 MB: .56-.71); with 0.03 and
+        step 1 they were steady but slower (.68 at 4 MB, .50-.70 unbudgeted).
+        On small dense sets they learn more slowly: the digits (1,797 rows, raw
+        pixels, 5-fold) .89 against .92 for 0.3 (.82 for 1); scaled digits,
+        breast cancer and wine tie.""")
+_BEAR_REGRESSOR_PARAMS_DOC = _BEAR_PARAMS_DOC.format(
+    damping="1e-2", damping_note="", eta0="0.3", eta0_note=""". The classifier's
         defaults (3, with damping 0.03) fail scikit-learn's check that a
         regressor fits a small dense task (``check_regressors_train``), so the
-        regressor keeps 0.3 and damping 0.01.
-""")
-_BEAR_CLASSIFIER_PARAMS_DOC = _bear_params_doc(*_BEAR_CLASSIFIER_STEP_DOCS)
-_BEAR_REGRESSOR_PARAMS_DOC = _bear_params_doc(*_BEAR_REGRESSOR_STEP_DOCS)
+        regressor keeps 0.3 and damping 0.01.""")
 
 
 _BEAR_NOTES_DOC = """
@@ -187,7 +170,8 @@ _BEAR_BUDGET_DOC = """
         quarter to the heaps). Small budgets leave BEAR's quasi-Newton steps a
         narrow sketch whose collisions they amplify: on 20 Newsgroups (20
         classes) it scored 0.05-0.47 at 1 MB and below (near chance at 256 KB)
-        and 0.75-0.76 at 4 MB, against 0.55-0.60 for :class:`MissionClassifier` and 0.74-0.77 for
+        and 0.75-0.76 at 4 MB, against 0.55-0.60 for
+        :class:`MissionClassifier` and 0.74-0.77 for
         :class:`AWMSketchClassifier` at 1 MB (a fit that ends near chance
         warns); prefer the AWM- or WM-Sketch there. The shape chosen is in
         ``sketch_width_``, ``sketch_depth_`` and ``n_features_to_select_``;
