@@ -288,6 +288,26 @@ class _ModelState:
         return out
 
 
+#: The 'normalized' step's floor is taken from at most this many first rows.
+NORM_FLOOR_ROWS = 10_000
+
+
+def median_squared_norm(indptr, data, n_rows=NORM_FLOOR_ROWS):
+    """Median ``||x||**2`` of the first ``n_rows`` non-empty rows of a CSR matrix (0.0: none).
+
+    The 'normalized' schedule divides a row's step by ``max(||x||**2, median)``
+    (see :meth:`_BaseSketchSGD._floors_row_norms`), the median fixed by the
+    first data a model sees, in the rows' stored order (so ``fit`` and a first
+    ``partial_fit`` on the same rows agree, whatever the shuffle).
+    """
+    n = min(indptr.size - 1, n_rows)
+    lengths = np.diff(indptr[:n + 1])
+    rows = np.repeat(np.arange(n), lengths)
+    squares = np.bincount(rows, weights=np.square(data[indptr[0]:indptr[n]]), minlength=n)
+    squares = squares[lengths > 0]
+    return float(np.median(squares)) if squares.size else 0.0
+
+
 def _as_csr_int64(X):
     """CSR with float64 data, int64 indices, no duplicate entries and no stored zeros.
 
@@ -421,7 +441,8 @@ class _BaseSketchSGD(BaseEstimator):
             power_t=float(self.power_t), alpha=float(self.alpha),
             optimal_init=optimal_init, batch_size=int(self.batch_size),
             fit_intercept=bool(self.fit_intercept),
-            compare_reads=getattr(self, "predict_with", None) == "auto")
+            compare_reads=getattr(self, "predict_with", None) == "auto",
+            norm_floor=float(getattr(self, "norm_floor_", 0.0)))
 
     # eta0='auto' tries these (with the estimator's learning_rate) on a probe. The
     # default step comes first and only smaller ones follow: the probe favours fast
@@ -446,6 +467,24 @@ class _BaseSketchSGD(BaseEstimator):
     # +0.1 at 256KB (82 to 100), -2.1 to -3.3 at 64KB (330 to 1000, WM's too).
     _AUTO_LIGHT_LOAD = 50
     _AUTO_PROBE_ROWS, _AUTO_PROBE_NNZ, _AUTO_PROBE_TENTH = 2000, 500_000, 10_000
+
+    def _floors_row_norms(self):
+        """Whether 'normalized' steps by ``eta0 / max(||x||**2, norm_floor_)``.
+
+        ``norm_floor_`` is the median ``||x||**2`` of the first data's rows
+        (:func:`median_squared_norm`). Dividing by a row's own squared norm
+        alone moves every row's margin by ``eta0``, so a row near the origin
+        (centred, standardised features) moves the weights by ``eta0 / ||x||``,
+        without bound: on scikit-learn's iris, standardised, feature hashing
+        scored .69 (5-fold CV, 3 seeds), the WM-Sketch .62. Rows shorter than
+        the median take the median row's step instead, as plain SGD at that
+        scale would: iris .95, wine .98, breast cancer .98, digits unchanged,
+        20 Newsgroups token counts up to 2 points better (1 to 8 for MISSION
+        at 1MB and up, 5 worse at 256KB), DNA reads and L2-normalised rows
+        unchanged (their rows have equal norms). The floor scales with the
+        data, so the step stays scale-free.
+        """
+        return getattr(self, "learning_rate", None) == "normalized"
 
     def _eta0(self):
         """The step in use: ``eta0``, or for 'auto' the one chosen at the first fit."""
@@ -835,11 +874,18 @@ class _BaseSketchSGD(BaseEstimator):
             X, raw_names = hash_raw(X)
         X, y_encoded, sample_weight, classes_ = self._validate_training_data(
             X, y, sample_weight, reset=reset, partial=partial, classes=classes)
+        csr = _as_csr_int64(X)
         if reset:
             coming = self.__dict__.pop("_names_to_come", None)
             raw_names = raw_names if raw_names is not None else coming
             self._reserve_names(raw_names)
-        return X, _as_csr_int64(X), y_encoded, sample_weight, classes_, raw_names
+            # A floor set elsewhere for the same model (the parts of one pass).
+            preset = self.__dict__.pop("_preset_norm_floor", None)
+            self.__dict__.pop("norm_floor_", None)
+            if self._floors_row_norms():
+                self.norm_floor_ = (preset if preset is not None
+                                    else median_squared_norm(csr[0], csr[2]))
+        return X, csr, y_encoded, sample_weight, classes_, raw_names
 
     def _fit(self, X, y, sample_weight, *, reset, partial, classes=None, n_passes):
         """Validate, train, and only then set attributes; leave the model as it was on error.

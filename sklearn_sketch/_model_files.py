@@ -199,6 +199,8 @@ def _encode_fitted(est, arrays):
     }
     if hasattr(est, "eta0_"):  # eta0='auto': the step chosen at the first fit
         fitted["eta0_"] = float(est.eta0_)
+    if hasattr(est, "norm_floor_"):  # 'normalized': the first data's median ||x||**2
+        fitted["norm_floor_"] = float(est.norm_floor_)
     if hasattr(est, "classes_"):
         classes = est.classes_
         if classes.dtype.kind in "biuf":
@@ -491,10 +493,15 @@ def _decode_fitted(est, fitted, members):
     from ._base import KEY_SPACE
 
     _check_dict(fitted, "fitted", ("n_features_in_", "n_iter_", "feature_names_in_",
-                                   "feature_names", "classes", "state"), optional=("eta0_",))
+                                   "feature_names", "classes", "state"),
+                optional=("eta0_", "norm_floor_"))
     eta0 = fitted.get("eta0_")
     if eta0 is not None and not (isinstance(eta0, float) and math.isfinite(eta0) and eta0 > 0):
         raise ModelFileError(f"eta0_ must be a positive number, got {eta0!r}")
+    # A file written before the floor existed trained without one: 0.0 keeps that.
+    norm_floor = fitted.get("norm_floor_", 0.0)
+    if not (isinstance(norm_floor, float) and math.isfinite(norm_floor) and norm_floor >= 0):
+        raise ModelFileError(f"norm_floor_ must be a number >= 0, got {norm_floor!r}")
     n_features = _int(fitted["n_features_in_"], "n_features_in_", 1, KEY_SPACE)
     n_iter = _int(fitted["n_iter_"], "n_iter_", 1, _MAX_INT64)
     names_in = fitted["feature_names_in_"]
@@ -531,6 +538,8 @@ def _decode_fitted(est, fitted, members):
     est._feature_names = PackedNames(feature_names)
     if eta0 is not None:
         est.eta0_ = eta0
+    if est._floors_row_norms():
+        est.norm_floor_ = norm_floor
     est._set_fitted_attributes()
 
 

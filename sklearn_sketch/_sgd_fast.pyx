@@ -52,8 +52,9 @@ cdef class SGDParams:
 
     def __init__(self, *, loss, schedule, store, eta0, power_t, alpha, optimal_init,
                  batch_size, fit_intercept, margin=0.0, threshold=0.0, seed=0, damping=0.0,
-                 compare_reads=False):
+                 compare_reads=False, norm_floor=0.0):
         self.compare_reads = compare_reads
+        self.norm_floor = norm_floor
         self.margin = margin
         self.damping = damping
         self.threshold = threshold
@@ -566,6 +567,7 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                     for p in range(indptr[row], indptr[row + 1]):
                         s += data[p] * data[p]
                     if s > 0.0 and isfinite(s):
+                        s = max(s, params.norm_floor)
                         row_norm2[b] = s / (indptr[row + 1] - indptr[row] + 1.0)
                         for c in range(K):
                             dl[b * K + c] /= s

@@ -23,7 +23,7 @@ from ._base import (
 from . import _stores
 from ._sgd_fast import Loss, Schedule, SGDParams
 from ._base import _budget_less, budget_shape
-from .mission import ETA0_AUTO_DOC
+from .mission import ETA0_AUTO_DOC, NORM_FLOOR_DOC
 from .weight_median import _BUDGET_CONSTRAINTS
 
 _SGD_PARAMS_DOC = """
@@ -31,8 +31,9 @@ _SGD_PARAMS_DOC = """
         Loss minimized.
     learning_rate : {'normalized', 'invscaling', 'constant', 'optimal'}, \
 default='normalized'
-        Step size schedule; 'normalized' steps by ``eta0 / ||x||**2``, whatever
-        the scale of the features (see :class:`WMSketchClassifier`).
+        Step size schedule; 'normalized' steps by
+        ``eta0 / max(||x||**2, norm_floor_)``, whatever the scale of the
+        features (see :class:`WMSketchClassifier`).
     eta0 : float, default=@ETA0@
         Step size (the first one for 'invscaling').@ETA0_NOTE@
     power_t : float, default=0.5
@@ -132,7 +133,7 @@ class TruncationClassifier(_BudgetedBaseline):
         K, overriding the budget.{_TRUNCATION_SGD_PARAMS_DOC}{N_JOBS_DOC}
 
     Attributes
-    ----------{_ATTRIBUTES_DOC}
+    ----------{_ATTRIBUTES_DOC}{NORM_FLOOR_DOC}
 
     Examples
     --------
@@ -188,7 +189,7 @@ class SpaceSavingClassifier(_BudgetedBaseline):
         K, overriding the budget.{_SPACE_SAVING_SGD_PARAMS_DOC}{N_JOBS_DOC}
 
     Attributes
-    ----------{_ATTRIBUTES_DOC}
+    ----------{_ATTRIBUTES_DOC}{NORM_FLOOR_DOC}
 
     Examples
     --------

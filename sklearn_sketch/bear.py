@@ -224,6 +224,11 @@ class _BearMixin:
         "eta0": [Interval(Real, 0, None, closed="neither")],
     }
 
+    def _floors_row_norms(self):
+        # 'normalized' divides a batch's step by its rows' mean ||x||**2: a short
+        # row shares its batch's scale, so no floor is needed.
+        return False
+
     def _sgd_params(self, n_models, eta0=None):
         params = super()._sgd_params(n_models, eta0)
         params.damping = float(self.damping)

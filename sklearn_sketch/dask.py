@@ -37,6 +37,8 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     probe's model with it where the probe kept one; a single partition
     chooses it in its own ``partial_fit``, as a plain fit does. Files choose
     it on each file's first chunk, and the average keeps the first file's.
+    The floor of the 'normalized' step (``norm_floor_``) is likewise each
+    partition's own in the first epoch, the first partition's after it.
 
     Parameters
     ----------

@@ -23,7 +23,7 @@ from ._base import (  # noqa: F401  (parse_memory_budget is public here)
     parse_memory_budget,
 )
 from . import _stores
-from .mission import ETA0_AUTO_NOTE, LARGER_STEP_NOTE
+from .mission import ETA0_AUTO_NOTE, LARGER_STEP_NOTE, NORM_FLOOR_DOC
 
 
 
@@ -68,11 +68,14 @@ _WM_PARAMS_DOC = """
         Loss minimized (the paper uses the logistic loss).
     learning_rate : {{'normalized', 'invscaling', 'constant', 'optimal'}}, \
 default='normalized'
-        Step size schedule. 'normalized' steps by ``eta0 / ||x||**2`` (the
-        intercept by ``eta0 / (nnz(x) + 1)``): an update moves the sample's
-        margin by the same amount whatever the scale of the features, so the
-        default needs no tuning (the paper's 'invscaling' with its ``eta0=0.1``
-        scored 0.21 on L2-normalized 20 Newsgroups). The others:
+        Step size schedule. 'normalized' steps by
+        ``eta0 / max(||x||**2, norm_floor_)`` (the intercept by
+        ``eta0 / (nnz(x) + 1)``; ``norm_floor_``, the median ``||x||**2`` of the
+        first data's rows, keeps a row near the origin from throwing the
+        weights far): an update moves the sample's margin by the same amount
+        whatever the scale of the features, so the default needs no tuning
+        (the paper's 'invscaling' with its ``eta0=0.1`` scored 0.21 on
+        L2-normalized 20 Newsgroups). The others:
         ``eta0 / t**power_t``, ``eta0``, or ``1 / (alpha * (t0 + t))``.
     eta0 : float or 'auto', default={default_eta0}
         Step size (the first one for 'invscaling'; the paper's ``eta_0``).
@@ -165,13 +168,15 @@ _AWM_SHARE = ("a twentieth to the heap, the rest to the sketch. The WM-Sketch pa
 # benchmarks/reproduce_wm_sketch.py (RelErr of the top 128 against the uncompressed
 # model trained the same way, normalized eta0=1, 3 seeds).
 _WM_DEPTH = ("3 under a budget. At equal bytes depth\n"
-             "        2 has half again the width and predicted up to 0.8 points better\n"
-             "        (at 256KB on DNA reads and 20 Newsgroups), but recovered the 128\n"
-             "        largest weights worse at every budget: relative L2 error\n"
-             "        1.22/1.10/1.03 against 1.12/1.01/1.00 for depth 3 at\n"
-             "        64KB/256KB/1MB (20 Newsgroups TF-IDF, comp.* and sci.* against\n"
-             "        the rest, 5 epochs). The WM-Sketch names its features; for\n"
-             "        accuracy alone AWMSketchClassifier is the better choice")
+             "        2 has half again the width and predicted from 1.0 point worse\n"
+             "        (64KB, L2-normalized 20 Newsgroups) to 0.5 better (64KB, token\n"
+             "        counts; 0.4 at 256KB on DNA reads; means of 3 seeds), but\n"
+             "        recovered the 128 largest weights worse at every budget:\n"
+             "        relative L2 error 1.22/1.10/1.03 against 1.12/1.01/1.00 for\n"
+             "        depth 3 at 64KB/256KB/1MB (20 Newsgroups TF-IDF, comp.* and\n"
+             "        sci.* against the rest, 5 epochs). The WM-Sketch names its\n"
+             "        features; for accuracy alone AWMSketchClassifier is the better\n"
+             "        choice")
 
 
 # AWM: benchmarks/bench_accuracy_memory.py at 4MB, one epoch.
@@ -224,7 +229,7 @@ class WMSketchClassifier(_WeightMedianBase):
     ----------{_WM_PARAMS_DOC.format(default_depth=_WM_DEPTH, heap_share=_WM_SHARE, default_eta0="'auto'", eta0_note=_WM_ETA0, eta0_auto=ETA0_AUTO_NOTE + LARGER_STEP_NOTE)}{N_JOBS_DOC}
 
     Attributes
-    ----------{_WM_ATTRIBUTES_DOC}
+    ----------{_WM_ATTRIBUTES_DOC}{NORM_FLOOR_DOC}
 
     Examples
     --------
@@ -269,7 +274,7 @@ class AWMSketchClassifier(_WeightMedianBase):
     ----------{_WM_PARAMS_DOC.format(default_depth=1, heap_share=_AWM_SHARE, default_eta0="'auto'", eta0_note=_AWM_ETA0, eta0_auto=ETA0_AUTO_NOTE + LARGER_STEP_NOTE)}{N_JOBS_DOC}{_HEAP_ORDER_DOC}
 
     Attributes
-    ----------{_WM_ATTRIBUTES_DOC}
+    ----------{_WM_ATTRIBUTES_DOC}{NORM_FLOOR_DOC}
 
     Examples
     --------

@@ -254,17 +254,25 @@ def is_mistake(scores, target):
     return int(np.argmax(scores)) != int(target)
 
 
+def median_row_norm2(X, n_rows=10_000):
+    """Median squared norm of the first ``n_rows`` non-zero rows of dense ``X`` (0: none)."""
+    norms = (np.asarray(X, dtype=np.float64)[:n_rows] ** 2).sum(axis=1)
+    norms = norms[norms > 0]
+    return float(np.median(norms)) if norms.size else 0.0
+
+
 def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power_t=0.5,
               alpha=0.0, batch_size=1, max_iter=1, sample_weight=None, fit_intercept=True,
-              k=None, margin=1.0, stats=None):
+              k=None, margin=1.0, stats=None, norm_floor=None):
     """Plain NumPy mini-batch SGD on a dense weight matrix, rows in order.
 
     Each mini-batch is scored at the current weights, then
     ``w <- (1 - eta alpha) w`` and ``w <- w - eta / m * sum dloss x``, with the
     schedules of the kernel ('constant', 'invscaling', 'optimal', and
-    'normalized': the weights step by ``eta0 / ||x||**2``, the intercept by
-    ``eta0 / (nnz + 1)``). Multi-class log loss ('log_loss' or 'softmax') is the
-    multinomial loss, other losses one-vs-rest. With ``k``, hard thresholding
+    'normalized': the weights step by ``eta0 / max(||x||**2, norm_floor)``, the
+    intercept by ``eta0 / (nnz + 1)``; ``norm_floor`` defaults to the median
+    ``||x||**2`` of the rows, :func:`median_row_norm2`). Multi-class log loss
+    ('log_loss' or 'softmax') is the multinomial loss, other losses one-vs-rest. With ``k``, hard thresholding
     keeps the top ``k`` entries of each model by ``(|w|, key)`` after every
     update (the entries kept so far and the keys that received a non-zero step
     compete).
@@ -278,6 +286,8 @@ def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power
     W = np.zeros((n_models, p))
     b = np.zeros(n_models)
     kept = np.zeros((n_models, p), dtype=bool)
+    if norm_floor is None:
+        norm_floor = median_row_norm2(X)
     t = 1.0
     for _ in range(max_iter):
         mistakes = 0
@@ -294,6 +304,7 @@ def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power
                 D[i] = loss_derivatives(loss, s, y_enc[r], n_models, sw[r], margin, stats)
                 norm2 = X[r] @ X[r]
                 if learning_rate == "normalized" and norm2 > 0:
+                    norm2 = max(norm2, norm_floor)
                     D[i] /= norm2
                     intercept_scale[i] = norm2 / (np.count_nonzero(X[r]) + 1)
             if alpha > 0:

@@ -326,6 +326,8 @@ def test_fuzzed_files_raise_or_load_the_same_model(case, tmp_path):
     (lambda h: h["fitted"]["state"]["heaps"][0].update(capacity=1), "entries for capacity"),
     (lambda h: h["fitted"]["state"]["sketches"][0].update(scale=float("nan")), "JSON"),
     (lambda h: h["params"].update(eta0=-1.0), "eta0"),
+    (lambda h: h["fitted"].update(norm_floor_=-1.0), "norm_floor_"),
+    (lambda h: h["fitted"].update(norm_floor_="1"), "norm_floor_"),
     (lambda h: h["fitted"].update(n_features_in_="30"), "n_features_in_"),
     (lambda h: h["fitted"]["classes"].update(values=["b", "a", "c"]), "sorted"),
 ])
@@ -389,3 +391,15 @@ def test_pickle_still_serves_scikit_learn_tools(tmp_path):
     assert snapshot(copy.partial_fit(X2, y2)) == snapshot(est.partial_fit(X2, y2))
     search = GridSearchCV(make("MissionClassifier"), {"eta0": [0.1, 1.0]}, cv=2, n_jobs=2)
     assert search.fit(X, y).best_estimator_.predict(X).shape == y.shape
+
+
+def test_a_file_without_the_step_floor_loads_as_trained_without_one(tmp_path):
+    # Files written before 'normalized' had a floor trained with none: 0.0.
+    X, y = data("MissionClassifier", 3)
+    path = tmp_path / "m.skm"
+    model = make("MissionClassifier").fit(X, y)
+    assert model.learning_rate == "normalized" and model.norm_floor_ > 0
+    save(model, path)
+    assert load(path).norm_floor_ == model.norm_floor_
+    edit_header(path, lambda h: h["fitted"].pop("norm_floor_"))
+    assert load(path).norm_floor_ == 0.0
