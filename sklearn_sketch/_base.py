@@ -391,8 +391,9 @@ def _warn_if_near_chance(estimator, y):
         f"{type(estimator).__name__} learned next to nothing: on its last pass it erred on "
         f"{error:.1%} of the samples just before training on each, and always predicting "
         f"the most frequent class errs on {baseline:.1%}. Try more passes (max_iter), a "
-        "larger memory_budget or heap, another step (eta0), or check that the labels "
-        "match the samples.", ConvergenceWarning, stacklevel=4)
+        "larger memory_budget or heap, another step (eta0), features on one scale "
+        "(StandardScaler: the step adapts to a row's norm, not to each feature's range), "
+        "or check that the labels match the samples.", ConvergenceWarning, stacklevel=4)
 
 
 class _BaseSketchSGD(BaseEstimator):

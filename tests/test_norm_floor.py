@@ -1,11 +1,13 @@
 """The floor of the 'normalized' step: ``eta0 / max(||x||**2, norm_floor_)``."""
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.datasets import load_iris
+from sklearn.datasets import load_iris, load_wine
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -93,3 +95,15 @@ def test_the_first_call_sets_the_floor_and_later_calls_keep_it():
     assert est.norm_floor_ == first
     # A new fit sets it anew, and it scales with the data.
     assert est.fit(3 * X, y).norm_floor_ == pytest.approx(9 * median_row_norm2(X), rel=1e-12)
+
+
+def test_features_of_very_different_ranges_warn_and_standardised_ones_learn():
+    # Raw wine: proline in the hundreds to thousands, hue near 1. A row's norm is
+    # proline's, so the other features barely move: the fit says so, naming the cure.
+    X, y = load_wine(return_X_y=True)
+    with pytest.warns(ConvergenceWarning, match="StandardScaler"):
+        sk.FeatureHashingClassifier(random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        pipe = make_pipeline(StandardScaler(), sk.FeatureHashingClassifier(random_state=0))
+        assert pipe.fit(X, y).score(X, y) > 0.95
