@@ -201,6 +201,8 @@ def _encode_fitted(est, arrays):
         fitted["eta0_"] = float(est.eta0_)
     if hasattr(est, "norm_floor_"):  # 'normalized': the first data's median ||x||**2
         fitted["norm_floor_"] = float(est.norm_floor_)
+    if "_norm_sample" in est.__dict__:  # the rows' norms, while too few fix the floor
+        fitted["norm_sample"] = [float(v) for v in est._norm_sample]
     if hasattr(est, "classes_"):
         classes = est.classes_
         if classes.dtype.kind in "biuf":
@@ -490,11 +492,11 @@ def _decode_classes(spec, members):
 
 
 def _decode_fitted(est, fitted, members):
-    from ._base import KEY_SPACE
+    from ._base import KEY_SPACE, NORM_FLOOR_MIN_ROWS
 
     _check_dict(fitted, "fitted", ("n_features_in_", "n_iter_", "feature_names_in_",
                                    "feature_names", "classes", "state"),
-                optional=("eta0_", "norm_floor_"))
+                optional=("eta0_", "norm_floor_", "norm_sample"))
     eta0 = fitted.get("eta0_")
     if eta0 is not None and not (isinstance(eta0, float) and math.isfinite(eta0) and eta0 > 0):
         raise ModelFileError(f"eta0_ must be a positive number, got {eta0!r}")
@@ -502,6 +504,13 @@ def _decode_fitted(est, fitted, members):
     norm_floor = fitted.get("norm_floor_", 0.0)
     if not (isinstance(norm_floor, float) and math.isfinite(norm_floor) and norm_floor >= 0):
         raise ModelFileError(f"norm_floor_ must be a number >= 0, got {norm_floor!r}")
+    norm_sample = fitted.get("norm_sample")
+    if norm_sample is not None:
+        _list(norm_sample, "norm_sample")
+        if not (len(norm_sample) < NORM_FLOOR_MIN_ROWS and all(
+                isinstance(v, float) and math.isfinite(v) and v > 0 for v in norm_sample)):
+            raise ModelFileError(f"norm_sample must hold fewer than {NORM_FLOOR_MIN_ROWS} "
+                                 "positive numbers")
     n_features = _int(fitted["n_features_in_"], "n_features_in_", 1, KEY_SPACE)
     n_iter = _int(fitted["n_iter_"], "n_iter_", 1, _MAX_INT64)
     names_in = fitted["feature_names_in_"]
@@ -540,6 +549,8 @@ def _decode_fitted(est, fitted, members):
         est.eta0_ = eta0
     if est._floors_row_norms():
         est.norm_floor_ = norm_floor
+        if norm_sample is not None:
+            est._norm_sample = np.array(norm_sample, dtype=np.float64)
     est._set_fitted_attributes()
 
 

@@ -199,8 +199,9 @@ _PREDICT_WITH_DOC = """
 NORM_FLOOR_DOC = """
     norm_floor_ : float
         With ``learning_rate='normalized'``, the median ``||x||**2`` of the
-        first data's rows (at most 10,000, in their order): no update steps
-        the weights by more than ``eta0 / norm_floor_``."""
+        first data's rows (the first call's first 10,000; calls of fewer rows
+        add theirs until 256 are seen): no update steps the weights by more
+        than ``eta0 / norm_floor_``."""
 
 _COMMON_ATTRIBUTES_DOC = """
     intercept_ : ndarray of shape (n_models,)

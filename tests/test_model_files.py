@@ -328,6 +328,8 @@ def test_fuzzed_files_raise_or_load_the_same_model(case, tmp_path):
     (lambda h: h["params"].update(eta0=-1.0), "eta0"),
     (lambda h: h["fitted"].update(norm_floor_=-1.0), "norm_floor_"),
     (lambda h: h["fitted"].update(norm_floor_="1"), "norm_floor_"),
+    (lambda h: h["fitted"].update(norm_sample=[1.0, -2.0]), "norm_sample"),
+    (lambda h: h["fitted"].update(norm_sample=[1.0] * 256), "norm_sample"),
     (lambda h: h["fitted"].update(n_features_in_="30"), "n_features_in_"),
     (lambda h: h["fitted"]["classes"].update(values=["b", "a", "c"]), "sorted"),
 ])
@@ -403,3 +405,19 @@ def test_a_file_without_the_step_floor_loads_as_trained_without_one(tmp_path):
     assert load(path).norm_floor_ == model.norm_floor_
     edit_header(path, lambda h: h["fitted"].pop("norm_floor_"))
     assert load(path).norm_floor_ == 0.0
+
+
+def test_a_stream_saved_before_its_floor_is_fixed_goes_on_as_if_never_saved(tmp_path):
+    # Fed a few rows at a time, the floor keeps the rows' norms until 256 are seen.
+    X, y = data("MissionClassifier", 3)
+    path = tmp_path / "m.skm"
+    straight = make("MissionClassifier").partial_fit(X[:10], y[:10], classes=np.unique(y))
+    saved = make("MissionClassifier").partial_fit(X[:10], y[:10], classes=np.unique(y))
+    assert saved._norm_sample.size == 10
+    save(saved, path)
+    resumed = load(path)
+    for model in (straight, resumed):
+        model.partial_fit(X[10:], y[10:])
+    assert resumed.norm_floor_ == straight.norm_floor_
+    np.testing.assert_array_equal(resumed.intercept_, straight.intercept_)
+    np.testing.assert_array_equal(resumed.coef_.toarray(), straight.coef_.toarray())

@@ -85,16 +85,31 @@ def test_bear_and_other_schedules_have_no_floor():
 
 def test_the_first_call_sets_the_floor_and_later_calls_keep_it():
     rng = np.random.default_rng(2)
-    X = rng.normal(size=(300, 4))
+    X = rng.normal(size=(600, 4))
     y = (X[:, 0] > 0).astype(int)
     est = sk.AWMSketchClassifier("8KB", random_state=0)
-    est.partial_fit(X[:100], y[:100], classes=[0, 1])
+    est.partial_fit(X[:300], y[:300], classes=[0, 1])
     first = est.norm_floor_
-    assert first == pytest.approx(median_row_norm2(X[:100]), rel=1e-12)
-    est.partial_fit(3 * X[100:], y[100:])
+    assert first == pytest.approx(median_row_norm2(X[:300]), rel=1e-12)
+    est.partial_fit(3 * X[300:], y[300:])
     assert est.norm_floor_ == first
     # A new fit sets it anew, and it scales with the data.
     assert est.fit(3 * X, y).norm_floor_ == pytest.approx(9 * median_row_norm2(X), rel=1e-12)
+
+
+def test_a_stream_of_single_rows_takes_the_median_of_its_first_256():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 6)) * rng.uniform(0.1, 10, size=(400, 1))
+    y = (X[:, 0] > 0).astype(int)
+    est = sk.FeatureHashingClassifier(sketch_width=64, random_state=0)
+    for i in range(400):
+        est.partial_fit(X[i:i + 1], y[i:i + 1], classes=[0, 1])
+        seen = min(i + 1, 256)
+        assert est.norm_floor_ == pytest.approx(median_row_norm2(X[:seen]), rel=1e-12)
+    # One call of 256 rows or more fixes it at once.
+    once = sk.FeatureHashingClassifier(sketch_width=64, random_state=0)
+    once.partial_fit(X[:256], y[:256], classes=[0, 1])
+    assert once.norm_floor_ == est.norm_floor_
 
 
 def test_features_of_very_different_ranges_warn_and_standardised_ones_learn():
