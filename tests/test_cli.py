@@ -282,3 +282,27 @@ def test_a_reader_that_stops_early_is_not_an_error(tmp_path):
     stderr = process.stderr.read().decode()
     assert process.wait(timeout=300) == 0, stderr
     assert "error" not in stderr
+
+
+@pytest.mark.parametrize("estimator", ["mission", "awm", "bear"])
+def test_the_same_command_gives_the_same_model(svmlight, tmp_path, estimator):
+    # --random-state (default 0) seeds the estimator's hashes and shuffles as well as
+    # the reading: models differed from run to run when only the reading was seeded.
+    from sklearn_sketch import load
+
+    def fit(name, *extra):
+        path = tmp_path / name
+        assert main(["fit", "--svmlight", str(svmlight), "--estimator", estimator, "--quiet",
+                     "--output", str(path), *extra]) == 0
+        return load(path)
+
+    first, again, other = fit("a.skm"), fit("b.skm"), fit("c.skm", "--random-state", "1")
+    for model in (again, other):
+        assert model.random_state == int(model is other)
+    np.testing.assert_array_equal(first.intercept_, again.intercept_)
+    assert (first.coef_ != again.coef_).nnz == 0  # sparse: the columns are 64-bit keys
+    for a, b in zip(first.sketches_, again.sketches_):
+        np.testing.assert_array_equal(a.table, b.table)
+    assert (first.coef_ != other.coef_).nnz > 0
+    seeded = fit("d.skm", "--param", "random_state=7")
+    assert seeded.random_state == 7

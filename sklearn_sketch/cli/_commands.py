@@ -187,7 +187,9 @@ def cmd_fit(args):
                          interactions=interactions)
     early = _ReadEarly(stream)
     try:
-        estimator = _new_estimator(args.estimator)
+        # --random-state seeds the estimator too (its hashes and shuffles): the same
+        # command gives the same model. --param random_state=... overrides it.
+        estimator = _new_estimator(args.estimator).set_params(random_state=args.random_state)
         try:
             estimator.set_params(**params)
         except ValueError as exc:

@@ -95,7 +95,8 @@ def add_input_arguments(parser, *, training):
     parser.add_argument("--chunk-rows", type=positive_int, default=10_000,
                         help="rows or reads per chunk")
     parser.add_argument("--random-state", type=int, default=0,
-                        help="seed of read sampling and of the shuffle buffer")
+                        help="seed of read sampling, of the shuffle buffer and (fit) of "
+                             "the estimator: the same command gives the same model")
     if training:
         parser.add_argument("--shuffle-buffer", type=non_negative_int, metavar="ROWS",
                             help=f"rows mixed at a time; default {DEFAULT_SHUFFLE_BUFFER:,} "
