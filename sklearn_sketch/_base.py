@@ -469,7 +469,7 @@ class _BaseSketchSGD(BaseEstimator):
         """Whether 'normalized' steps by ``eta0 / max(||x||**2, norm_floor_)``.
 
         ``norm_floor_`` is the median ``||x||**2`` of the first data's rows
-        (:meth:`_sample_row_norms`). Dividing by a row's own squared norm
+        (:meth:`_update_norm_floor`). Dividing by a row's own squared norm
         alone moves every row's margin by ``eta0``, so a row near the origin
         (centred, standardised features) moves the weights by ``eta0 / ||x||``,
         without bound: on scikit-learn's iris, standardised, feature hashing
@@ -483,13 +483,30 @@ class _BaseSketchSGD(BaseEstimator):
         """
         return getattr(self, "learning_rate", None) == "normalized"
 
-    def _sample_row_norms(self, csr, sample):
-        """Set ``norm_floor_``, the median ``||x||**2`` of ``sample`` and this call's first rows.
+    def _update_norm_floor(self, csr, reset):
+        """Set ``norm_floor_`` from a training call's rows (``csr``).
 
-        The rows taken from one call: at most ``NORM_FLOOR_ROWS``; the sample
-        (new arrays, so a failed call restores the old one) is kept for later
-        calls only while it holds fewer than ``NORM_FLOOR_MIN_ROWS`` rows.
+        A new model (``reset``) takes the median ``||x||**2`` of the call's
+        first ``NORM_FLOOR_ROWS`` rows, or a floor set for it elsewhere
+        (``_preset_norm_floor``: the parts of one pass share the whole pass's).
+        While fewer than ``NORM_FLOOR_MIN_ROWS`` rows have been seen, their
+        norms are kept (``_norm_sample``, replaced, never changed in place, so
+        a failed call restores it) and later calls add theirs.
         """
+        if reset:
+            preset = self.__dict__.pop("_preset_norm_floor", None)
+            for name in ("norm_floor_", "_norm_sample"):
+                self.__dict__.pop(name, None)
+            if not self._floors_row_norms():
+                return
+            if preset is not None:
+                self.norm_floor_ = preset
+                return
+            sample = np.zeros(0)
+        elif "_norm_sample" in self.__dict__:
+            sample = self._norm_sample
+        else:
+            return
         sample = np.concatenate([sample, row_squared_norms(csr[0], csr[2])])
         self.norm_floor_ = float(np.median(sample)) if sample.size else 0.0
         if sample.size < NORM_FLOOR_MIN_ROWS:
@@ -890,16 +907,7 @@ class _BaseSketchSGD(BaseEstimator):
             coming = self.__dict__.pop("_names_to_come", None)
             raw_names = raw_names if raw_names is not None else coming
             self._reserve_names(raw_names)
-            # A floor set elsewhere for the same model (the parts of one pass).
-            preset = self.__dict__.pop("_preset_norm_floor", None)
-            for name in ("norm_floor_", "_norm_sample"):
-                self.__dict__.pop(name, None)
-            if self._floors_row_norms() and preset is not None:
-                self.norm_floor_ = preset
-            elif self._floors_row_norms():
-                self._sample_row_norms(csr, np.zeros(0))
-        elif "_norm_sample" in self.__dict__:
-            self._sample_row_norms(csr, self._norm_sample)
+        self._update_norm_floor(csr, reset)
         return X, csr, y_encoded, sample_weight, classes_, raw_names
 
     def _fit(self, X, y, sample_weight, *, reset, partial, classes=None, n_passes):
