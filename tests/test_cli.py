@@ -306,3 +306,27 @@ def test_the_same_command_gives_the_same_model(svmlight, tmp_path, estimator):
     assert (first.coef_ != other.coef_).nnz > 0
     seeded = fit("d.skm", "--param", "random_state=7")
     assert seeded.random_state == 7
+
+
+@pytest.mark.parametrize("kind", ["vw", "svmlight"])
+def test_real_valued_labels_are_named_as_a_regression(tmp_path, capsys, kind):
+    # Vowpal Wabbit's default task is regression: its users may well try one here.
+    rng = np.random.default_rng(1)
+    x = rng.uniform(size=(50, 3))
+    y = 3 * x[:, 0] - 2 * x[:, 1]
+    path = tmp_path / f"reg.{kind}"
+    if kind == "vw":
+        lines = [f"{t:.4f} | " + " ".join(f"f{j}:{v:.3f}" for j, v in enumerate(row))
+                 for t, row in zip(y, x)]
+    else:
+        lines = [f"{t:.4f} " + " ".join(f"{j + 1}:{v:.3f}" for j, v in enumerate(row))
+                 for t, row in zip(y, x)]
+    path.write_text("\n".join(lines) + "\n")
+    model = tmp_path / "m.skm"
+    err = one_line_error(capsys, ["fit", f"--{kind}", str(path), "--output", str(model)])
+    assert "real numbers (50 distinct" in err and "MissionRegressor" in err
+    assert not model.exists()
+    # Integer-valued labels are classes as before.
+    path.write_text("\n".join(f"{int(t > 0)} " + line.split(" ", 1)[1]
+                              for t, line in zip(y, lines)) + "\n")
+    assert main(["fit", f"--{kind}", str(path), "--quiet", "--output", str(model)]) == 0

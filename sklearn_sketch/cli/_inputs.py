@@ -390,6 +390,12 @@ class InputStream:
     def _check_classes(classes):
         if classes.size < 2:
             raise CommandError(f"need at least 2 classes to train, found {classes.tolist()}")
+        if classes.dtype.kind == "f" and not np.array_equal(classes, np.round(classes)):
+            # scikit-learn would say "Unknown label type: continuous" from inside fit.
+            raise CommandError(
+                f"the labels are real numbers ({classes.size:,} distinct, from "
+                f"{classes[0]:g} to {classes[-1]:g}): fit trains classifiers; for a "
+                "regression use MissionRegressor, BearRegressor or IHTRegressor in Python")
         return classes
 
 
