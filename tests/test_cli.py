@@ -261,6 +261,7 @@ def test_fit_warns_when_the_model_learned_next_to_nothing(svmlight, tmp_path, ca
     err = capsys.readouterr().err
     assert "warning: the model learned next to nothing" in err
     assert "most frequent label errs on" in err
+    assert "features of very different ranges on one scale" in err
 
 
 def test_a_reader_that_stops_early_is_not_an_error(tmp_path):

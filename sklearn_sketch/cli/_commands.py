@@ -170,6 +170,8 @@ def _warn_if_near_chance(estimator, counted):
           f"erred on {error:.1%} of the examples just before training on them, and always "
           f"predicting the most frequent label errs on {baseline:.1%}. Try more --epochs, "
           f"another --estimator, a larger {larger} or another step (--param eta0=...), "
+          f"put numeric features of very different ranges on one scale (the step adapts "
+          f"to an example's norm, not to each feature's range), "
           f"or check that the labels match the inputs.", file=sys.stderr)
 
 
