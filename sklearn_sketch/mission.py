@@ -131,15 +131,25 @@ LARGER_STEP_NOTE = """
         15 of 16 settings (0.4 points short in the other): 3 gained up to 1.2
         points and would have lost up to 3.3."""
 
-# Measured with benchmarks/bench_accuracy_memory.py at 4MB, one epoch, grid of
-# eta0 in {0.1, 0.3, 1, 3} ('normalized') and constant steps {0.01, 0.1}.
+# Measured with benchmarks/bench_accuracy_memory.py's data and budgets, 5 epochs, each
+# step fixed; probe features a cell as LARGER_STEP_NOTE counts them.
 _ETA0_SELECTOR_DOC = """
     eta0 : float or 'auto', default='auto'
-        Step size (the first one for 'invscaling'). With 'normalized', 3 was
-        the best of the grid 0.1, 0.3, 1, 3 (and constant steps 0.01, 0.1) on
-        DNA 12-mer counts of four species and on L2-normalized 20 Newsgroups
-        (MISSION 0.818 and 0.750 at 4MB, against 0.813 and 0.705 with 1;
-        hard thresholding gains 4 to 11 points): 'auto' starts from 3.
+        Step size (the first one for 'invscaling'). 'auto' starts from 1 and
+        tries 3 only where the probe's features load the sketch lightly: at
+        most 4 distinct features of the probe per cell (width times depth),
+        where 3 must also beat 1 on the probe. With 'normalized', 1 against 3
+        on 20 Newsgroups (20 classes): token counts +2.5, +2.7 and +0.7 points
+        at 256KB, 1MB and 4MB (138, 34 and 9 probe features a cell) and -2.0 at
+        16MB (2.2); L2-normalized rows +3.3, +6.3 and +1.6 at 256KB to 4MB and
+        -1.3 at 16MB; DNA 12-mers within 0.1 up to 1MB and -0.4 at 4MB and
+        16MB (6.0 and 1.5 a cell). Where the sketch is loaded, a large step's
+        noise on the features it collides with adds up over the passes, after
+        the probe (which favours the faster learner) has chosen; the load
+        tells the two regimes apart where the probe cannot: 'auto' gives
+        0.349, 0.654, 0.765 and 0.787 on token counts from 256KB to 16MB and
+        0.405, 0.666, 0.784 and 0.807 on L2-normalized rows (starting from 3,
+        it gave 0.324, 0.627, 0.758, 0.787 and 0.372, 0.603, 0.768, 0.807).
         """ + ETA0_AUTO_NOTE
 
 _ETA0_HASHING_DOC = """
@@ -271,7 +281,7 @@ class MissionClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
     """
 
     _store = _stores.SKETCH_AND_HEAP
-    _AUTO_ETA0 = (3.0, 1.0, 0.3, 0.1, 0.03)
+    _AUTO_ETA0, _AUTO_LIGHT_LOAD = (1.0, 3.0, 0.3, 0.1, 0.03), 4
     _parameter_constraints = {
         **_BaseSketchSGD._parameter_constraints, **_SKETCH_CONSTRAINTS,
         **_SELECTION_CONSTRAINTS, **_MEMORY_CONSTRAINTS,

@@ -127,7 +127,7 @@ def test_default_steps_shrink_for_labels_that_are_mostly_noise(cls):
 
 
 @pytest.mark.parametrize("cls, depth", [(FeatureHashingClassifier, 1), (AWMSketchClassifier, 1),
-                                        (WMSketchClassifier, 3)])
+                                        (WMSketchClassifier, 3), (MissionClassifier, 3)])
 def test_a_larger_step_is_tried_only_on_a_lightly_loaded_sketch(cls, depth):
     X, y = wide_task()
     probe = X.shape[0]  # rows: all 3000 hold fewer than 500,000 non-zeros (no shuffle)
