@@ -132,6 +132,30 @@ def test_a_chunk_of_zero_importance_is_skipped(tmp_path, capsys):
     assert not (tmp_path / "none.skm").exists()
 
 
+def test_evaluate_scores_only_the_vw_examples_that_have_a_label(tmp_path, capsys):
+    # A Vowpal Wabbit line without a label is an example to predict: evaluate leaves it
+    # out of the scores and says how many it left out (it once counted as an error, as
+    # a label 'nan' of which "0 of N examples" were unknown, and cost the ROC AUC).
+    train = tmp_path / "t.vw"
+    train.write_text("1 |f a\n-1 |f b\n" * 50)
+    model = str(tmp_path / "t.skm")
+    assert main(["fit", "--vw", str(train), "--quiet", "--param", "random_state=0",
+                 "--output", model]) == 0
+    test = tmp_path / "u.vw"
+    test.write_text("1 |f a\n|f a\n-1 |f b\n'tag|f b\n" * 5)
+    capsys.readouterr()
+    assert main(["evaluate", "--model", model, "--vw", str(test), "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    metrics = json.loads(out)
+    assert metrics["examples"] == 10 and metrics["accuracy"] == 1.0
+    assert metrics["roc_auc"] == 1.0
+    assert "10 of 20 examples have no label: they are not scored" in err
+    unlabeled = tmp_path / "none.vw"
+    unlabeled.write_text("|f a\n|f b\n")
+    assert main(["evaluate", "--model", model, "--vw", str(unlabeled)]) == 2
+    assert "no labeled example to score" in capsys.readouterr().err
+
+
 def test_select_prints_the_words_of_a_vw_model(tmp_path, capsys):
     rng = np.random.default_rng(3)
     lines = []

@@ -334,6 +334,18 @@ def cmd_evaluate(args):
     if not y_true:
         raise CommandError("the input holds no example")
     y_true, scores = np.concatenate(y_true), np.concatenate(scores)
+    probas = [np.concatenate(probas)] if probas else []
+    # An example without a label (NaN: a Vowpal Wabbit line without one, an empty CSV
+    # cell) is one to predict, not to score.
+    unlabeled = (np.asarray(y_true != y_true, dtype=bool) if y_true.dtype.kind in "fO"
+                 else np.zeros(y_true.size, dtype=bool))
+    if unlabeled.any():
+        print(f"sklearn-sketch: warning: {int(unlabeled.sum()):,} of {y_true.size:,} examples "
+              "have no label: they are not scored", file=sys.stderr)
+        y_true, scores = y_true[~unlabeled], scores[~unlabeled]
+        probas = [p[~unlabeled] for p in probas]
+        if not y_true.size:
+            raise CommandError("the input holds no labeled example to score")
     classes = estimator.classes_
     _warn_unknown_labels(y_true, classes)
     predicted = (classes[(scores > 0).astype(int)] if scores.ndim == 1
