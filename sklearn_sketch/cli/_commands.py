@@ -335,9 +335,9 @@ def cmd_evaluate(args):
         raise CommandError("the input holds no example")
     y_true, scores = np.concatenate(y_true), np.concatenate(scores)
     probas = [np.concatenate(probas)] if probas else []
-    # An example without a label (NaN: a Vowpal Wabbit line without one, an empty CSV
-    # cell) is one to predict, not to score.
-    unlabeled = (np.asarray(y_true != y_true, dtype=bool) if y_true.dtype.kind in "fO"
+    # A Vowpal Wabbit line without a label (NaN) is an example to predict, not to score.
+    # (A CSV row without one stops at reading; other inputs always have one.)
+    unlabeled = (np.isnan(y_true) if y_true.dtype.kind == "f"
                  else np.zeros(y_true.size, dtype=bool))
     if unlabeled.any():
         print(f"sklearn-sketch: warning: {int(unlabeled.sum()):,} of {y_true.size:,} examples "
