@@ -1,5 +1,6 @@
 """Streaming readers: equal to scikit-learn's loader, hashed VW keys, FASTA/FASTQ, errors."""
 import doctest
+import gc
 import gzip
 import importlib
 import importlib.util
@@ -125,6 +126,35 @@ def test_svmlight_equals_load_svmlight_file(tmp_path, zero_based, chunk_rows, bl
         assert chunk.X.has_canonical_format and chunk.X.data.dtype == np.float64
         assert chunk.sample_weight is None and chunk.qid is None
     assert reader.n_skipped_ == 0 and reader.zero_based_ is zero_based
+
+
+def test_large_chunks_recycle_dead_chunks_memory_and_keep_the_live_ones(tmp_path):
+    # Arrays of 1 MiB or more take their memory from the parser's pool: a dead
+    # chunk's blocks back a later chunk, while live chunks, kept past the end
+    # of the reader, hold their own rows.
+    rng = np.random.default_rng(0)
+    n_rows, per_row, chunk_rows = 5000, 200, 1000  # 1.6 MB of indices a chunk
+    columns = np.sort(rng.choice(10**6, size=(n_rows, per_row)), axis=1)
+    lines = [f"{i % 3} " + " ".join(f"{c}:{v}" for c, v in zip(np.unique(row), range(1, 999)))
+             for i, row in enumerate(columns)]
+    path = write(tmp_path, "large.svm", "\n".join(lines) + "\n")
+    reader = SvmlightReader(path, chunk_rows, n_features=10**6, zero_based=True)
+    kept, blocks = [], []
+    for i, chunk in enumerate(reader):
+        blocks.append({chunk.X.indices.ctypes.data, chunk.X.data.ctypes.data})
+        if i % 2 == 0:
+            kept.append(chunk)
+    del reader, chunk
+    gc.collect()
+    assert blocks[3] == blocks[1]  # chunk 1 died while chunk 2 was read
+    X, y = load_svmlight_file(str(path), n_features=10**6, zero_based=True)
+    for i, chunk in zip(range(0, 5, 2), kept):
+        rows = slice(i * chunk_rows, (i + 1) * chunk_rows)
+        expected = sp.csr_matrix(X[rows])
+        for got, want in [(chunk.X.indptr, expected.indptr), (chunk.X.indices, expected.indices),
+                          (chunk.X.data, expected.data)]:
+            np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(chunk.y, y[rows])
 
 
 def test_svmlight_default_shape_trains_across_chunks(tmp_path):
