@@ -187,6 +187,58 @@ def test_a_log_past_an_eighth_of_the_table_becomes_one_copy(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_a_held_copy_backs_the_next_journal_which_rolls_back_to_its_own_start(dtype):
+    """hold_journal_memory keeps a closed journal's copy of the table for the next
+    one: that journal still undoes to where it began, not to where the copy was made."""
+    rng = np.random.default_rng(2)
+    sketch = filled_sketch(dtype, width=1024)
+    sketch.hold_journal_memory(True)
+    for round_ in range(4):
+        table, scale = sketch.table.copy(), sketch.scale_factor
+        sketch.journal_begin(expected_writes=10**6)  # enough to copy the table at once
+        assert sketch.journal_cells == sketch.depth * sketch.width
+        sketch.update(rng.integers(0, 10**6, 3000), rng.normal(size=3000))
+        sketch.scale(0.5)
+        if round_ % 2:
+            sketch.journal_rollback()
+            assert sketch.table.tobytes() == table.tobytes() and sketch.scale_factor == scale
+        else:
+            sketch.journal_commit()
+            assert sketch.table.tobytes() != table.tobytes()
+        assert not sketch.journaling
+        assert sketch.journal_bytes == sketch.table.nbytes  # the copy, kept
+    sketch.hold_journal_memory(False)
+    assert sketch.journal_bytes == 0
+    sketch.journal_begin(expected_writes=10**6)
+    sketch.journal_commit()
+    assert sketch.journal_bytes == 0  # no longer kept
+
+
+def test_a_stream_of_partial_fits_lets_go_of_the_held_copies():
+    """partial_fit_stream lets the sketches keep their journal's copy between calls
+    and frees it at the end, also when a call fails."""
+    from sklearn_sketch.io import partial_fit_stream
+    from sklearn_sketch.io._readers import Chunk
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 30))
+    y = (X[:, 0] > 0).astype(int)
+    chunks = [Chunk(X[i:i + 100], y[i:i + 100], None, i + 1, None, None)
+              for i in range(0, 400, 100)]
+    est = sk.FeatureHashingClassifier(sketch_width=64, random_state=0, eta0=1.0)
+    partial_fit_stream(est, chunks, classes=[0, 1])
+    plain = sk.FeatureHashingClassifier(sketch_width=64, random_state=0, eta0=1.0)
+    for chunk in chunks:
+        plain.partial_fit(chunk.X, chunk.y, classes=[0, 1])
+    np.testing.assert_array_equal(est.decision_function(X), plain.decision_function(X))
+    assert [s.journal_bytes for s in est._state.sketches] == [0]
+    bad = chunks + [Chunk(X[:100], np.full(100, 7), None, 401, None, None)]
+    with pytest.raises(ValueError):
+        partial_fit_stream(est, bad)
+    assert [s.journal_bytes for s in est._state.sketches] == [0]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_renormalising_while_journaling_logs_every_cell_then_rolls_back(dtype):
     sketch = filled_sketch(dtype)
     table, scale = sketch.table.copy(), sketch.scale_factor

@@ -50,6 +50,10 @@ cdef class CountSketch:
     cdef Py_ssize_t _jmark
     cdef double _jscale
     cdef void* _jsnapshot
+    # With _jkeep (``hold_journal_memory``), a closed journal's copy is kept in
+    # _jspare for the next journal's: new memory costs a page fault per page.
+    cdef bint _jkeep
+    cdef void* _jspare
 
     cdef _init_arrays(self, Py_ssize_t width, Py_ssize_t depth, object seeds, object table,
                       double scale)

@@ -195,8 +195,9 @@ cdef class CountSketch:
         Cells whose previous value the open journal keeps (every cell once it
         holds a copy of the table); 0 without a journal.
     journal_bytes : int
-        Bytes held by the journal: the touched bitmap (kept from the first
-        journal on, ``depth * width / 8`` bytes), the log and the copy.
+        Bytes held by the journal: the touched bitmap (``depth * width / 8``
+        bytes), the log and the copy, which outlives the journal while
+        :meth:`hold_journal_memory` is on.
 
     Examples
     --------
@@ -227,6 +228,7 @@ cdef class CountSketch:
         free(self._jbits)
         free(self._jlog)
         free(self._jsnapshot)
+        free(self._jspare)
 
     def __init__(self, width, depth=3, *, dtype=np.float32, random_state=None, seeds=None):
         width = _check_int("width", width, 1, 1 << 31)
@@ -552,7 +554,7 @@ cdef class CountSketch:
         cdef double* snap64
         if not self._jon or self._jsnapshot != NULL:
             return True
-        self._jsnapshot = malloc(n)
+        self._jsnapshot, self._jspare = (self._jspare if self._jspare != NULL else malloc(n)), NULL
         if self._jsnapshot == NULL:
             self._jfailed = True
             return False
@@ -603,14 +605,18 @@ cdef class CountSketch:
         self._jlen = stop
 
     cdef void _journal_close(self) noexcept nogil:
-        """Forget the journal: free its bitmap, log and copy.
+        """Forget the journal: free its bitmap, log and copy (the copy is kept
+        for the next journal while ``hold_journal_memory`` is on).
 
-        Nothing of a journal outlives it, so ``memory_bytes`` (the table and
-        the seeds) is all a sketch holds between training calls.
+        Otherwise nothing of a journal outlives it, so ``memory_bytes`` (the
+        table and the seeds) is all a sketch holds between training calls.
         """
         free(self._jbits)
         free(self._jlog)
-        free(self._jsnapshot)
+        if self._jkeep and self._jspare == NULL:
+            self._jspare = self._jsnapshot
+        else:
+            free(self._jsnapshot)
         self._jbits = NULL
         self._jlog = NULL
         self._jsnapshot = NULL
@@ -1009,9 +1015,40 @@ cdef class CountSketch:
             n += self._jlog[i].cell >= 0
         return n
 
+    def hold_journal_memory(self, bint hold):
+        """Keep a journal's copy of the table for the next journal (``hold=True``), or
+        free it and stop keeping it (``hold=False``).
+
+        A stream of training calls on a large table (each a journal that
+        copies the table) then reuses one copy instead of new memory each
+        call, whose first touch costs a page fault per page: feature hashing
+        with 2**24 cells over twenty 10,000-read DNA chunks made 300,000
+        faults, a third of a second. The kept copy is counted in
+        :attr:`journal_bytes`.
+
+        Examples
+        --------
+        >>> from sklearn_sketch import CountSketch
+        >>> cs = CountSketch(1024, 3, random_state=0)
+        >>> cs.hold_journal_memory(True)
+        >>> cs.journal_begin(expected_writes=10**6)  # enough to copy the table
+        >>> cs.journal_commit()
+        >>> cs.journal_bytes                         # the copy, kept: 3 x 1024 float32
+        12288
+        >>> cs.hold_journal_memory(False)
+        >>> cs.journal_bytes
+        0
+        """
+        self._jkeep = hold
+        if not hold:
+            free(self._jspare)
+            self._jspare = NULL
+
     @property
     def journal_bytes(self):
         cdef Py_ssize_t n = 0
+        if self._jspare != NULL:
+            n += self._table_bytes()
         if self._jbits != NULL:
             n += (self.depth * self.width + 63) // 64 * sizeof(uint64_t)
         n += self._jcap * sizeof(JournalEntry)

@@ -69,28 +69,40 @@ def partial_fit_stream(estimator, chunks, *, classes=None, epochs=1, verbose=0,
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
         raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
     fit_kwargs = {} if classes is None else {"classes": classes}
-    for epoch in range(epochs):
-        progress = _Progress(verbose, f"epoch {epoch + 1}/{epochs}")
-        for chunk in (_prefetched(chunks) if prefetch else chunks):
-            weight = getattr(chunk, "sample_weight", None)
-            if weight is not None and not np.any(weight):
+    try:
+        for epoch in range(epochs):
+            progress = _Progress(verbose, f"epoch {epoch + 1}/{epochs}")
+            for chunk in (_prefetched(chunks) if prefetch else chunks):
+                weight = getattr(chunk, "sample_weight", None)
+                if weight is not None and not np.any(weight):
+                    progress.update(chunk.X.shape[0])
+                    continue  # Legal (VW importance 0) but nothing to learn.
+                _check_labelled(chunk)
+                names = getattr(chunk, "feature_names", None)
+                remember = names is not None and hasattr(estimator, "remember_feature_names")
+                # A new model takes the names before its first call (which names its
+                # heap keys with them, its memory_budget keeping room for them); a
+                # fitted one after each call, for the keys that entered.
+                before = remember and not hasattr(estimator, "n_iter_")
+                if before:
+                    estimator.remember_feature_names(names)
+                estimator.partial_fit(chunk.X, chunk.y, sample_weight=weight, **fit_kwargs)
+                if remember and not before:
+                    estimator.remember_feature_names(names)
+                _hold_journal_memory(estimator, True)
                 progress.update(chunk.X.shape[0])
-                continue  # Legal (VW importance 0) but nothing to learn.
-            _check_labelled(chunk)
-            names = getattr(chunk, "feature_names", None)
-            remember = names is not None and hasattr(estimator, "remember_feature_names")
-            # A new model takes the names before its first call (which names its heap
-            # keys with them, its memory_budget keeping room for them); a fitted one
-            # after each call, for the keys that entered.
-            before = remember and not hasattr(estimator, "n_iter_")
-            if before:
-                estimator.remember_feature_names(names)
-            estimator.partial_fit(chunk.X, chunk.y, sample_weight=weight, **fit_kwargs)
-            if remember and not before:
-                estimator.remember_feature_names(names)
-            progress.update(chunk.X.shape[0])
-        progress.close()
+            progress.close()
+    finally:
+        _hold_journal_memory(estimator, False)
     return estimator
+
+
+def _hold_journal_memory(estimator, hold):
+    """Let the sketches of ``estimator`` keep their undo journal's copy of the
+    table from one ``partial_fit`` to the next (``CountSketch.hold_journal_memory``),
+    or free it: a call that copies a large table then reuses the last call's copy."""
+    for sketch in getattr(getattr(estimator, "_state", None), "sketches", ()):
+        sketch.hold_journal_memory(hold)
 
 
 def _prefetched(chunks, depth=2):
