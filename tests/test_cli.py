@@ -120,6 +120,11 @@ def test_fasta_round_trip(tmp_path, capsys):
                  "--fasta", paths[1]]) == 0
     metrics = dict(line.split("\t") for line in capsys.readouterr().out.splitlines()[1:])
     assert float(metrics["accuracy"]) == 1.0
+    # Several files after one option are the same input as each after its own.
+    together = tmp_path / "together.skm"
+    assert main(["fit", "--fasta", *paths, "--k", "4", "--estimator", "hashing",
+                 "--output", str(together)]) == 0
+    assert together.read_bytes() == model.read_bytes()
     # Feature hashing keeps no feature identities.
     assert main(["select", "--model", str(model)]) == 2
     assert "nothing to select" in capsys.readouterr().err

@@ -39,20 +39,21 @@ positive_float = _argument_type(float, lambda v: 0 < v < float("inf"), "a number
 
 def add_input_arguments(parser, *, training):
     """Add the options that name and shape the input of a command."""
-    source = parser.add_argument_group("input (one kind, files repeatable)")
+    source = parser.add_argument_group(
+        "input (one kind; several files after one option or each after its own)")
     kinds = source.add_mutually_exclusive_group(required=True)
-    kinds.add_argument("--svmlight", metavar="PATH", action="append",
+    kinds.add_argument("--svmlight", metavar="PATH", action="extend", nargs="+",
                        help="svmlight / libsvm file (plain or gzip)")
-    kinds.add_argument("--vw", metavar="PATH", action="append",
+    kinds.add_argument("--vw", metavar="PATH", action="extend", nargs="+",
                        help="Vowpal Wabbit text file; importance weights are used")
-    kinds.add_argument("--fasta", metavar="PATH[:LABEL]", action="append",
+    kinds.add_argument("--fasta", metavar="PATH[:LABEL]", action="extend", nargs="+",
                        help="FASTA file whose reads all have LABEL (else --label-pattern)")
-    kinds.add_argument("--fastq", metavar="PATH[:LABEL]", action="append",
+    kinds.add_argument("--fastq", metavar="PATH[:LABEL]", action="extend", nargs="+",
                        help="FASTQ file whose reads all have LABEL (else --label-pattern)")
     kinds.add_argument("--sample", action="store_true",
                        help="the embedded DNA sample (train strains for fit, held-out "
                             "strains otherwise)")
-    kinds.add_argument("--csv", metavar="PATH", action="append",
+    kinds.add_argument("--csv", metavar="PATH", action="extend", nargs="+",
                        help="CSV file with a header (plain, .gz, .zip, ...): categorical "
                             "attributes, crossed with --max-order or --cross, and a --label "
                             "column")
