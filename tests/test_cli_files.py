@@ -8,6 +8,8 @@ import gzip
 import importlib
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -176,6 +178,50 @@ def test_select_prints_the_words_of_a_vw_model(tmp_path, capsys):
     signs = {f["name"]: f["weights"]["1"] for f in top}
     assert signs["text^good"] > 0 > signs["text^bad"]
 
+
+
+def test_several_vw_files_train_one_named_model(tmp_path, capsys):
+    # Mixed through the shuffle buffer, whose merged names once lacked the mean
+    # length that a new model's budget reserves for names (an AttributeError).
+    paths = []
+    for i, word in enumerate(["good", "fine"]):
+        path = tmp_path / f"part{i}.vw"
+        path.write_text("".join(f"1 |text {word} w{j % 7}\n-1 |text bad w{j % 5}\n"
+                                for j in range(200)))
+        paths.append(str(path))
+    model = str(tmp_path / "parts.skm")
+    assert main(["fit", "--vw", *paths, "--quiet", "--output", model]) == 0
+    assert main(["select", "--model", model, "--top", "3", "--format", "json"]) == 0
+    top = {f["name"]: f["weights"]["1"] for f in json.loads(capsys.readouterr().out)}
+    assert set(top) == {"text^good", "text^fine", "text^bad"}
+    assert top["text^good"] > 0 and top["text^fine"] > 0 > top["text^bad"]
+
+
+@pytest.mark.parametrize("kind", ["--vw", "--svmlight"])
+def test_reading_the_training_files_imports_no_scikit_learn(kind, tmp_path):
+    # The command line reads in a thread while its main thread imports scikit-learn:
+    # an import of it from the reading thread raced that one and failed as a
+    # circular import (one run in two with two VW files).
+    line = "1 |f a b\n-1 |f c\n" if kind == "--vw" else "1 1:1 2:1\n-1 3:1\n"
+    paths = []
+    for i in range(2):
+        paths.append(tmp_path / f"part{i}")
+        paths[-1].write_text(line * 20)
+    script = f"""
+import sys
+from sklearn_sketch.cli._inputs import InputStream, decide_zero_based
+from sklearn_sketch.cli._main import build_parser
+args = build_parser().parse_args(["fit", "{kind}", *{[str(p) for p in paths]!r},
+                                  "--output", "unused.skm"])
+stream = InputStream(args, None, "train", zero_based=decide_zero_based(args),
+                     shuffle_buffer=100, keep_names={kind == "--vw"}, csv=None,
+                     interactions=[])
+stream.classes()
+rows = sum(chunk.X.shape[0] for chunk in stream)
+assert rows == 80, rows
+assert "sklearn" not in sys.modules, sorted(m for m in sys.modules if "sklearn." in m)
+"""
+    subprocess.run([sys.executable, "-c", script], check=True)
 
 
 def test_vw_namespace_interactions_learn_a_cross_and_name_it(tmp_path, capsys):

@@ -4,7 +4,7 @@ import pytest
 import scipy.sparse as sp
 
 from sklearn_sketch.io import Chunk, ReadChunk, ShuffledReader, SvmlightReader, scan_labels
-from sklearn_sketch.io._shuffle import _RowBuffer
+from sklearn_sketch.io._shuffle import _random_state, _RowBuffer
 
 
 def chunks_of(reader_id, n_rows, chunk_rows, n_features=1000):
@@ -157,3 +157,17 @@ def test_scan_labels_errors_name_the_line(tmp_path):
         scan_labels(bad, "vw")
     with pytest.raises(ValueError, match="format"):
         scan_labels(bad, "csv")
+
+
+def test_seeds_are_read_as_scikit_learn_reads_them():
+    # NumPy only (the command line's reading thread must not import scikit-learn),
+    # with check_random_state's meaning.
+    from sklearn.utils import check_random_state
+
+    for seed in (0, 7, 2**31 - 1):
+        assert _random_state(seed).randint(10**9) == check_random_state(seed).randint(10**9)
+    state = np.random.RandomState(3)
+    assert _random_state(state) is state
+    assert _random_state(None) is check_random_state(None)
+    with pytest.raises(ValueError, match="cannot be used to seed"):
+        _random_state("seven")

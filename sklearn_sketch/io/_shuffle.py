@@ -14,6 +14,22 @@ def _check_positive(name, value):
     return int(value)
 
 
+def _random_state(seed):
+    """``seed`` as a ``RandomState``, read as scikit-learn's ``check_random_state`` reads it.
+
+    NumPy only: the command line reads in a thread while its main thread
+    imports scikit-learn, and a second import of it from the reading thread
+    raced that one and failed as a circular import.
+    """
+    if seed is None or seed is np.random:
+        return np.random.mtrand._rand
+    if isinstance(seed, numbers.Integral):
+        return np.random.RandomState(seed)
+    if isinstance(seed, np.random.RandomState):
+        return seed
+    raise ValueError(f"{seed!r} cannot be used to seed a numpy.random.RandomState instance")
+
+
 class ShuffledReader:
     """Mix the chunks of several readers through a shuffle buffer of bounded size.
 
@@ -75,10 +91,7 @@ class ShuffledReader:
         self._n_iterations = 0
 
     def _rng(self):
-        # Imported here: reading a file must not wait for scikit-learn (the CLI
-        # parses while the estimator's import runs).
-        from sklearn.utils import check_random_state
-        seed = int(check_random_state(self.random_state).randint(2**31 - 1))
+        seed = int(_random_state(self.random_state).randint(2**31 - 1))
         rng = np.random.default_rng([seed, self._n_iterations])
         self._n_iterations += 1
         return rng
@@ -203,6 +216,11 @@ class _MergedNames:
         for table in reversed(self.tables):
             found.update(table.lookup(keys))
         return found
+
+    def mean_name_bytes(self):
+        """Mean length in bytes of the names, over the tables that hold any."""
+        means = [mean for mean in (table.mean_name_bytes() for table in self.tables) if mean]
+        return float(np.mean(means)) if means else 0.0
 
 
 def _n_rows(chunk):
