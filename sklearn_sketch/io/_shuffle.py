@@ -178,14 +178,15 @@ class _RowBuffer:
             return
         order = rng.permutation(self.source.size)
         taken, kept = order[:n_take], order[n_take:]
-        out = {name: _take(values, taken) for name, values in self.fields.items()}
-        out_source = self.source[taken]
-        self.fields = {name: _take(values, kept) for name, values in self.fields.items()}
-        self.source = self.source[kept]
+        # Each chunk gathered from the buffer at once (no copy of all taken rows first).
+        fields, source = self.fields, self.source
+        self.fields = {name: _take(values, kept) for name, values in fields.items()}
+        self.source = source[kept]
         for start in range(0, n_take, chunk_rows):
-            rows = slice(start, start + chunk_rows)
-            yield self._chunk({name: _take(values, rows) for name, values in out.items()},
-                              out_source[rows])
+            rows = taken[start:start + chunk_rows]
+            yield self._chunk({name: _take(values, rows) for name, values in fields.items()},
+                              source[rows])
+        del fields
         live = set(np.unique(self.source).tolist())
         self.tables = {i: table for i, table in self.tables.items() if i in live}
         if self.source.size == 0:
