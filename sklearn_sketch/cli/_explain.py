@@ -27,8 +27,9 @@ def add_explain_arguments(parser, positive_int):
                         help="the sketched classifier of outliers against inliers")
     parser.add_argument("--min-support", type=float, default=0.001,
                         help="leave out combinations in fewer than this share of the rows")
-    parser.add_argument("--chunk-rows", type=positive_int, default=100_000,
-                        help="rows read and crossed at a time (memory grows with it)")
+    parser.add_argument("--chunk-rows", type=positive_int, default=25_000,
+                        help="rows read and crossed at a time (memory grows with it: on the "
+                             "flights at order 2, 310 MB at 25,000, 590 MB at 100,000)")
     parser.add_argument("--one-pass", action="store_true",
                         help="keep the one pass's counts: a combination that entered the "
                              "heap late is counted over the rows since (its 'rows'); by "
