@@ -7,6 +7,7 @@ the Python API's answer.
 import gzip
 import importlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -221,7 +222,11 @@ rows = sum(chunk.X.shape[0] for chunk in stream)
 assert rows == 80, rows
 assert "sklearn" not in sys.modules, sorted(m for m in sys.modules if "sklearn." in m)
 """
-    subprocess.run([sys.executable, "-c", script], check=True)
+    # A fresh interpreter on the package under test (installed or in place).
+    import sklearn_sketch
+    parent = str(Path(sklearn_sketch.__file__).resolve().parent.parent)
+    env = dict(os.environ, PYTHONPATH=parent + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    subprocess.run([sys.executable, "-c", script], check=True, env=env, cwd=tmp_path)
 
 
 def test_vw_namespace_interactions_learn_a_cross_and_name_it(tmp_path, capsys):
