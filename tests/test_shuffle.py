@@ -4,7 +4,7 @@ import pytest
 import scipy.sparse as sp
 
 from sklearn_sketch.io import Chunk, ReadChunk, ShuffledReader, SvmlightReader, scan_labels
-from sklearn_sketch.io._shuffle import _random_state, _RowBuffer
+from sklearn_sketch.io._shuffle import MAX_STAY, _random_state, _RowBuffer
 
 
 def chunks_of(reader_id, n_rows, chunk_rows, n_features=1000):
@@ -107,6 +107,22 @@ def test_feature_name_tables_follow_their_rows():
     mixed = list(ShuffledReader(readers, buffer_rows=100, chunk_rows=4, random_state=0))
     assert len(mixed) == 1
     assert mixed[0].feature_names.lookup([0, 1, 2]) == {0: "zero", 1: "one"}
+
+
+def test_a_row_leaves_the_buffer_after_max_stay_takes_and_its_names_with_it():
+    # Drawn at random only, a few rows of every chunk stayed take after take, and
+    # with them the chunk's names table (the text of all its lines).
+    buffer, rng = _RowBuffer(), np.random.default_rng(0)
+    X = sp.csr_matrix(np.ones((100, 2)))
+    buffer.add(Chunk(X, np.zeros(100), None, 1, None, {0: "first"}))
+    for take in range(MAX_STAY + 1):
+        buffer.add(Chunk(X, np.full(100, take + 1.0), None, 1, None, {0: "later"}))
+        out = np.concatenate([chunk.y for chunk in buffer.take_shuffled(rng, 100, 10)])
+        assert out.size == 100 and buffer.source.size == 100
+        left = buffer.fields["y"]
+        # Until its stay is over, the first chunk's rows leave at random, as others do.
+        assert (0 in left) == (take < MAX_STAY)
+    assert 0 not in buffer.tables
 
 
 def test_bad_arguments_and_mixtures():
