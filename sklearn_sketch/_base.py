@@ -4,6 +4,7 @@ Input validation, feature keys, learning-rate schedules, the training loop over
 passes (one compiled call per pass), the fitted attributes and the selection
 API live here; each algorithm family only says where its weights live.
 """
+import contextlib
 import math
 import os
 import re
@@ -32,7 +33,7 @@ from sklearn.utils.validation import (
 
 from ._core import CountSketch, TopKHeap
 from ._names import PackedNames, gather_segments, mean_name_bytes, reserved_name_bytes
-from ._raw_features import hash_raw, is_raw_input
+from ._raw_features import CATEGORIES_HINT, hash_raw, is_raw_input
 from ._sgd_fast import ClassTeam, Loss, PassStatus, Schedule, SGDParams, sgd_pass
 from ._sgd_fast import decision_function_kernel, rows_repeat_a_column
 
@@ -244,6 +245,19 @@ def _estimator_lock(estimator):
         if lock is None:
             lock = _LOCKS[estimator] = threading.RLock()
         return lock
+
+
+@contextlib.contextmanager
+def _categories_hint():
+    """Say how to feed columns of categories when numeric input holds strings
+    (a DataFrame of carriers and airports, say): scikit-learn's error only
+    says that a string is not a number."""
+    try:
+        yield
+    except ValueError as error:
+        if "could not convert string to float" not in str(error):
+            raise
+        raise ValueError(f"{error}; {CATEGORIES_HINT}") from error
 
 
 class _ModelState:
@@ -1228,8 +1242,9 @@ class _BaseSketchSGD(BaseEstimator):
             X = hash_raw(X)[0]
         elif not reset:
             X = self._in_key_space(X)
-        return validate_data(self, X, reset=reset, accept_sparse="csr", dtype=np.float64,
-                             accept_large_sparse=True)
+        with _categories_hint():
+            return validate_data(self, X, reset=reset, accept_sparse="csr", dtype=np.float64,
+                                 accept_large_sparse=True)
 
     def _in_key_space(self, X):
         """A sparse ``X`` of fewer columns, widened to a model trained on 64-bit keys.
@@ -1251,8 +1266,10 @@ class _BaseSketchSGD(BaseEstimator):
         return widened
 
     def _validate_training_data(self, X, y, sample_weight, *, reset, partial, classes):
-        X, y = validate_data(self, X, y, reset=reset, accept_sparse="csr", dtype=np.float64,
-                             accept_large_sparse=True, y_numeric=not self._is_classifier())
+        with _categories_hint():
+            X, y = validate_data(self, X, y, reset=reset, accept_sparse="csr",
+                                 dtype=np.float64, accept_large_sparse=True,
+                                 y_numeric=not self._is_classifier())
         sample_weight = np.ascontiguousarray(
             _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True))
         y_encoded, classes_ = self._encode_targets(y, partial=partial, classes=classes)

@@ -58,6 +58,12 @@ class NamedRows:
         return NamedRows(self.X[rows], self.names)
 
 
+#: How to feed categories (strings) to an estimator, in errors that meet them.
+CATEGORIES_HINT = ("for attributes with values that are categories, make features of them "
+                   "first, for example with sklearn_sketch.feature_extraction.FeatureCrosser "
+                   "(max_order=1: one 'name=value' feature each; 2 adds their pairs)")
+
+
 def one_sparse_rows(keys, labels, names, rng):
     """One example per key (a row holding a single 1.0), in a random order.
 
@@ -148,7 +154,8 @@ def hash_raw(X):
             data = np.fromiter(chain.from_iterable(map(dict.values, X)), dtype=np.float64,
                                count=len(flat))
         except (TypeError, ValueError) as error:
-            raise TypeError(f"feature values of dict samples must be numbers: {error}") from None
+            raise TypeError(f"feature values of dict samples must be numbers ({error}); "
+                            f"{CATEGORIES_HINT}") from None
     else:
         if any(issubclass(t, (str, bytes, dict)) for t in types):
             raise TypeError("raw input must be a list of token lists: a sample is a single "

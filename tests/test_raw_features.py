@@ -95,7 +95,7 @@ def test_names_kept_are_bounded_by_the_heaps():
     ([{"a": 1.0}, ["b"]], "mixes dicts"),
     ([["a"], "bc"], "single string"),
     ([["a", 3]], "str or bytes"),
-    ([{"a": "x"}], "must be numbers"),
+    ([{"a": "x"}], "must be numbers .*FeatureCrosser"),
 ])
 def test_bad_raw_input_raises_and_keeps_the_model(bad, message):
     docs, y = planted_documents(n=200)
@@ -171,3 +171,23 @@ def test_one_sparse_rows_keep_each_key_with_its_label():
     assert sorted(X.indices.tolist()) == sorted(keys.tolist())
     assert ((X.indices % 3 == 0) == (y == 1)).all()
     assert not np.array_equal(X.indices, keys)  # shuffled
+
+
+def test_categories_among_numbers_point_to_the_crosser():
+    # A DataFrame of carriers and airports: scikit-learn's own error says only that a
+    # string is not a number; ours says how to make features of the categories.
+    pd = pytest.importorskip("pandas")
+    from sklearn_sketch.feature_extraction import FeatureCrosser
+
+    frame = pd.DataFrame({"carrier": ["AA", "WN"] * 50, "hour": [5, 21] * 50})
+    y = [0, 1] * 50
+    with pytest.raises(ValueError, match="could not convert string to float.*FeatureCrosser"):
+        AWMSketchClassifier(random_state=0).fit(frame, y)
+    fitted = AWMSketchClassifier(random_state=0).fit(frame[["hour"]], y)
+    with pytest.raises(ValueError, match="FeatureCrosser"):
+        fitted.predict(frame[["carrier"]].rename(columns={"carrier": "hour"}))
+    # And the way it names works: one 'name=value' feature each.
+    crossed = FeatureCrosser(max_order=1).fit_transform(frame)
+    model = AWMSketchClassifier(random_state=0).fit(crossed, y)
+    assert model.score(crossed, y) == 1.0
+    assert {"carrier=WN", "hour=21"} <= set(model.selected_features_.names[:4])
