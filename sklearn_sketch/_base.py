@@ -1155,7 +1155,7 @@ class _BaseSketchSGD(BaseEstimator):
         >>> BearClassifier.load(path)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
             ...
-        sklearn_sketch._model_files.ModelFileError: ...: the file holds a MissionClassifier, not a BearClassifier
+        sklearn_sketch._model_files.ModelFileError: ...: the file holds MissionClassifier, not BearClassifier
         """
         from ._model_files import save
 

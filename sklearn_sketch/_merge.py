@@ -110,7 +110,7 @@ def _check_compatible(estimators):
     params = first.get_params(deep=False)
     for i, est in enumerate(estimators):
         if type(est) is not cls:
-            raise TypeError(f"estimator {i} is a {type(est).__name__}, not a {cls.__name__}: "
+            raise TypeError(f"estimator {i} is {type(est).__name__}, not {cls.__name__}: "
                             "only copies of one estimator can be averaged")
         if "_state" not in est.__dict__:
             raise ValueError(f"estimator {i} is not fitted")

@@ -289,7 +289,7 @@ def read_model(path, *, expected_class=None):
         header = _decode_header(members.pop("header", None))
         if expected_class is not None and not issubclass(
                 _estimator_class(header["estimator"]), expected_class):
-            raise ModelFileError(f"the file holds a {header['estimator']}, not a "
+            raise ModelFileError(f"the file holds {header['estimator']}, not "
                                  f"{expected_class.__name__}")
         return _decode(header, members), header["metadata"]
     except ModelFileError as exc:

@@ -633,9 +633,9 @@ def test_load_method_refuses_another_class(tmp_path):
     X, y = data("MissionClassifier")
     path = tmp_path / "model.skm"
     make("MissionClassifier").fit(X, y).save(path)
-    with pytest.raises(ModelFileError, match="holds a MissionClassifier, not a BearClassifier"):
+    with pytest.raises(ModelFileError, match="holds MissionClassifier, not BearClassifier"):
         sk.BearClassifier.load(path)
-    with pytest.raises(ModelFileError, match="not a MissionRegressor"):
+    with pytest.raises(ModelFileError, match="not MissionRegressor"):
         sk.MissionRegressor.load(path)
 
 
