@@ -229,6 +229,29 @@ assert "sklearn" not in sys.modules, sorted(m for m in sys.modules if "sklearn."
     subprocess.run([sys.executable, "-c", script], check=True, env=env, cwd=tmp_path)
 
 
+@pytest.mark.parametrize("n_files, buffer, per_file", [(8, 80, 5), (8, 0, 20), (1, 80, 20),
+                                                       (2, 400, 20)])
+def test_many_files_are_read_in_smaller_chunks_to_stay_within_the_buffer(
+        n_files, buffer, per_file, tmp_path):
+    # The buffer takes one chunk of every file a round: with many files those rounds
+    # alone outgrew it (memory grew with the number of files).
+    from sklearn_sketch.cli._inputs import InputStream, decide_zero_based
+    from sklearn_sketch.cli._main import build_parser
+
+    paths = []
+    for i in range(n_files):
+        paths.append(str(tmp_path / f"part{i}.vw"))
+        Path(paths[-1]).write_text(f"1 |f a{i}\n-1 |f b{i}\n" * 30)
+    args = build_parser().parse_args(["fit", "--vw", *paths, "--chunk-rows", "20",
+                                      "--output", "unused.skm"])
+    stream = InputStream(args, None, "train", zero_based=decide_zero_based(args),
+                         shuffle_buffer=buffer)
+    assert [reader.chunk_rows for reader in stream._file_readers()] == [per_file] * n_files
+    chunks = list(stream)
+    assert sum(chunk.X.shape[0] for chunk in chunks) == 60 * n_files
+    assert max(chunk.X.shape[0] for chunk in chunks) == 20  # the mixed chunks keep their size
+
+
 def test_vw_namespace_interactions_learn_a_cross_and_name_it(tmp_path, capsys):
     # The label is the XOR of a user's and an ad's feature: no weight of either alone
     # predicts it, the crosses do.

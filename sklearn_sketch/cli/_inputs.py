@@ -273,7 +273,7 @@ class InputStream:
         """One reader per file (rows or reads), in the order given."""
         from ..io import FastaReader, FastqReader, SvmlightReader, VowpalWabbitReader
         args = self.args
-        rows = args.chunk_rows
+        rows = self._rows_per_file_chunk()
         if self.kind == "svmlight":
             return [SvmlightReader(path, rows, zero_based=self.zero_based)
                     for path in args.svmlight]
@@ -299,6 +299,17 @@ class InputStream:
                                      **amount)
             readers.append(reader)
         return readers
+
+    def _rows_per_file_chunk(self):
+        """Rows a file's reader hands over at a time: ``--chunk-rows``, or fewer when the
+        shuffle buffer mixes many files, so that one chunk of each file (what the buffer
+        takes in a round) stays within half the buffer, whatever the number of files."""
+        rows = self.args.chunk_rows
+        n_files = max(len(getattr(self.args, kind, None) or ())
+                      for kind in ("svmlight", "vw", "csv", "fasta", "fastq"))
+        if self.shuffle_buffer and n_files > 1:
+            rows = max(1, min(rows, self.shuffle_buffer // (2 * n_files)))
+        return rows
 
     def _stream(self):
         """Readers mixed by the shuffle buffer when asked, else one after another."""
