@@ -322,7 +322,7 @@ def cmd_evaluate(args):
     estimator = model["estimator"]
     stream = _model_stream(model, args)
     with_proba = hasattr(estimator, "predict_proba") and len(estimator.classes_) > 2
-    y_true, scores, probas, weights, seconds = [], [], [], [], 0.0
+    y_true, scores, probas, seconds = [], [], [], 0.0
     for chunk in stream:
         start = time.perf_counter()
         scores.append(estimator.decision_function(chunk.X))
@@ -330,11 +330,10 @@ def cmd_evaluate(args):
         if with_proba:
             probas.append(estimator.predict_proba(chunk.X))
         y_true.append(np.asarray(chunk.y))
-        weights.append(chunk.sample_weight)
     if not y_true:
         raise CommandError("the input holds no example")
     y_true, scores = np.concatenate(y_true), np.concatenate(scores)
-    probas = [np.concatenate(probas)] if probas else []
+    probas = np.concatenate(probas) if probas else None
     # A Vowpal Wabbit line without a label (NaN) is an example to predict, not to score.
     # (A CSV row without one stops at reading; other inputs always have one.)
     unlabeled = (np.isnan(y_true) if y_true.dtype.kind == "f"
@@ -343,7 +342,7 @@ def cmd_evaluate(args):
         print(f"sklearn-sketch: warning: {int(unlabeled.sum()):,} of {y_true.size:,} examples "
               "have no label: they are not scored", file=sys.stderr)
         y_true, scores = y_true[~unlabeled], scores[~unlabeled]
-        probas = [p[~unlabeled] for p in probas]
+        probas = None if probas is None else probas[~unlabeled]
         if not y_true.size:
             raise CommandError("the input holds no labeled example to score")
     classes = estimator.classes_
@@ -391,7 +390,6 @@ def _roc_auc(classes, y_true, scores, probas):
         warnings.simplefilter("ignore")
         if scores.ndim == 1:
             return float(roc_auc_score(y_true == classes[1], scores))
-        if not probas:
+        if probas is None:
             return None
-        return float(roc_auc_score(y_true, np.concatenate(probas), multi_class="ovr",
-                                   labels=classes))
+        return float(roc_auc_score(y_true, probas, multi_class="ovr", labels=classes))
