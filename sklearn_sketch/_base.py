@@ -945,14 +945,19 @@ class _BaseSketchSGD(BaseEstimator):
         if reset:
             probed = None
             # A step chosen elsewhere on the same terms (sklearn_sketch.dask sums the
-            # partitions' probes), and this data's probe with it when one was kept.
+            # partitions' probes), and this data's probe with it when one was kept;
+            # a copy that is one of w averaged copies trains with w times the step
+            # (_eta0_scale, see sklearn_sketch.dask.fit), after its probe's rows.
             preset = self.__dict__.pop("_preset_eta0", None)
             preset_probe = self.__dict__.pop("_preset_probe", None)
+            scale = self.__dict__.pop("_eta0_scale", 1)
             if self.eta0 == "auto" and preset is not None:
                 self.eta0_, probed = preset, preset_probe
             elif self.eta0 == "auto":
                 self.eta0_, probed, _, _ = self._choose_eta0(n_models, X, csr, y_encoded,
                                                              sample_weight)
+            if self.eta0 == "auto":
+                self.eta0_ *= scale
             state = probed[0] if probed is not None else self._new_state(n_models, X)
             journaled = []
         else:

@@ -227,3 +227,20 @@ def test_a_partition_trains_every_candidate_on_its_whole_share():
     for half in (slice(0, 15_000), slice(15_000, None)):
         counts, _ = est._probe_share(X[half], y[half], classes=[0, 1], share=2)
         assert np.isfinite(counts).all()
+
+
+@pytest.mark.parametrize("kind", ["iht", "truncation"])
+def test_a_copy_to_be_averaged_goes_on_from_its_probe_with_a_scaled_step(kind):
+    """One of w copies that sklearn_sketch.dask averages (``_eta0_scale = w``): the
+    probe's rows train with the step it chose, the rest of the pass with w times it,
+    as two partial_fits with those steps do."""
+    X, y = wide_task()
+    auto = make(kind, 200, eta0="auto", max_iter=1)
+    auto._eta0_scale = 4
+    auto.fit(X, y)
+    step = make(kind, 200, eta0="auto").fit(X, y).eta0_
+    assert auto.eta0_ == 4 * step and "_eta0_scale" not in auto.__dict__
+    two_steps = make(kind, 200, eta0=step).partial_fit(X[:2000], y[:2000], classes=[0, 1])
+    two_steps.set_params(eta0=4 * step).partial_fit(X[2000:], y[2000:])
+    np.testing.assert_array_equal(auto.coef_.toarray(), two_steps.coef_.toarray())
+    np.testing.assert_array_equal(auto.intercept_, two_steps.intercept_)

@@ -61,20 +61,25 @@ def test_partitions_train_copies_that_are_averaged_by_rows(client):
                         da.from_array(y, chunks=(chunks,)), client=client, epochs=2)
     bounds = np.cumsum((0,) + chunks)
     # eta0='auto' is chosen once: each partition probes a third of the rows a fit
-    # probes, and the mistakes summed over the partitions pick the step.
-    counts = [mission()._probe_share(X[a:b], y[a:b], classes=[0, 1], share=3)[0]
+    # probes, and the mistakes summed over the partitions pick the step. Each copy
+    # goes on from its probe's model with 3 times that step (3 copies are averaged).
+    probes = [mission()._probe_share(X[a:b], y[a:b], classes=[0, 1], share=3)
               for a, b in zip(bounds[:-1], bounds[1:])]
-    step = MissionClassifier._AUTO_ETA0[
-        MissionClassifier._auto_step_index([sum(c) for c in zip(*counts)])]
-    local = mission(eta0=step)
+    winner = MissionClassifier._auto_step_index([sum(c) for c in zip(*(p[0] for p in probes))])
+    step = MissionClassifier._AUTO_ETA0[winner]
+    local = None
     for _ in range(2):
         copies = []
-        for a, b in zip(bounds[:-1], bounds[1:]):
-            part = (average_estimators([local]) if "_state" in local.__dict__
-                    else mission(eta0=step))
+        for (a, b), probe in zip(zip(bounds[:-1], bounds[1:]), probes):
+            if local is None:
+                part = mission()
+                part._preset_eta0, part._eta0_scale = step, 3
+                part._preset_probe = probe[1].get(winner)
+            else:
+                part = average_estimators([local])
             copies.append(part.partial_fit(X[a:b], y[a:b], classes=[0, 1]))
         local = average_estimators(copies, weights=np.diff(bounds))
-    assert model.eta0 == "auto" and model.eta0_ == step
+    assert model.eta0 == "auto" and model.eta0_ == 3 * step
     np.testing.assert_array_equal(model.sketches_[0].to_array(), local.sketches_[0].to_array())
     np.testing.assert_array_equal(model.coef_.toarray(), local.coef_.toarray())
     np.testing.assert_array_equal(model.intercept_, local.intercept_)
