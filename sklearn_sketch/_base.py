@@ -211,9 +211,9 @@ N_JOBS_DOC = """
         times the model's memory: the model differs from ``n_jobs=1`` but is
         deterministic for a given ``random_state`` and ``n_jobs``. An average
         of ``n_jobs`` copies moves as one model with an ``n_jobs`` times
-        smaller step would, so the copies (but BEAR's) take ``n_jobs`` times
-        the step: on binary 20 Newsgroups words and DNA reads two threads
-        score within 0.1 points of one thread or above it. ``eta0='auto'``
+        smaller step would, so a classifier's copies (but BEAR's) take
+        ``n_jobs`` times the step: on binary 20 Newsgroups words and DNA
+        reads two threads score within 0.1 points of one thread or above it. ``eta0='auto'``
         trains its candidate steps in ``n_jobs`` threads."""
 
 
@@ -776,12 +776,13 @@ class _BaseSketchSGD(BaseEstimator):
 
         parts = np.array_split(order, n_threads)
         copies = [state.independent_copy() for _ in parts]
-        if state.history is None:
+        if state.history is None and self._is_classifier():
             # While the updates are small, the average of n copies that each took 1/n
             # of the steps moves as one model would with an n times smaller step: the
             # copies take n times the step (binary 20 Newsgroups words, two threads,
             # after 1 and 2 passes: 0.7 to 2.2 points under one thread before, 0.1
-            # under to 1.4 over now). Not BEAR's quasi-Newton steps (0.6 worse).
+            # under to 1.4 over now). Not BEAR's quasi-Newton steps (0.6 worse), nor
+            # a regressor's, whose squared loss has no bound on its gradient.
             seed = params.seed
             params = self._sgd_params(len(state.intercept), eta0=params.eta0 * len(parts))
             params.seed = seed

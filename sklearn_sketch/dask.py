@@ -36,8 +36,8 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     epoch goes on from its own probe's model where the probe kept one; a
     single partition chooses it in its own ``partial_fit``, as a plain fit
     does. Files choose it on each file's first chunk, and the average keeps
-    the first file's. With ``w`` partitions and ``eta0='auto'``, the copies
-    train with ``w`` times the step so chosen (``eta0_`` of the result):
+    the first file's. With ``w`` partitions and ``eta0='auto'``, a
+    classifier's copies train with ``w`` times the step so chosen (``eta0_`` of the result):
     while the updates are small, an average of ``w`` copies that each took
     ``1/w`` of the steps moves as one model with a ``w`` times smaller step
     would, and one pass of that lags behind a plain fit (20 Newsgroups words,
@@ -128,8 +128,8 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     # partition's first training task runs). One partition probes inside its own
     # partial_fit, as a plain fit does.
     step, probes = None, [None] * len(parts)
-    scale = len(parts) if "_state" not in model.__dict__ and getattr(model, "eta0", None) \
-        == "auto" else 1
+    scale = len(parts) if "_state" not in model.__dict__ and model._is_classifier() \
+        and getattr(model, "eta0", None) == "auto" else 1
     if "_state" not in model.__dict__ and getattr(model, "eta0", None) == "auto" \
             and len(parts) > 1 and parts[0][0] != "file":
         probes = [client.submit(_probe_partition, current, i, part, classes, len(parts),

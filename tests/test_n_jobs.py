@@ -1,6 +1,6 @@
 """n_jobs: the classes' models on threads of their own, exactly as on one; one model (and
 BEAR's) in parts of the rows, averaged: deterministic, and exactly parameter mixing (of
-copies that take n_jobs times the step, but BEAR's)."""
+a classifier's copies that take n_jobs times the step, but BEAR's)."""
 import sys
 from pathlib import Path
 
@@ -13,6 +13,7 @@ from sklearn_sketch import (
     FeatureHashingClassifier,
     IHTClassifier,
     MissionClassifier,
+    MissionRegressor,
     SpaceSavingClassifier,
     SparsePerceptronClassifier,
     TruncationClassifier,
@@ -70,6 +71,20 @@ def test_a_pass_in_parts_is_the_average_of_copies_trained_on_the_parts(name):
         np.testing.assert_array_equal(est.coef_.toarray(), expected.coef_.toarray())
     np.testing.assert_array_equal(est.predict(X), expected.predict(X))
     assert est.t_ == len(y) + 1
+
+
+def test_a_regressors_pass_in_parts_averages_copies_that_keep_the_step():
+    # Its squared loss has no bound on the gradient: no n_jobs times the step.
+    X, y = data()
+    y = X[:, :6] @ np.arange(1.0, 7.0)
+    make = lambda **k: MissionRegressor(8, sketch_width=128, random_state=0, max_iter=1,  # noqa: E731
+                                        shuffle=False, **k)
+    est = make(n_jobs=3).fit(X, y)
+    parts = np.array_split(np.arange(len(y)), 3)
+    expected = average_estimators([make().fit(X[p], y[p]) for p in parts],
+                                  weights=[len(p) for p in parts])
+    np.testing.assert_array_equal(est.sketches_[0].to_array(), expected.sketches_[0].to_array())
+    np.testing.assert_array_equal(est.intercept_, expected.intercept_)
 
 
 @pytest.mark.parametrize("name", sorted(set(MAKERS) - {"bear"}))
