@@ -119,7 +119,7 @@ def test_a_row_leaves_the_buffer_after_max_stay_takes_and_its_names_with_it():
         buffer.add(Chunk(X, np.full(100, take + 1.0), None, 1, None, {0: "later"}))
         out = np.concatenate([chunk.y for chunk in buffer.take_shuffled(rng, 100, 10)])
         assert out.size == 100 and buffer.source.size == 100
-        left = buffer.fields["y"]
+        left = buffer.values("y")
         # Until its stay is over, the first chunk's rows leave at random, as others do.
         assert (0 in left) == (take < MAX_STAY)
     assert 0 not in buffer.tables
@@ -187,3 +187,23 @@ def test_seeds_are_read_as_scikit_learn_reads_them():
     assert _random_state(None) is check_random_state(None)
     with pytest.raises(ValueError, match="cannot be used to seed"):
         _random_state("seven")
+
+
+def test_rows_stay_in_their_chunks_until_the_last_one_leaves():
+    # The buffer holds the chunks as read (no copy of their rows on the way in, nor of
+    # the rows kept at a take), and lets a chunk go with its last row.
+    buffer, rng = _RowBuffer(), np.random.default_rng(0)
+    chunks = chunks_of(0, 100, 25)
+    for chunk in chunks:
+        buffer.add(chunk)
+    buffer._merge_pending()
+    assert all(buffer.chunks[i]["X"] is chunk.X for i, chunk in enumerate(chunks))
+    out = list(buffer.take_shuffled(rng, 60, 20))
+    assert sorted(buffer.chunks) == np.unique(buffer.source).tolist()
+    held = buffer.values("sample_weight")
+    # The rows out and the rows held are the 100 rows, each once, with their own fields.
+    weights = np.concatenate([c.sample_weight for c in out] + [held])
+    np.testing.assert_array_equal(np.sort(weights), np.arange(100.0))
+    np.testing.assert_array_equal(buffer.values("X").indices, held % 1000)
+    list(buffer.take_shuffled(rng, 40, 20))
+    assert buffer.chunks == {} and buffer.source.size == 0

@@ -44,9 +44,10 @@ class ShuffledReader:
     so that a chunk's names table, kept while any of its rows is in the
     buffer, goes with it. When every reader is exhausted the remaining rows
     come out permuted. A buffer at least as large as the data is a full
-    shuffle; memory stays at about ``buffer_rows`` rows plus one chunk of
-    each reader (and the names tables of the chunks that entered in the last
-    three takes) whatever the sizes of the files.
+    shuffle. Rows are not copied into the buffer: it holds the chunks as
+    read, each until its last row has left, so memory stays at the chunks
+    that entered in the last three takes (about 1.5 ``buffer_rows`` rows,
+    with their names tables) whatever the sizes of the files.
 
     Works on any chunks that are named tuples of per-row fields (sparse
     matrices, arrays or lists) such as :class:`Chunk` and :class:`ReadChunk`;
@@ -131,13 +132,24 @@ class ShuffledReader:
 
 
 class _RowBuffer:
-    """Rows of chunks, kept field by field, with the source chunk of each row."""
+    """The rows held: each chunk's fields as read, and which chunk and row each row is.
+
+    Rows are not copied into the buffer: a mixed chunk gathers its rows from
+    the chunks they came from (scikit-learn's row indexing, in C), once, and a
+    chunk is let go when its last row has left. Merging the chunks into one
+    matrix copied every row on its way in, and the rows kept again at every
+    take: four VW files of DNA reads mixed in 4.8 s and 2.1 GB of memory where
+    reading them took 1.5 s.
+    """
 
     def __init__(self):
         self.kind = None
         self.pending = []
-        self.fields = None
+        self.chunks = {}
+        # Per field, None when the chunks do not have it, else the sparse width (or -1).
+        self.shapes = None
         self.source = np.zeros(0, dtype=np.int64)
+        self.local = np.zeros(0, dtype=np.int64)
         self.tables = {}
         self.n_chunks = 0
         # The take at which each chunk entered the buffer, and the takes so far.
@@ -156,34 +168,64 @@ class _RowBuffer:
                             f"and {type(chunk).__name__}")
         self.pending.append(chunk)
 
+    def values(self, name):
+        """The field ``name`` of the rows held, in buffer order (for inspection)."""
+        self._merge_pending()
+        return self._gather(name, self.source, self.local)
+
     def _merge_pending(self):
         chunks = self.pending
         if not chunks:
             return
         self.pending = []
-        sources = [self.source]
+        sources, locals_ = [self.source], [self.local]
         for chunk in chunks:
-            sources.append(np.full(_n_rows(chunk), self.n_chunks, dtype=np.int64))
+            n_rows = _n_rows(chunk)
+            sources.append(np.full(n_rows, self.n_chunks, dtype=np.int64))
+            locals_.append(np.arange(n_rows, dtype=np.int64))
             table = getattr(chunk, "feature_names", None)
             if table is not None:
                 self.tables[self.n_chunks] = table
+            self.chunks[self.n_chunks] = self._fields(chunk)
             self.n_chunks += 1
         self.source = np.concatenate(sources)
+        self.local = np.concatenate(locals_)
         self.entered = np.concatenate([self.entered, np.full(len(chunks), self.n_takes)])
-        fields = {}
+
+    def _fields(self, chunk):
+        """The chunk's per-row fields (lists as object arrays), checked against the
+        first chunk's: the same fields present, sparse ones of one width."""
+        fields, shapes = {}, {}
         for name in self.kind._fields:
             if name == "feature_names" or name in _MIXED_FIELD_VALUES:
                 continue
-            values = [getattr(chunk, name) for chunk in chunks]
-            if self.fields is not None:
-                values.insert(0, self.fields[name])
-            fields[name] = _concatenate(name, values)
-        self.fields = fields
+            value = getattr(chunk, name)
+            if value is None:
+                shape = None
+            elif sp.issparse(value):
+                value, shape = value.tocsr(), value.shape[1]
+            else:
+                if isinstance(value, list):
+                    array = np.empty(len(value), dtype=object)
+                    array[:] = value
+                    value = array
+                shape = -1
+            fields[name], shapes[name] = value, shape
+        if self.shapes is None:
+            self.shapes = shapes
+        for name, shape in shapes.items():
+            first = self.shapes[name]
+            if (first is None) != (shape is None):
+                raise ValueError(f"some chunks have {name} and others not; they cannot be mixed")
+            if first != shape:
+                raise ValueError(f"chunks have different numbers of columns "
+                                 f"{sorted({first, shape})}; they cannot be mixed")
+        return fields
 
     def take_shuffled(self, rng, n_take, chunk_rows):
         """Permute the buffer, yield ``n_take`` of its rows as chunks, keep the rest."""
         self._merge_pending()
-        if self.fields is None or n_take <= 0:
+        if self.source.size == 0 or n_take <= 0:
             return
         order = rng.permutation(self.source.size)
         # Rows that stayed through MAX_STAY takes leave now, the rest at random: drawn
@@ -197,30 +239,48 @@ class _RowBuffer:
             order[:n_take] = rng.permutation(order[:n_take])
         taken, kept = order[:n_take], order[n_take:]
         self.n_takes += 1
-        # Each chunk gathered from the buffer at once (no copy of all taken rows first).
-        fields, source = self.fields, self.source
-        self.fields = {name: _take(values, kept) for name, values in fields.items()}
-        self.source = source[kept]
+        source, local = self.source, self.local
+        self.source, self.local = source[kept], local[kept]
         for start in range(0, n_take, chunk_rows):
             rows = taken[start:start + chunk_rows]
-            yield self._chunk({name: _take(values, rows) for name, values in fields.items()},
-                              source[rows])
-        del fields
+            yield self._chunk(source[rows], local[rows])
         live = set(np.unique(self.source).tolist())
+        self.chunks = {i: fields for i, fields in self.chunks.items() if i in live}
         self.tables = {i: table for i, table in self.tables.items() if i in live}
-        if self.source.size == 0:
-            self.fields = None
 
-    def _chunk(self, fields, source):
-        values = dict(fields)
+    def _gather(self, name, source, local):
+        """Field ``name`` of the rows ``local`` of the chunks ``source``, in that order."""
+        if self.shapes is None or self.shapes[name] is None:
+            return None
+        # Each chunk's rows at once, in the order they are asked for, then put in place.
+        order = np.argsort(source, kind="stable")
+        ids, starts = np.unique(source[order], return_index=True)
+        bounds = np.append(starts, source.size)
+        pieces = [self.chunks[i][name][local[order[a:b]]]
+                  for i, a, b in zip(ids.tolist(), bounds[:-1], bounds[1:])]
+        if self.shapes[name] >= 0:  # sparse
+            stacked = pieces[0] if len(pieces) == 1 else sp.vstack(pieces, format="csr")
+        else:
+            stacked = np.concatenate(pieces) if pieces else np.zeros(0)
+        if len(pieces) > 1 or not np.array_equal(order, np.arange(order.size)):
+            place = np.empty_like(order)
+            place[order] = np.arange(order.size)
+            stacked = stacked[place]
+        return stacked
+
+    def _chunk(self, source, local):
+        values = {}
         for name in self.kind._fields:
             if name in _MIXED_FIELD_VALUES:
                 values[name] = _MIXED_FIELD_VALUES[name]
             elif name == "feature_names":
                 tables = [self.tables[i] for i in np.unique(source).tolist() if i in self.tables]
                 values[name] = _MergedNames(tables) if tables else None
-            elif isinstance(values[name], np.ndarray) and values[name].dtype == object:
-                values[name] = values[name].tolist()
+            else:
+                value = self._gather(name, source, local)
+                if isinstance(value, np.ndarray) and value.dtype == object:
+                    value = value.tolist()
+                values[name] = value
         return self.kind(**values)
 
 
@@ -250,34 +310,3 @@ def _n_rows(chunk):
         if isinstance(value, (np.ndarray, list)):
             return len(value)
     raise TypeError(f"{type(chunk).__name__} has no per-row field")
-
-
-def _concatenate(name, values):
-    present = [v is not None for v in values]
-    if not any(present):
-        return None
-    if not all(present):
-        raise ValueError(f"some chunks have {name} and others not; they cannot be mixed")
-    if sp.issparse(values[0]):
-        widths = {v.shape[1] for v in values}
-        if len(widths) > 1:
-            raise ValueError(f"chunks have different numbers of columns {sorted(widths)}; "
-                             "they cannot be mixed")
-        return sp.vstack(values, format="csr")
-    if isinstance(values[0], list) or (isinstance(values[0], np.ndarray)
-                                       and values[0].dtype == object):
-        arrays = []
-        for v in values:
-            if isinstance(v, list):
-                array = np.empty(len(v), dtype=object)
-                array[:] = v
-                v = array
-            arrays.append(v)
-        return np.concatenate(arrays)
-    return np.concatenate(values)
-
-
-def _take(values, rows):
-    if values is None:
-        return None
-    return values[rows]
