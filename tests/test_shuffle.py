@@ -207,3 +207,21 @@ def test_rows_stay_in_their_chunks_until_the_last_one_leaves():
     np.testing.assert_array_equal(buffer.values("X").indices, held % 1000)
     list(buffer.take_shuffled(rng, 40, 20))
     assert buffer.chunks == {} and buffer.source.size == 0
+
+
+def test_merged_names_ask_each_table_for_the_keys_not_found_before():
+    from sklearn_sketch.io._shuffle import _MergedNames
+
+    class Table:
+        def __init__(self, names):
+            self.names, self.asked = names, []
+
+        def lookup(self, keys):
+            self.asked.append(sorted(int(k) for k in keys))
+            return {int(k): self.names[k] for k in keys if k in self.names}
+
+    first, second, third = Table({1: "a", 2: "b"}), Table({2: "other", 3: "c"}), Table({9: "z"})
+    merged = _MergedNames([first, second, third])
+    assert merged.lookup([3, 2, 1, 7]) == {1: "a", 2: "b", 3: "c"}  # the first table wins
+    assert first.asked == [[1, 2, 3, 7]] and second.asked == [[3, 7]] and third.asked == [[7]]
+    assert merged.lookup([1]) == {1: "a"} and len(second.asked) == 1  # found: no more asked
