@@ -37,13 +37,13 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     single partition chooses it in its own ``partial_fit``, as a plain fit
     does. Files choose it on each file's first chunk, and the average keeps
     the first file's. With ``w`` partitions and ``eta0='auto'``, a
-    classifier's copies train with ``w`` times the step so chosen (``eta0_`` of the result):
-    while the updates are small, an average of ``w`` copies that each took
-    ``1/w`` of the steps moves as one model with a ``w`` times smaller step
-    would, and one pass of that lags behind a plain fit (20 Newsgroups words,
-    after 2 epochs: 2 partitions 2-3 accuracy points under, 8 partitions
-    11-12; with the scaled step 0.1-1.2 and 0-2.4, see the parallel guide).
-    A given number ``eta0`` is used as it is.
+    classifier's copies train with ``w`` times the step so chosen (the
+    result's ``eta0_``): while the updates are small, an average of ``w``
+    copies that each took ``1/w`` of the steps moves as one model with a
+    ``w`` times smaller step would, and one pass of that lags behind a plain
+    fit (20 Newsgroups words, after 2 epochs: 2 partitions 2-3 accuracy
+    points under, 8 partitions 11-12; with the scaled step 0.1-1.2 and
+    0-2.4, see the parallel guide). A given number ``eta0`` is used as it is.
     The floor of the 'normalized' step (``norm_floor_``) is likewise each
     partition's own in the first epoch, the first partition's after it.
 
@@ -128,10 +128,9 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     # partition's first training task runs). One partition probes inside its own
     # partial_fit, as a plain fit does.
     step, probes = None, [None] * len(parts)
-    scale = len(parts) if "_state" not in model.__dict__ and model._is_classifier() \
-        and getattr(model, "eta0", None) == "auto" else 1
-    if "_state" not in model.__dict__ and getattr(model, "eta0", None) == "auto" \
-            and len(parts) > 1 and parts[0][0] != "file":
+    new_auto = "_state" not in model.__dict__ and getattr(model, "eta0", None) == "auto"
+    scale = len(parts) if new_auto and model._is_classifier() else 1
+    if new_auto and len(parts) > 1 and parts[0][0] != "file":
         probes = [client.submit(_probe_partition, current, i, part, classes, len(parts),
                                 pure=False, retries=retries)
                   for i, part in enumerate(parts)]

@@ -249,8 +249,9 @@ class _RowBuffer:
         self.tables = {i: table for i, table in self.tables.items() if i in live}
 
     def _gather(self, name, source, local):
-        """Field ``name`` of the rows ``local`` of the chunks ``source``, in that order."""
-        if self.shapes is None or self.shapes[name] is None:
+        """Field ``name`` of the rows ``local`` of the chunks ``source``, in that order
+        (None when the chunks do not have it, or no row is asked for)."""
+        if self.shapes is None or self.shapes[name] is None or not source.size:
             return None
         # Each chunk's rows at once, in the order they are asked for, then put in place.
         order = np.argsort(source, kind="stable")
@@ -258,15 +259,13 @@ class _RowBuffer:
         bounds = np.append(starts, source.size)
         pieces = [self.chunks[i][name][local[order[a:b]]]
                   for i, a, b in zip(ids.tolist(), bounds[:-1], bounds[1:])]
-        if self.shapes[name] >= 0:  # sparse
-            stacked = pieces[0] if len(pieces) == 1 else sp.vstack(pieces, format="csr")
-        else:
-            stacked = np.concatenate(pieces) if pieces else np.zeros(0)
-        if len(pieces) > 1 or not np.array_equal(order, np.arange(order.size)):
-            place = np.empty_like(order)
-            place[order] = np.arange(order.size)
-            stacked = stacked[place]
-        return stacked
+        if len(pieces) == 1:  # one chunk: the stable order is the asked one
+            return pieces[0]
+        stacked = (sp.vstack(pieces, format="csr") if self.shapes[name] >= 0
+                   else np.concatenate(pieces))
+        place = np.empty_like(order)
+        place[order] = np.arange(order.size)
+        return stacked[place]
 
     def _chunk(self, source, local):
         values = {}
