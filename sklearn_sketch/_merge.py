@@ -19,7 +19,10 @@ def average_estimators(estimators, weights=None):
     WM-Sketch) and from the copies' own weights elsewhere (AWM-Sketch: heap
     weight or sketch estimate; hard thresholding and truncation: heap weight
     or 0), keeping the ``n_features_to_select_`` heaviest. Feature names are
-    merged. BEAR's curvature pairs belong to one run's steps and are not
+    merged. Copies that standardized dense columns (``feature_mean_``,
+    ``feature_scale_``) get the weighted average of their statistics: exact
+    when they share them, as the copies of ``n_jobs`` and
+    :func:`sklearn_sketch.dask.fit` do. BEAR's curvature pairs belong to one run's steps and are not
     averaged: the result starts a new window. Probabilistic truncation and
     Space-Saving, whose heap entries hold reservoir keys or counts, cannot be
     averaged.
@@ -70,6 +73,14 @@ def average_estimators(estimators, weights=None):
         fresh = type(history)(history.history_size, history.n_models)
         fresh.reserve(history.capacity)
         out._state.history = fresh
+    if "feature_scale_" in first.__dict__ and not all(
+            np.array_equal(e.feature_mean_, first.feature_mean_)
+            and np.array_equal(e.feature_scale_, first.feature_scale_) for e in estimators):
+        # Copies that each took their own part's statistics differ a little: their
+        # average is used. Shared ones (n_jobs, sklearn_sketch.dask.fit) are kept as
+        # they are.
+        out.feature_mean_ = sum(w * e.feature_mean_ for w, e in zip(lam, estimators))
+        out.feature_scale_ = sum(w * e.feature_scale_ for w, e in zip(lam, estimators))
     out.n_iter_ = max(e.n_iter_ for e in estimators)
     out._remember_names(None, reset=False)  # the names of keys that left the heaps go
     for other in estimators[1:]:
@@ -123,6 +134,10 @@ def _check_compatible(estimators):
                 raise ValueError(f"estimator {i} has {name}={other[name]!r}, estimator 0 "
                                  f"{value!r}: averaged estimators need equal parameters "
                                  "(and random_state, for the same hash functions)")
+        if ("feature_scale_" in first.__dict__) != ("feature_scale_" in est.__dict__):
+            raise ValueError(f"estimator {i} differs from estimator 0 in standardizing dense "
+                             "columns (feature_scale_): train the copies on the same kind of "
+                             "input (dense or sparse)")
         for name in ("classes_", "n_features_in_", "feature_names_in_",
                      "sketch_width_", "sketch_depth_", "n_features_to_select_"):
             if hasattr(first, name) != hasattr(est, name) or (

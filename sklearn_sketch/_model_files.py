@@ -203,6 +203,10 @@ def _encode_fitted(est, arrays):
         fitted["norm_floor_"] = float(est.norm_floor_)
     if "_norm_sample" in est.__dict__:  # the rows' norms, while too few fix the floor
         fitted["norm_sample"] = [float(v) for v in est._norm_sample]
+    if "feature_scale_" in est.__dict__:  # dense columns standardized by the first data
+        arrays["feature_mean"] = np.asarray(est.feature_mean_, dtype=np.float64)
+        arrays["feature_scale"] = np.asarray(est.feature_scale_, dtype=np.float64)
+        fitted["standardized"] = True
     if hasattr(est, "classes_"):
         classes = est.classes_
         if classes.dtype.kind in "biuf":
@@ -419,6 +423,11 @@ def _list(value, what, length=None):
     return value
 
 
+#: Columns of a standardized model a file may hold: its mean and scale take 16
+#: bytes a column, within the memory the file was saved with (1 GiB at most).
+_MAX_STANDARDIZED_COLUMNS = 2**26
+
+
 def _array(members, name, dtype, shape):
     """The member ``name``, of exactly ``dtype`` and ``shape`` (None: any length there)."""
     if name not in members:
@@ -496,7 +505,7 @@ def _decode_fitted(est, fitted, members):
 
     _check_dict(fitted, "fitted", ("n_features_in_", "n_iter_", "feature_names_in_",
                                    "feature_names", "classes", "state"),
-                optional=("eta0_", "norm_floor_", "norm_sample"))
+                optional=("eta0_", "norm_floor_", "norm_sample", "standardized"))
     eta0 = fitted.get("eta0_")
     if eta0 is not None and not (isinstance(eta0, float) and math.isfinite(eta0) and eta0 > 0):
         raise ModelFileError(f"eta0_ must be a positive number, got {eta0!r}")
@@ -513,6 +522,19 @@ def _decode_fitted(est, fitted, members):
                                  "positive numbers")
     n_features = _int(fitted["n_features_in_"], "n_features_in_", 1, KEY_SPACE)
     n_iter = _int(fitted["n_iter_"], "n_iter_", 1, _MAX_INT64)
+    standardization = None
+    if fitted.get("standardized", False) is not False:
+        if fitted["standardized"] is not True or not est._store.standardizes \
+                or getattr(est, "learning_rate", None) != "normalized":
+            raise ModelFileError("standardized must be true, and only for a model with "
+                                 "'normalized' steps on weights")
+        if n_features > _MAX_STANDARDIZED_COLUMNS:
+            raise ModelFileError(f"a standardized model has at most "
+                                 f"{_MAX_STANDARDIZED_COLUMNS} columns, not {n_features}")
+        standardization = (_array(members, "feature_mean", np.float64, (n_features,)),
+                           _array(members, "feature_scale", np.float64, (n_features,)))
+        if not (standardization[1] > 0).all():
+            raise ModelFileError("feature_scale must be positive")
     names_in = fitted["feature_names_in_"]
     if names_in is not None:
         _list(names_in, "feature_names_in_", n_features)
@@ -551,6 +573,8 @@ def _decode_fitted(est, fitted, members):
         est.norm_floor_ = norm_floor
         if norm_sample is not None:
             est._norm_sample = np.array(norm_sample, dtype=np.float64)
+    if standardization is not None:
+        est.feature_mean_, est.feature_scale_ = standardization
     est._set_fitted_attributes()
 
 

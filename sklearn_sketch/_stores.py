@@ -25,6 +25,10 @@ class _Store:
         its second value, 2 its second value (the kernel's convention).
     averaged : str or None
         None when copies average; otherwise what has no average.
+    standardizes : bool
+        Whether dense columns are standardized under 'normalized' steps: the
+        model learns weights, which do not care where a column's zero is (a
+        store that counts occurrences does).
     """
 
     code = WeightStore.SKETCH_AND_HEAP
@@ -32,6 +36,7 @@ class _Store:
     uses_heap = True
     heap_value = 0
     averaged = None
+    standardizes = True
 
     @property
     def heap_aux(self):
@@ -145,6 +150,7 @@ class _SpaceSaving(_HeapOnly):
     code = WeightStore.SPACE_SAVING
     heap_value = 2
     averaged = "Space-Saving's counts"
+    standardizes = False  # it counts the rows a column is non-zero in
 
 
 class _SoftThreshold(_HeapOnly):

@@ -23,7 +23,7 @@ from ._base import (
 from . import _stores
 from ._sgd_fast import Loss, Schedule, SGDParams
 from ._base import _budget_less, budget_shape
-from .mission import ETA0_AUTO_DOC, NORM_FLOOR_DOC
+from .mission import ETA0_AUTO_DOC, NORM_FLOOR_DOC, STANDARDIZE_ATTRIBUTES_DOC
 from .weight_median import _BUDGET_CONSTRAINTS
 
 _SGD_PARAMS_DOC = """
@@ -33,7 +33,9 @@ _SGD_PARAMS_DOC = """
 default='normalized'
         Step size schedule; 'normalized' steps by
         ``eta0 / max(||x||**2, norm_floor_)``, whatever the scale of the
-        features (see :class:`WMSketchClassifier`).
+        features, and standardizes dense columns, whatever their ranges (see
+        :class:`WMSketchClassifier`; not Space-Saving, which counts where a
+        column is non-zero).
     eta0 : float, default=@ETA0@
         Step size (the first one for 'invscaling').@ETA0_NOTE@
     power_t : float, default=0.5
@@ -133,7 +135,7 @@ class TruncationClassifier(_BudgetedBaseline):
         K, overriding the budget.{_TRUNCATION_SGD_PARAMS_DOC}{N_JOBS_DOC}
 
     Attributes
-    ----------{_ATTRIBUTES_DOC}{NORM_FLOOR_DOC}
+    ----------{_ATTRIBUTES_DOC}{NORM_FLOOR_DOC}{STANDARDIZE_ATTRIBUTES_DOC}
 
     Examples
     --------

@@ -24,6 +24,8 @@ from ._base import (
 from ._bear_fast import LBFGSHistory, bear_pass, history_bytes
 from . import _stores
 from .mission import (
+    STANDARDIZE_ATTRIBUTES_DOC,
+    STANDARDIZE_NOTE,
     _COMMON_ATTRIBUTES_DOC,
     _PREDICT_WITH_DOC,
     _MEMORY_CONSTRAINTS,
@@ -59,7 +61,7 @@ default='normalized'
         ``eta0 / mean ||x||**2`` on the features, and ``damping`` on them is
         multiplied by the same mean. Steps then do not depend on the scale of
         the features (counts, binary, L2-normalized); on L2-normalized rows it
-        is 'constant'. The others have scikit-learn's meanings: ``eta0``,
+        is 'constant'.{standardize_note} The others have scikit-learn's meanings: ``eta0``,
         ``eta0 / t**power_t``, or ``1 / (alpha * (t0 + t))``; ``t`` counts
         samples.
     eta0 : float, default={eta0}
@@ -87,7 +89,7 @@ default='normalized'
 
 
 _BEAR_CLASSIFIER_PARAMS_DOC = _BEAR_PARAMS_DOC.format(
-    damping="3e-2", damping_note="\n        It and ``eta0`` were chosen together (see ``eta0``).",
+    standardize_note=STANDARDIZE_NOTE, damping="3e-2", damping_note="\n        It and ``eta0`` were chosen together (see ``eta0``).",
     eta0="3.0", eta0_note=""", so a large ``eta0``
         mostly lengthens the steps along directions of little curvature, which
         ``damping`` bounds. Chosen with ``damping`` on 20 Newsgroups (word
@@ -105,7 +107,7 @@ _BEAR_CLASSIFIER_PARAMS_DOC = _BEAR_PARAMS_DOC.format(
         pixels, 5-fold) .89 against .92 for 0.3 (.82 for 1); scaled digits,
         breast cancer and wine tie.""")
 _BEAR_REGRESSOR_PARAMS_DOC = _BEAR_PARAMS_DOC.format(
-    damping="1e-2", damping_note="", eta0="0.3", eta0_note=""". The classifier's
+    standardize_note=STANDARDIZE_NOTE, damping="1e-2", damping_note="", eta0="0.3", eta0_note=""". The classifier's
         defaults (3, with damping 0.03) fail scikit-learn's check that a
         regressor fits a small dense task (``check_regressors_train``), so the
         regressor keeps 0.3 and damping 0.01.""")
@@ -318,7 +320,7 @@ class BearClassifier(_SketchSelectorMixin, ClassifierMixin, _BearMixin, _SketchC
     online_error_rate_ : float
         Fraction of the last pass's samples misclassified before their batch's update.
     predict_with_ : {{'heap', 'sketch'}}
-        What predictions read (``predict_with``, resolved for 'auto').{_COMMON_ATTRIBUTES_DOC}
+        What predictions read (``predict_with``, resolved for 'auto').{_COMMON_ATTRIBUTES_DOC}{STANDARDIZE_ATTRIBUTES_DOC}
 
     See Also
     --------
@@ -387,7 +389,7 @@ class BearRegressor(_SketchSelectorMixin, RegressorMixin, _BearMixin, _SketchReg
     history_ : LBFGSHistory
         The last curvature pairs.
     predict_with_ : {{'heap', 'sketch'}}
-        What predictions read (``predict_with``, resolved for 'auto').{_COMMON_ATTRIBUTES_DOC}
+        What predictions read (``predict_with``, resolved for 'auto').{_COMMON_ATTRIBUTES_DOC}{STANDARDIZE_ATTRIBUTES_DOC}
 
     See Also
     --------

@@ -45,7 +45,10 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     points under, 8 partitions 11-12; with the scaled step 0.1-1.2 and
     0-2.4, see the parallel guide). A given number ``eta0`` is used as it is.
     The floor of the 'normalized' step (``norm_floor_``) is likewise each
-    partition's own in the first epoch, the first partition's after it.
+    partition's own in the first epoch, the first partition's after it. Dense
+    columns that a new model standardizes (``feature_mean_``,
+    ``feature_scale_``) take the whole data's mean and standard deviation,
+    computed on the cluster, so every copy reads the same columns.
 
     Parameters
     ----------
@@ -111,7 +114,9 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     if isinstance(epochs, bool) or not isinstance(epochs, numbers.Integral) or epochs < 1:
         raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
     model = _start_model(estimator)
-    parts, classes = _partitions(client, model, X, y, classes)
+    parts, classes, statistics = _partitions(client, model, X, y, classes)
+    if statistics is not None and len(parts) > 1:
+        model._preset_standardization = statistics
     # The model is a task of its own (its copy travels once, to one worker), and so is
     # each epoch's average: models go from worker to worker, and only the last one to
     # the client. A worker that dies takes no model with it for good: the scheduler
@@ -170,8 +175,26 @@ def _start_model(estimator):
     return model
 
 
+def _standardizes(model):
+    """Whether a new ``model`` standardizes dense columns (see ``_set_standardization``)."""
+    return ("_state" not in model.__dict__ and model._store.standardizes
+            and getattr(model, "learning_rate", None) == "normalized")
+
+
+def _column_statistics(client, columns):
+    """``(mean, scale)`` of the columns of a dask array or DataFrame, computed on the
+    cluster, as :func:`~sklearn_sketch._base.column_mean_and_scale` gives them."""
+    from ._base import column_scale
+
+    mean, std = client.compute([columns.mean(axis=0), columns.std(axis=0, ddof=0)],
+                               sync=True)
+    mean, std = (np.asarray(v, dtype=np.float64) for v in (mean, std))
+    return mean, column_scale(mean, std)
+
+
 def _partitions(client, model, X, y, classes):
-    """``(parts, classes)``: per partition, its row blocks or its file path."""
+    """``(parts, classes, statistics)``: per partition, its row blocks or its file
+    path; the dense columns' ``(mean, scale)`` when a new model standardizes them."""
     is_classifier = model._is_classifier()
     if isinstance(X, (list, tuple)):
         if not all(isinstance(p, (str, os.PathLike)) for p in X):
@@ -180,14 +203,19 @@ def _partitions(client, model, X, y, classes):
             raise ValueError("files hold their labels: give y=None")
         if is_classifier and classes is None and "_state" not in model.__dict__:
             raise ValueError("give classes= when training a new classifier on files")
-        return [("file", os.fspath(p)) for p in X], classes
+        return [("file", os.fspath(p)) for p in X], classes, None
     if hasattr(X, "to_delayed") and hasattr(X, "columns"):  # a dask DataFrame
         if not isinstance(y, str) or y not in X.columns:
             raise ValueError("with a dask DataFrame, y must name its label column")
         if is_classifier and classes is None and "_state" not in model.__dict__:
             classes = np.unique(client.compute(X[y].unique()).result())
         X = client.persist(X)
-        return [("frame", part, y) for part in client.compute(list(X.to_delayed()))], classes
+        features = X.drop(columns=[y])
+        statistics = None
+        if _standardizes(model) and all(dtype.kind in "biuf" for dtype in features.dtypes):
+            statistics = _column_statistics(client, features)
+        parts = [("frame", part, y) for part in client.compute(list(X.to_delayed()))]
+        return parts, classes, statistics
     import dask.array as da
 
     if not isinstance(X, da.Array) or not isinstance(y, da.Array):
@@ -202,9 +230,12 @@ def _partitions(client, model, X, y, classes):
         classes = np.unique(client.compute(da.unique(y)).result())
     # Kept on the workers for every epoch; each task is sent to where its blocks are.
     X, y = client.persist([X, y])
+    statistics = None
+    if _standardizes(model) and isinstance(X._meta, np.ndarray):  # dense blocks
+        statistics = _column_statistics(client, X)
     x_blocks = client.compute(list(X.to_delayed().ravel()))
     y_blocks = client.compute(list(y.to_delayed()))
-    return [("arrays", xb, yb) for xb, yb in zip(x_blocks, y_blocks)], classes
+    return [("arrays", xb, yb) for xb, yb in zip(x_blocks, y_blocks)], classes, statistics
 
 
 def _train_partition(model, index, part, classes, reader, step=None, probe=None, scale=1):

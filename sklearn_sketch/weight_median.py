@@ -23,7 +23,8 @@ from ._base import (  # noqa: F401  (parse_memory_budget is public here)
     parse_memory_budget,
 )
 from . import _stores
-from .mission import ETA0_AUTO_NOTE, LARGER_STEP_NOTE, NORM_FLOOR_DOC
+from .mission import (ETA0_AUTO_NOTE, LARGER_STEP_NOTE, NORM_FLOOR_DOC, STANDARDIZE_ATTRIBUTES_DOC,
+                      STANDARDIZE_NOTE)
 
 
 
@@ -75,7 +76,7 @@ default='normalized'
         weights far): an update moves the sample's margin by the same amount
         whatever the scale of the features, so the default needs no tuning
         (the paper's 'invscaling' with its ``eta0=0.1`` scored 0.21 on
-        L2-normalized 20 Newsgroups). The others:
+        L2-normalized 20 Newsgroups).{standardize_note} The others:
         ``eta0 / t**power_t``, ``eta0``, or ``1 / (alpha * (t0 + t))``.
     eta0 : float or 'auto', default={default_eta0}
         Step size (the first one for 'invscaling'; the paper's ``eta_0``).
@@ -228,10 +229,10 @@ class WMSketchClassifier(_WeightMedianBase):
     features of largest recovered weight: they are the selected features.
 
     Parameters
-    ----------{_WM_PARAMS_DOC.format(default_depth=_WM_DEPTH, heap_share=_WM_SHARE, default_eta0="'auto'", eta0_note=_WM_ETA0, eta0_auto=ETA0_AUTO_NOTE + LARGER_STEP_NOTE)}{N_JOBS_DOC}
+    ----------{_WM_PARAMS_DOC.format(standardize_note=STANDARDIZE_NOTE, default_depth=_WM_DEPTH, heap_share=_WM_SHARE, default_eta0="'auto'", eta0_note=_WM_ETA0, eta0_auto=ETA0_AUTO_NOTE + LARGER_STEP_NOTE)}{N_JOBS_DOC}
 
     Attributes
-    ----------{_WM_ATTRIBUTES_DOC}{NORM_FLOOR_DOC}
+    ----------{_WM_ATTRIBUTES_DOC}{NORM_FLOOR_DOC}{STANDARDIZE_ATTRIBUTES_DOC}
 
     Examples
     --------
@@ -273,10 +274,10 @@ class AWMSketchClassifier(_WeightMedianBase):
     8 bytes).
 
     Parameters
-    ----------{_WM_PARAMS_DOC.format(default_depth=1, heap_share=_AWM_SHARE, default_eta0="'auto'", eta0_note=_AWM_ETA0, eta0_auto=ETA0_AUTO_NOTE + LARGER_STEP_NOTE)}{N_JOBS_DOC}{_HEAP_ORDER_DOC}
+    ----------{_WM_PARAMS_DOC.format(standardize_note=STANDARDIZE_NOTE, default_depth=1, heap_share=_AWM_SHARE, default_eta0="'auto'", eta0_note=_AWM_ETA0, eta0_auto=ETA0_AUTO_NOTE + LARGER_STEP_NOTE)}{N_JOBS_DOC}{_HEAP_ORDER_DOC}
 
     Attributes
-    ----------{_WM_ATTRIBUTES_DOC}{NORM_FLOOR_DOC}
+    ----------{_WM_ATTRIBUTES_DOC}{NORM_FLOOR_DOC}{STANDARDIZE_ATTRIBUTES_DOC}
 
     Examples
     --------

@@ -91,6 +91,8 @@ def snapshot(est):
         state["selected"] = est.selected_features_.keys.copy()
     if hasattr(est, "classes_"):
         state["classes_"] = est.classes_.copy()
+    if hasattr(est, "feature_scale_"):
+        state["standardization"] = (est.feature_mean_.copy(), est.feature_scale_.copy())
     history = getattr(est, "history_", None)
     if history is not None:
         state["history"] = (history.history_size, history.n_models, history.capacity,
@@ -118,11 +120,28 @@ def assert_same_snapshot(sa, sb):
             np.testing.assert_array_equal(xa, xb, err_msg=what)
     if "pairs" in sa:
         assert_same_pairs(sa["pairs"], sb["pairs"])
+    if "standardization" in sa:
+        for xa, xb in zip(sa["standardization"], sb["standardization"]):
+            np.testing.assert_array_equal(xa, xb, err_msg="standardization")
 
 
-def assert_same_state(a, b):
-    """Two fitted estimators hold the same model."""
-    assert_same_snapshot(snapshot(a), snapshot(b))
+def _without_standardization(state):
+    """A snapshot less the columns' standardization and its bytes."""
+    state = dict(state)
+    mean, scale = state.pop("standardization", (np.zeros(0), np.zeros(0)))
+    if "memory_bytes_" in state:
+        state["memory_bytes_"] -= mean.nbytes + scale.nbytes
+    return state
+
+
+def assert_same_state(a, b, *, standardization=True):
+    """Two fitted estimators hold the same model (with ``standardization=False``,
+    whatever either holds to standardize dense columns: a model of dense ``X``
+    against one of its standardized columns given as a sparse matrix)."""
+    sa, sb = snapshot(a), snapshot(b)
+    if not standardization:
+        sa, sb = _without_standardization(sa), _without_standardization(sb)
+    assert_same_snapshot(sa, sb)
 
 
 def assert_refuses_non_finite_X(est, X, y, bad, sparse):
@@ -261,9 +280,26 @@ def median_row_norm2(X, n_rows=10_000):
     return float(np.median(norms)) if norms.size else 0.0
 
 
+def standardized(X, like=None):
+    """Dense ``X`` with each column centred and scaled by the mean and standard
+    deviation of that column of ``like`` (default ``X``; a constant column:
+    scale 1), as estimators with 'normalized' steps standardize dense input by
+    their first data's statistics."""
+    X = np.asarray(X, dtype=np.float64)
+    like = X if like is None else np.asarray(like, dtype=np.float64)
+    mean, std = like.mean(axis=0), like.std(axis=0)
+    return (X - mean) / np.where(std <= 1e-12 * np.maximum(np.abs(mean), 1.0), 1.0, std)
+
+
+def model_coordinates(X, X_train, learning_rate):
+    """Dense ``X`` as a model trained on dense ``X_train`` reads it: standardized by
+    ``X_train``'s columns with 'normalized' steps, else as given."""
+    return standardized(X, X_train) if learning_rate == "normalized" else np.asarray(X)
+
+
 def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power_t=0.5,
               alpha=0.0, batch_size=1, max_iter=1, sample_weight=None, fit_intercept=True,
-              k=None, margin=1.0, stats=None, norm_floor=None):
+              k=None, margin=1.0, stats=None, norm_floor=None, standardize=None):
     """Plain NumPy mini-batch SGD on a dense weight matrix, rows in order.
 
     Each mini-batch is scored at the current weights, then
@@ -277,10 +313,18 @@ def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power
     update (the entries kept so far and the keys that received a non-zero step
     compete).
 
+    ``standardize`` (default: with 'normalized') trains on :func:`standardized`
+    ``X``, as the estimators do with dense input; give False for a reference of
+    sparse input.
+
     Returns ``W, b, t, mistakes`` (``mistakes`` of the last pass, each counted
     before its sample's update).
     """
     X = np.asarray(X, dtype=np.float64)
+    if standardize is None:
+        standardize = learning_rate == "normalized"
+    if standardize:
+        X = standardized(X)
     n, p = X.shape
     sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     W = np.zeros((n_models, p))

@@ -31,6 +31,7 @@ from _reference import (  # noqa: E402
     assert_same_pairs,
     assert_same_snapshot,
     assert_same_state,
+    model_coordinates,
     pair_tuples,
     snapshot,
 )
@@ -252,8 +253,10 @@ def test_batches_capped_in_non_zeros_equal_dense_reference(kind):
     params = dict(n_features_to_select=p, sketch_width=2**16, sketch_depth=1, history_size=3,
                   learning_rate="constant", eta0=0.1, damping=1e-2, batch_size=5,
                   max_iter=2, shuffle=False)
+    # Sparse input: rows keep their lengths (dense columns would be standardized,
+    # every row as long as the data is wide).
     est = fit_without_collisions(lambda seed: _CappedBear(random_state=seed, **params),
-                                 np.arange(p), lambda e: e.fit(X, y))
+                                 np.arange(p), lambda e: e.fit(sp.csr_matrix(X), y))
     y_enc, K, loss = encode(kind, y)
     W, b, _ = dense_bear(X, y_enc, loss=loss, n_models=K, eta0=0.1, batch_size=5,
                          history_size=3, damping=1e-2, n_passes=2, batch_nnz_cap=9)
@@ -293,8 +296,10 @@ def test_rows_longer_than_the_cap_take_first_order_steps_equal_dense_reference(k
     params = dict(n_features_to_select=p, sketch_width=2**16, sketch_depth=1, history_size=3,
                   learning_rate=schedule, eta0=0.1, damping=1e-2, batch_size=5,
                   max_iter=2, shuffle=False)
+    # Sparse input: rows keep their lengths (dense columns would be standardized,
+    # every row as long as the data is wide).
     est = fit_without_collisions(lambda seed: _CappedBear(random_state=seed, **params),
-                                 np.arange(p), lambda e: e.fit(X, y))
+                                 np.arange(p), lambda e: e.fit(sp.csr_matrix(X), y))
     y_enc, K, loss = encode(kind, y)
     kwargs = dict(loss=loss, n_models=K, eta0=0.1, batch_size=5, history_size=3,
                   damping=1e-2, n_passes=2, normalized=schedule == "normalized")
@@ -335,7 +340,7 @@ def test_long_row_steps_with_l2_and_without_intercept_equal_dense_reference(alph
                   max_iter=2, shuffle=False, alpha=alpha, fit_intercept=fit_intercept)
     est = fit_without_collisions(
         lambda seed: _CappedBearRegressor(random_state=seed, **params), np.arange(p),
-        lambda e: e.fit(X, y))
+        lambda e: e.fit(sp.csr_matrix(X), y))  # sparse: rows keep their lengths
     W, b, _ = dense_bear(X, y, loss="squared_error", eta0=0.3, batch_size=5, history_size=3,
                          damping=1e-2, n_passes=2, normalized=True, alpha=alpha,
                          fit_intercept=fit_intercept, batch_nnz_cap=9)
@@ -469,9 +474,11 @@ def _csr_variants(X):
 def test_dense_and_csr_give_the_same_model(kind):
     X, y, _ = make_data(kind)
     dense = make_estimator(kind, alpha=1e-3, max_iter=2).fit(X, y)
-    for name, Xs in _csr_variants(X):
+    # Dense columns train standardized under 'normalized' steps; sparse input as given.
+    S = model_coordinates(X, X, dense.learning_rate)
+    for name, Xs in _csr_variants(S):
         sparse = make_estimator(kind, alpha=1e-3, max_iter=2).fit(Xs, y)
-        assert_same_state(dense, sparse)
+        assert_same_state(dense, sparse, standardization=False)
         np.testing.assert_allclose(dense.predict(X), sparse.predict(Xs), rtol=1e-12,
                                    atol=1e-12, err_msg=name)
 

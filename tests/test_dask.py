@@ -60,10 +60,21 @@ def test_partitions_train_copies_that_are_averaged_by_rows(client):
     model = sk_dask.fit(mission(), da.from_array(X, chunks=(chunks, 40)),
                         da.from_array(y, chunks=(chunks,)), client=client, epochs=2)
     bounds = np.cumsum((0,) + chunks)
+    # Every probe and copy reads the columns standardized by the whole data's mean and
+    # standard deviation, computed on the cluster.
+    statistics = (model.feature_mean_, model.feature_scale_)
+    np.testing.assert_allclose(statistics[0], X.mean(axis=0), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(statistics[1], X.std(axis=0), rtol=1e-12)
+
+    def fresh():
+        part = mission()
+        part._preset_standardization = statistics
+        return part
+
     # eta0='auto' is chosen once: each partition probes a third of the rows a fit
     # probes, and the mistakes summed over the partitions pick the step. Each copy
     # goes on from its probe's model with 3 times that step (3 copies are averaged).
-    probes = [mission()._probe_share(X[a:b], y[a:b], classes=[0, 1], share=3)
+    probes = [fresh()._probe_share(X[a:b], y[a:b], classes=[0, 1], share=3)
               for a, b in zip(bounds[:-1], bounds[1:])]
     winner = MissionClassifier._auto_step_index([sum(c) for c in zip(*(p[0] for p in probes))])
     step = MissionClassifier._AUTO_ETA0[winner]
@@ -72,7 +83,7 @@ def test_partitions_train_copies_that_are_averaged_by_rows(client):
         copies = []
         for (a, b), probe in zip(zip(bounds[:-1], bounds[1:]), probes):
             if local is None:
-                part = mission()
+                part = fresh()
                 part._preset_eta0, part._eta0_scale = step, 3
                 part._preset_probe = probe[1].get(winner)
             else:

@@ -42,7 +42,9 @@ def _explicit_bytes(est):
     return (sum(s.table.nbytes + s.seeds.nbytes for s in est.sketches_)
             + sum(sum(a.nbytes for a in h._arrays if a is not None) for h in est.heaps_)
             + 2 * est.intercept_.nbytes
-            + (est.history_.memory_bytes if hasattr(est, "history_") else 0))
+            + (est.history_.memory_bytes if hasattr(est, "history_") else 0)
+            + sum(getattr(est, name).nbytes for name in ("feature_mean_", "feature_scale_")
+                  if hasattr(est, name)))
 
 
 @pytest.mark.parametrize("name", sorted(BUDGETED))
@@ -108,8 +110,10 @@ def _history_bytes(history_size, n_models, capacity):
 @pytest.mark.parametrize("budget", ["1MB", "4MB", 6_000_000, "16MB"])
 def test_bear_memory_bytes_within_budget_history_included(n_classes, budget):
     X, y = _data(n_classes, n_samples=200)
+    # Sparse: the pairs' room follows the rows' lengths (dense columns would be
+    # standardized, every row as long as the data is wide).
     est = BearClassifier(memory_budget=budget, history_size=5, max_iter=2,
-                         random_state=0).fit(X, y)
+                         random_state=0).fit(sp.csr_matrix(X), y)
     n_bytes = {"1MB": 2**20, "4MB": 2**22, "16MB": 2**24}.get(budget, budget)
     assert est.memory_bytes_ == _explicit_bytes(est) <= n_bytes
     assert est.memory_bytes_ > 0.9 * n_bytes
@@ -129,7 +133,7 @@ def test_bear_memory_bytes_within_budget_history_included(n_classes, budget):
         # 64-row ones.
         assert est.history_.n_batches >= 3 * 2 * -(-200 // 64)
     # Training on more of the same keeps the shape and the bound.
-    est.partial_fit(X[:100], y[:100])
+    est.partial_fit(sp.csr_matrix(X[:100]), y[:100])
     assert est.memory_bytes_ == _explicit_bytes(est) <= n_bytes
     assert est.history_.capacity == capacity
 
@@ -153,6 +157,7 @@ def test_bear_budget_keeps_fewer_pairs_when_the_longest_row_needs_it():
 
 def test_bear_history_size_auto_keeps_one_pair_under_a_budget_and_five_without():
     X, y = _data(3, n_samples=200)
+    X = sp.csr_matrix(X)  # rows of about 15 non-zeros
     assert BearClassifier(max_iter=1).fit(X, y).history_.history_size == 5
     budgeted = BearClassifier(memory_budget="1MB", max_iter=1).fit(X, y)
     assert budgeted.history_.history_size == 1
@@ -167,7 +172,8 @@ def test_bear_history_size_auto_keeps_one_pair_under_a_budget_and_five_without()
 
 def test_bear_budget_steps_on_rows_longer_than_it_reserved_without_growing():
     X, y = _data(3, n_samples=200)
-    est = BearRegressor(memory_budget="1MB", batch_size=8, random_state=0).fit(X, y)
+    est = BearRegressor(memory_budget="1MB", batch_size=8, random_state=0).fit(
+        sp.csr_matrix(X), y)  # rows of about 15 non-zeros
     before, capacity = est.memory_bytes_, est.history_.capacity
     dense = np.ones((16, X.shape[1]))
     assert X.shape[1] > capacity - 1  # every dense row is longer than the pairs' room

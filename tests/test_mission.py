@@ -35,6 +35,7 @@ from _reference import (  # noqa: E402
     assert_same_state,
     dense_sgd,
     encode,
+    model_coordinates,
     snapshot,
 )
 
@@ -321,7 +322,7 @@ def test_mission_equals_dense_reference_without_collisions(problem, setting, dep
     # The never-touched column has no weight and is not selected.
     assert not est.get_support()[7]
     # Predictions read the heap weights.
-    scores = X @ W.T + b
+    scores = model_coordinates(X, X, schedule) @ W.T + b
     if n_classes is None:
         np.testing.assert_allclose(est.predict(X), scores.ravel(), rtol=1e-4, atol=1e-4 * scale)
     else:
@@ -346,7 +347,7 @@ def test_feature_hashing_equals_dense_reference_without_collisions(problem, sett
     W, b, t = _ref_run(est, X, y, sw if weighted else None, loss, n_classes)
     scale = max(1.0, np.abs(W).max())
     X_test = np.random.RandomState(9).normal(size=(30, X.shape[1]))
-    expected = X_test @ W.T + b
+    expected = model_coordinates(X_test, X, schedule) @ W.T + b
     np.testing.assert_allclose(est.decision_function(X_test),
                                expected.ravel() if n_classes == 2 else expected,
                                rtol=1e-4, atol=1e-4 * scale)
@@ -455,10 +456,12 @@ def _csr_variants(X):
 def test_dense_and_csr_give_the_same_model(cls, batch_size):
     X, y = make_data(cls, n_classes=3)
     dense = make_estimator(cls, batch_size=batch_size, alpha=1e-3).fit(X, y)
-    for name, Xs in _csr_variants(X):
-        sparse = make_estimator(cls, batch_size=batch_size, alpha=1e-3).fit(Xs, y)
-        assert_same_state(dense, sparse)
-        np.testing.assert_array_equal(dense.predict(X), sparse.predict(X), err_msg=name)
+    # Dense columns train standardized under 'normalized' steps; sparse input as given.
+    S = model_coordinates(X, X, dense.learning_rate)
+    for (name, Xs), (_, Ss) in zip(_csr_variants(X), _csr_variants(S)):
+        sparse = make_estimator(cls, batch_size=batch_size, alpha=1e-3).fit(Ss, y)
+        assert_same_state(dense, sparse, standardization=False)
+        np.testing.assert_array_equal(dense.predict(X), sparse.predict(Ss), err_msg=name)
         if is_classifier(dense):
             np.testing.assert_array_equal(dense.predict(X), dense.predict(Xs), err_msg=name)
         else:  # duplicates are summed in another order: rounding only
@@ -470,8 +473,8 @@ def test_dense_and_csr_give_the_same_model(cls, batch_size):
         # partial_fit on sparse continues like on dense.
         dense_copy = pickle.loads(pickle.dumps(dense))
         dense_copy.partial_fit(X, y)
-        sparse.partial_fit(Xs, y)
-        assert_same_state(dense_copy, sparse)
+        sparse.partial_fit(Ss, y)
+        assert_same_state(dense_copy, sparse, standardization=False)
 
 
 @pytest.mark.parametrize("cls", SELECTORS, ids=_name)
@@ -479,12 +482,14 @@ def test_csr_explicit_zeros_select_the_same_features_as_dense(cls):
     """A stored zero is no data: it must not offer an untouched feature to the heap."""
     X, y = make_data(cls, n_features=10, density=1.0)
     X[:, 9] = 0.0
-    with_zeros = sp.csr_matrix(np.where(X == 0, 1.0, X))  # every entry stored ...
-    assert with_zeros.nnz == X.size
-    with_zeros.data[with_zeros.indices == 9] = 0.0         # ... column 9 as stored zeros
-    assert with_zeros.nnz == X.size
-    np.testing.assert_array_equal(with_zeros.toarray(), X)
     dense = make_estimator(cls, n_features_to_select=20).fit(X, y)
+    S = model_coordinates(X, X, dense.learning_rate)  # what the dense model trains on
+    assert (S[:, :9] != 0).all() and (S[:, 9] == 0).all()
+    with_zeros = sp.csr_matrix(np.where(S == 0, 1.0, S))  # every entry stored ...
+    assert with_zeros.nnz == S.size
+    with_zeros.data[with_zeros.indices == 9] = 0.0         # ... column 9 as stored zeros
+    assert with_zeros.nnz == S.size
+    np.testing.assert_array_equal(with_zeros.toarray(), S)
     sparse = make_estimator(cls, n_features_to_select=20).fit(with_zeros, y)
     np.testing.assert_array_equal(dense.coef_.toarray(), sparse.coef_.toarray())
     np.testing.assert_array_equal(dense.predict(X), sparse.predict(with_zeros))

@@ -62,6 +62,8 @@ def test_a_pass_in_parts_is_the_average_of_copies_trained_on_the_parts(name):
             copy.set_params(eta0=copy.eta0 * n_jobs)
         if est._floors_row_norms():  # the parts step with the whole pass's floor
             copy._preset_norm_floor = est.norm_floor_
+        if hasattr(est, "feature_scale_"):  # and read the whole call's standardized columns
+            copy._preset_standardization = (est.feature_mean_, est.feature_scale_)
         copies.append(copy.fit(X[p], y[p]))
     expected = average_estimators(copies, weights=[len(p) for p in parts])
     np.testing.assert_array_equal(est.intercept_, expected.intercept_)

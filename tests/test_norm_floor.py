@@ -15,7 +15,7 @@ from sklearn.preprocessing import StandardScaler
 import sklearn_sketch as sk
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _reference import median_row_norm2  # noqa: E402
+from _reference import median_row_norm2, standardized  # noqa: E402
 
 FLOORED = {
     "hashing": lambda **k: sk.FeatureHashingClassifier(sketch_width=4096, **k),
@@ -35,12 +35,13 @@ def test_the_floor_is_the_median_squared_norm_of_the_first_10000_rows():
     X[10_000:] *= 100.0  # rows past the first 10,000 do not count
     X[[3, 7, 11]] = 0.0  # nor do empty rows
     y = (X[:, 0] > 0).astype(int)
-    est = sk.FeatureHashingClassifier(sketch_width=64, max_iter=1, random_state=0).fit(X, y)
+    make = lambda: sk.FeatureHashingClassifier(sketch_width=64, max_iter=1, random_state=0)  # noqa: E731
+    est = make().fit(sp.csr_matrix(X), y)
     assert est.norm_floor_ == pytest.approx(median_row_norm2(X), rel=1e-12)
     assert median_row_norm2(X, n_rows=len(X)) > 1.02 * est.norm_floor_
-    # Sparse input, the same floor.
-    sparse = sk.FeatureHashingClassifier(sketch_width=64, max_iter=1, random_state=0)
-    assert sparse.fit(sp.csr_matrix(X), y).norm_floor_ == est.norm_floor_
+    # Dense input: the floor of the rows the model reads, its standardized columns.
+    dense = make().fit(X, y)
+    assert dense.norm_floor_ == pytest.approx(median_row_norm2(standardized(X)), rel=1e-12)
 
 
 @pytest.mark.parametrize("name", sorted(FLOORED))
@@ -48,12 +49,13 @@ def test_a_row_near_the_origin_moves_the_weights_no_more_than_a_median_row(name)
     rng = np.random.default_rng(1)
     X = rng.normal(size=(400, 5))
     y = (X[:, 0] + X[:, 1] > 0).astype(int)
-    est = FLOORED[name](eta0=1.0, random_state=0).fit(X, y)
+    # Sparse: the origin of the columns is the origin of what the model reads.
+    est = FLOORED[name](eta0=1.0, random_state=0).fit(sp.csr_matrix(X), y)
     weights, intercept = est.decision_function(np.eye(5)) - est.intercept_, est.intercept_
     # A misclassified row of norm 1e-6: dividing by its own ||x||**2 would move
     # feature 0's weight by about 1e6 times its gradient; the floor bounds the
     # move by eta0 ||x|| / norm_floor_ (besides the L2 decay, alpha=1e-6).
-    tiny = np.array([[1e-6, 0, 0, 0, 0]])
+    tiny = sp.csr_matrix([[1e-6, 0, 0, 0, 0]])
     est.partial_fit(tiny, 1 - est.predict(tiny))
     moved = est.decision_function(np.eye(5)) - est.intercept_ - weights
     decay = 1e-5 * np.abs(weights).max()
@@ -85,27 +87,33 @@ def test_bear_and_other_schedules_have_no_floor():
 
 def test_the_first_call_sets_the_floor_and_later_calls_keep_it():
     rng = np.random.default_rng(2)
-    X = rng.normal(size=(600, 4))
-    y = (X[:, 0] > 0).astype(int)
+    X = sp.csr_matrix(rng.normal(size=(600, 4)))
+    y = (X[:, [0]].toarray().ravel() > 0).astype(int)
     est = sk.AWMSketchClassifier("8KB", random_state=0)
     est.partial_fit(X[:300], y[:300], classes=[0, 1])
     first = est.norm_floor_
-    assert first == pytest.approx(median_row_norm2(X[:300]), rel=1e-12)
+    assert first == pytest.approx(median_row_norm2(X[:300].toarray()), rel=1e-12)
     est.partial_fit(3 * X[300:], y[300:])
     assert est.norm_floor_ == first
-    # A new fit sets it anew, and it scales with the data.
-    assert est.fit(3 * X, y).norm_floor_ == pytest.approx(9 * median_row_norm2(X), rel=1e-12)
+    # A new fit sets it anew, and it scales with the data...
+    assert est.fit(3 * X, y).norm_floor_ == pytest.approx(
+        9 * median_row_norm2(X.toarray()), rel=1e-12)
+    # ... unless dense columns are standardized first: then it does not.
+    dense = X.toarray()
+    assert est.fit(3 * dense, y).norm_floor_ == pytest.approx(est.fit(dense, y).norm_floor_,
+                                                              rel=1e-9)
 
 
 def test_a_stream_of_single_rows_takes_the_median_of_its_first_256():
     rng = np.random.default_rng(3)
-    X = rng.normal(size=(400, 6)) * rng.uniform(0.1, 10, size=(400, 1))
-    y = (X[:, 0] > 0).astype(int)
+    dense = rng.normal(size=(400, 6)) * rng.uniform(0.1, 10, size=(400, 1))
+    y = (dense[:, 0] > 0).astype(int)
+    X = sp.csr_matrix(dense)  # sparse: the rows as given (dense ones would be standardized)
     est = sk.FeatureHashingClassifier(sketch_width=64, random_state=0)
     for i in range(400):
         est.partial_fit(X[i:i + 1], y[i:i + 1], classes=[0, 1])
         seen = min(i + 1, 256)
-        assert est.norm_floor_ == pytest.approx(median_row_norm2(X[:seen]), rel=1e-12)
+        assert est.norm_floor_ == pytest.approx(median_row_norm2(dense[:seen]), rel=1e-12)
     # One call of 256 rows or more fixes it at once.
     once = sk.FeatureHashingClassifier(sketch_width=64, random_state=0)
     once.partial_fit(X[:256], y[:256], classes=[0, 1])
@@ -114,11 +122,16 @@ def test_a_stream_of_single_rows_takes_the_median_of_its_first_256():
 
 def test_features_of_very_different_ranges_warn_and_standardised_ones_learn():
     # Raw wine: proline in the hundreds to thousands, hue near 1. A row's norm is
-    # proline's, so the other features barely move: the fit says so, naming the cure.
+    # proline's, so, read as given, the other features barely move: the fit says so,
+    # naming the cure.
     X, y = load_wine(return_X_y=True)
     with pytest.warns(ConvergenceWarning, match="StandardScaler"):
-        sk.FeatureHashingClassifier(random_state=0).fit(X, y)
+        sk.FeatureHashingClassifier(random_state=0).fit(sp.csr_matrix(X), y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         pipe = make_pipeline(StandardScaler(), sk.FeatureHashingClassifier(random_state=0))
         assert pipe.fit(X, y).score(X, y) > 0.95
+        # Dense columns are standardized by the estimator itself: the same model.
+        own = sk.FeatureHashingClassifier(random_state=0).fit(X, y)
+        np.testing.assert_allclose(own.decision_function(X), pipe.decision_function(X),
+                                   rtol=1e-9, atol=1e-9)

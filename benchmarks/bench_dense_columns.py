@@ -1,0 +1,256 @@
+"""Raw dense columns of different ranges: default accuracy, read as given and standardized.
+
+With ``learning_rate='normalized'`` (the default) every estimator here standardizes
+dense input column by column (the first data's mean and standard deviation), as
+Vowpal Wabbit's default updates normalize each feature by its range. This script
+measures what that does for a user who changes nothing, on raw numeric tables:
+
+- scikit-learn's bundled breast cancer, wine, iris and digits (5-fold stratified CV);
+- the New York flights of 2013 joined with the hourly weather at their origin
+  (``../shared/data/flights``): is a departure delayed by more than 15 minutes,
+  from its schedule, distance and weather (14 columns; little of it is linear in
+  them: the majority class scores 0.785), and is an arrival, given also the
+  departure delay and air time (16 columns; 80/20 splits);
+- the weather alone: does an hour have precipitation, from temperature, dew point,
+  humidity, wind, pressure and visibility (80/20 split).
+
+Each estimator of this package runs with default parameters on the same matrix
+twice: as a sparse matrix (its columns read as given, as before this change) and
+dense (standardized by the estimator). Beside them: ``SGDClassifier()`` on the raw
+columns and after ``StandardScaler``, ``LogisticRegression`` after
+``StandardScaler`` (an unconstrained reference), and Vowpal Wabbit with its default
+(adaptive, normalized) updates for 5 passes on the binary tasks, when installed.
+
+Run::
+
+    python benchmarks/bench_dense_columns.py [--json out.json] [--data ../shared/data]
+"""
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression, SGDClassifier
+from sklearn.model_selection import StratifiedKFold, train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _provenance import provenance  # noqa: E402
+from dna_task import resolve_data_dir  # noqa: E402
+
+from sklearn_sketch import (  # noqa: E402
+    AWMSketchClassifier,
+    BearClassifier,
+    FeatureHashingClassifier,
+    MissionClassifier,
+    WMSketchClassifier,
+)
+
+ESTIMATORS = {
+    "FeatureHashing": FeatureHashingClassifier,
+    "WM-Sketch": WMSketchClassifier,
+    "AWM-Sketch": AWMSketchClassifier,
+    "MISSION": MissionClassifier,
+    "BEAR": BearClassifier,
+}
+FLIGHT_COLUMNS = ["month", "day", "sched_dep_time", "sched_arr_time", "distance", "hour"]
+WEATHER_COLUMNS = ["temp", "dewp", "humid", "wind_dir", "wind_speed", "precip", "pressure",
+                   "visib"]
+
+
+def toy_tasks():
+    """scikit-learn's bundled tables, raw."""
+    for name, loader in (("breast cancer", load_breast_cancer), ("wine", load_wine),
+                         ("iris", load_iris), ("digits", load_digits)):
+        X, y = loader(return_X_y=True)
+        yield name, X.astype(np.float64), y
+
+
+def _filled(frame, columns):
+    """The columns as float64, a missing value replaced by its column's median."""
+    values = frame[columns].astype(np.float64)
+    return values.fillna(values.median()).to_numpy()
+
+
+def flight_tasks(folder):
+    """Departure delayed > 15 minutes, and arrival delayed > 15 minutes given the
+    departure delay and air time (flights joined with the weather at their origin);
+    precipitation in an hour (weather alone)."""
+    weather = pd.read_csv(folder / "weather.csv")
+    flights = pd.read_csv(folder / "flights.csv.zip", usecols=[
+        *FLIGHT_COLUMNS, "dep_delay", "arr_delay", "air_time", "origin", "time_hour"])
+    flights = flights.merge(weather[["origin", "time_hour", *WEATHER_COLUMNS]],
+                            on=["origin", "time_hour"], how="left")
+    departed = flights[flights.dep_delay.notna()]
+    X = _filled(departed, FLIGHT_COLUMNS + WEATHER_COLUMNS)
+    yield "flights: departure > 15 min late", X, (departed.dep_delay > 15).to_numpy().astype(int)
+    arrived = flights[flights.arr_delay.notna()]
+    X = _filled(arrived, FLIGHT_COLUMNS + ["dep_delay", "air_time"] + WEATHER_COLUMNS)
+    yield "flights: arrival > 15 min late", X, (arrived.arr_delay > 15).to_numpy().astype(int)
+    columns = [c for c in WEATHER_COLUMNS if c != "precip"] + ["month", "hour"]
+    rain = weather[weather.precip.notna()]
+    yield "weather: precipitation", _filled(rain, columns), (rain.precip > 0).to_numpy().astype(int)
+
+
+def _splits(X, y, small):
+    """5-fold stratified CV for a small table, else one 80/20 split."""
+    if small:
+        return list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))
+    train, test = train_test_split(np.arange(len(y)), test_size=0.2, random_state=0,
+                                   stratify=y)
+    return [(train, test)]
+
+
+def _score(model, X, y, splits, sparse=False):
+    """Mean test accuracy and total fit seconds over the splits."""
+    scores, seconds = [], 0.0
+    for train, test in splits:
+        est = clone(model)
+        X_train, X_test = X[train], X[test]
+        if sparse:
+            X_train, X_test = sp.csr_matrix(X_train), sp.csr_matrix(X_test)
+        started = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            est.fit(X_train, y[train])
+        seconds += time.perf_counter() - started
+        scores.append(float(np.mean(est.predict(X_test) == y[test])))
+    return float(np.mean(scores)), seconds
+
+
+def _vw_lines(X, y):
+    """Vowpal Wabbit text of dense rows, labels -1/+1 (columns named by their index)."""
+    columns = [np.char.add(f" {j}:", X[:, j].astype(str)) for j in range(X.shape[1])]
+    features = columns[0]
+    for column in columns[1:]:
+        features = np.char.add(features, column)
+    heads = np.where(y == 1, "1 |f", "-1 |f")
+    return "\n".join(np.char.add(heads, features).tolist()) + "\n"
+
+
+def _vw_score(X, y, splits, passes=5):
+    """Vowpal Wabbit, logistic loss, its default updates, ``passes`` passes: mean test
+    accuracy and seconds (None when the package is missing)."""
+    try:
+        import vowpalwabbit  # noqa: F401
+    except ImportError:
+        return None, None
+    scores, seconds = [], 0.0
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        for train, test in splits:
+            (folder / "train.vw").write_text(_vw_lines(X[train], y[train]))
+            (folder / "test.vw").write_text(_vw_lines(X[test], y[test]))
+            base = [sys.executable, "-m", "vowpalwabbit", "--quiet"]
+            started = time.perf_counter()
+            subprocess.run(base + [str(folder / "train.vw"), "--loss_function", "logistic",
+                                   "--passes", str(passes), "--holdout_off", "-k", "-c",
+                                   "--cache_file", str(folder / "cache"), "-f",
+                                   str(folder / "model")], check=True)
+            seconds += time.perf_counter() - started
+            subprocess.run(base + ["-t", "-d", str(folder / "test.vw"), "-i", str(folder / "model"),
+                                   "-p", str(folder / "pred")], check=True)
+            predicted = np.loadtxt(folder / "pred", ndmin=1) > 0
+            scores.append(float(np.mean(predicted == (y[test] == 1))))
+    return float(np.mean(scores)), seconds
+
+
+def run(tasks):
+    rows, results = [], []
+    for name, X, y in tasks:
+        splits = _splits(X, y, small=len(y) < 5000)
+        print(f"{name}: {X.shape[0]:,} rows, {X.shape[1]} columns, {len(np.unique(y))} classes,"
+              f" column ranges {np.ptp(X, axis=0).min():.3g} to {np.ptp(X, axis=0).max():.3g}",
+              flush=True)
+        result = {"data": name, "rows": int(X.shape[0]), "columns": int(X.shape[1])}
+        for label, model in ESTIMATORS.items():
+            given, given_s = _score(model(random_state=0), X, y, splits, sparse=True)
+            own, own_s = _score(model(random_state=0), X, y, splits)
+            result[label] = {"as given": given, "standardized": own,
+                             "seconds as given": given_s, "seconds standardized": own_s}
+            rows.append([name, label, round(given, 3), round(own, 3),
+                         round(own - given, 3), round(own_s, 2)])
+        peers = {
+            "SGDClassifier() raw": SGDClassifier(random_state=0),
+            "StandardScaler + SGDClassifier()": make_pipeline(StandardScaler(),
+                                                              SGDClassifier(random_state=0)),
+            "StandardScaler + LogisticRegression": make_pipeline(
+                StandardScaler(), LogisticRegression(max_iter=1000)),
+        }
+        for label, model in peers.items():
+            score, seconds = _score(model, X, y, splits)
+            result[label] = {"accuracy": score, "seconds": seconds}
+            rows.append([name, label, None, round(score, 3), None, round(seconds, 2)])
+        if len(np.unique(y)) == 2:
+            score, seconds = _vw_score(X, y, splits)
+            if score is not None:
+                result["Vowpal Wabbit (5 passes)"] = {"accuracy": score, "seconds": seconds}
+                rows.append([name, "Vowpal Wabbit, defaults, 5 passes", None, round(score, 3),
+                             None, round(seconds, 2)])
+        results.append(result)
+    return rows, results
+
+
+def _summary(result):
+    """One sentence of a data set's numbers."""
+    ours = [result[label] for label in ESTIMATORS]
+    given = [r["as given"] for r in ours]
+    own = [r["standardized"] for r in ours]
+    text = (f"{result['data']}: this package's estimators with defaults "
+            f"{min(given):.3f}-{max(given):.3f} read as given, {min(own):.3f}-{max(own):.3f} "
+            f"standardized; StandardScaler + SGDClassifier() "
+            f"{result['StandardScaler + SGDClassifier()']['accuracy']:.3f}, + LogisticRegression "
+            f"{result['StandardScaler + LogisticRegression']['accuracy']:.3f}; SGDClassifier() "
+            f"raw {result['SGDClassifier() raw']['accuracy']:.3f}")
+    if "Vowpal Wabbit (5 passes)" in result:
+        text += f"; Vowpal Wabbit {result['Vowpal Wabbit (5 passes)']['accuracy']:.3f}"
+    return text
+
+
+def _print_table(rows):
+    header = ["data", "estimator", "as given", "standardized", "gain", "fit s"]
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    for row in [header] + rows:
+        print("  ".join(str("" if v is None else v).ljust(w) for v, w in zip(row, widths)))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", help="the shared data folder (default: found)")
+    parser.add_argument("--json", help="write every number to this file")
+    args = parser.parse_args(argv)
+    folder = (Path(args.data) / "flights" if args.data
+              else resolve_data_dir().parent / "flights")
+    started = time.perf_counter()
+    rows, results = run([*toy_tasks(), *flight_tasks(folder)])
+    print()
+    _print_table(rows)
+    if args.json:
+        table = {"title": "Default test accuracy on raw dense columns: read as given "
+                          "(sparse input) and standardized by the estimator (dense input)",
+                 "columns": ["data", "estimator", "as given", "standardized", "gain",
+                             "fit seconds"],
+                 "rows": rows}
+        out = {"provenance": provenance(), "results": results, "tables": [table],
+               "summary": [_summary(result) for result in results],
+               "seconds": round(time.perf_counter() - started, 1)}
+        Path(args.json).write_text(json.dumps(out, indent=1, allow_nan=False,
+                                              default=lambda v: None if v is None or (
+                                                  isinstance(v, float) and math.isnan(v))
+                                              else v) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,198 @@
+"""'normalized' steps standardize dense columns: their range does not matter."""
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import load_breast_cancer, load_wine
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import StratifiedKFold, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+import sklearn_sketch as sk
+from sklearn_sketch import ModelFileError, average_estimators, load, save
+from sklearn_sketch._base import parse_memory_budget
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _reference import assert_same_state, standardized  # noqa: E402
+from test_model_files import edit_header, write_members  # noqa: E402
+
+MAKERS = {
+    "hashing": lambda **k: sk.FeatureHashingClassifier(sketch_width=256, **k),
+    "wm": lambda **k: sk.WMSketchClassifier("64KB", **k),
+    "awm": lambda **k: sk.AWMSketchClassifier("64KB", **k),
+    "mission": lambda **k: sk.MissionClassifier(8, sketch_width=256, **k),
+    "bear": lambda **k: sk.BearClassifier(8, sketch_width=256, **k),
+    "iht": lambda **k: sk.IHTClassifier(8, **k),
+    "truncation": lambda **k: sk.TruncationClassifier("8KB", **k),
+}
+
+
+def ranges_task(n=600, p=12, seed=0):
+    """Gaussian columns put on ranges from 1e-3 to 1e3 around offsets up to 1e4."""
+    rng = np.random.RandomState(seed)
+    Z = rng.normal(size=(n, p))
+    y = (Z[:, 0] - Z[:, 5] + 0.5 * Z[:, 9] + 0.3 * rng.normal(size=n) > 0).astype(int)
+    scale = 10.0 ** rng.uniform(-3, 3, size=p)
+    offset = rng.uniform(-1e4, 1e4, size=p)
+    return Z * scale + offset, y
+
+
+def _without_the_statistics_bytes(est, n_features):
+    """``est`` with ``memory_budget`` (if any) less what a standardized model spends on
+    the mean and scale of ``n_features`` columns."""
+    budget = est.get_params().get("memory_budget")
+    if budget is not None:
+        est.set_params(memory_budget=parse_memory_budget(budget) - 16 * n_features)
+    return est
+
+
+@pytest.mark.parametrize("name", sorted(MAKERS))
+def test_the_model_reads_standardized_columns(name):
+    X, y = ranges_task()
+    est = MAKERS[name](random_state=0).fit(X, y)
+    np.testing.assert_array_equal(est.feature_mean_, X.mean(axis=0))
+    np.testing.assert_array_equal(est.feature_scale_, X.std(axis=0))
+    # The same model as the one of the standardized columns given as a sparse matrix
+    # (read as given) in the budget less the statistics' 16 bytes a column, and as
+    # scikit-learn's StandardScaler in front of it (up to rounding: columns of
+    # offsets 1e4 and ranges 1e-3 are centred to a relative 1e-9 at best).
+    given = _without_the_statistics_bytes(MAKERS[name](random_state=0), X.shape[1])
+    given.fit(sp.csr_matrix(standardized(X)), y)
+    assert_same_state(est, given, standardization=False)
+    pipe = make_pipeline(StandardScaler(), given)
+    pipe.fit(X, y)
+    np.testing.assert_allclose(est.decision_function(X), pipe.decision_function(X),
+                               rtol=1e-5, atol=1e-6)
+    assert est.score(X, y) > 0.9
+
+
+@pytest.mark.parametrize("name", sorted(MAKERS))
+def test_a_change_of_each_columns_unit_and_origin_leaves_the_model_as_it_was(name):
+    X, y = ranges_task()
+    rng = np.random.RandomState(1)
+    unit, origin = 10.0 ** rng.uniform(-3, 3, size=X.shape[1]), rng.normal(size=X.shape[1])
+    est = MAKERS[name](random_state=0).fit(X, y)
+    moved = MAKERS[name](random_state=0).fit(X * unit + origin, y)
+    # Up to rounding: the columns' offsets reach 1e4 for ranges down to 1e-3.
+    np.testing.assert_allclose(moved.decision_function(X * unit + origin),
+                               est.decision_function(X), rtol=1e-5, atol=1e-5)
+    if est.heaps_:
+        np.testing.assert_array_equal(moved.get_support(indices=True),
+                                      est.get_support(indices=True))
+
+
+def test_later_calls_read_the_first_calls_statistics():
+    X, y = ranges_task(n=900)
+    est = sk.AWMSketchClassifier("16KB", random_state=0)
+    est.partial_fit(X[:300], y[:300], classes=[0, 1])
+    mean, scale = X[:300].mean(axis=0), X[:300].std(axis=0)
+    shifted = X[300:] + 5 * scale  # a later chunk of other means: not re-standardized
+    est.partial_fit(shifted, y[300:])
+    np.testing.assert_array_equal(est.feature_mean_, mean)
+    np.testing.assert_array_equal(est.feature_scale_, scale)
+    reference = _without_the_statistics_bytes(sk.AWMSketchClassifier("16KB", random_state=0),
+                                              X.shape[1])
+    reference.partial_fit(sp.csr_matrix((X[:300] - mean) / scale), y[:300], classes=[0, 1])
+    reference.partial_fit(sp.csr_matrix((shifted - mean) / scale), y[300:])
+    assert_same_state(est, reference, standardization=False)
+    # A new fit takes the statistics anew.
+    est.fit(shifted, y[300:])
+    np.testing.assert_array_equal(est.feature_mean_, shifted.mean(axis=0))
+
+
+@pytest.mark.parametrize("case", ["sparse", "few rows", "space saving", "constant step",
+                                  "budget", "constant column"])
+def test_when_the_columns_are_used_as_given(case):
+    X, y = ranges_task(n=200)
+    make = {"space saving": lambda: sk.SpaceSavingClassifier("8KB", random_state=0),
+            "constant step": lambda: sk.AWMSketchClassifier(
+                "64KB", learning_rate="constant", eta0=1e-6, random_state=0),
+            # 12 columns' statistics (192 bytes) are more than a quarter of 700 bytes.
+            "budget": lambda: sk.TruncationClassifier(700, random_state=0),
+            }.get(case, lambda: sk.AWMSketchClassifier("64KB", random_state=0))
+    if case == "few rows":
+        X, y = X[:29], y[:29]  # fewer than 30 rows would centre each column on themselves
+    if case == "constant column":
+        X[:, 4] = 7.0
+        est = make().fit(X, y)
+        assert est.feature_mean_[4] == 7.0 and est.feature_scale_[4] == 1.0
+        assert 4 not in est.get_support(indices=True)  # centred to nothing
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = make().fit(sp.csr_matrix(X) if case == "sparse" else X, y)
+        assert not hasattr(est, "feature_mean_") and not hasattr(est, "feature_scale_")
+        given = make().fit(sp.csr_matrix(X), y)
+    assert_same_state(est, given)
+
+
+def test_memory_bytes_count_the_statistics_within_the_budget():
+    X, y = ranges_task()
+    for budget in (2**12, 2**14, 2**16):
+        est = sk.AWMSketchClassifier(budget, random_state=0).fit(X, y)
+        assert est.memory_bytes_ == est._model_bytes() + 16 * X.shape[1] <= budget
+        given = sk.AWMSketchClassifier(budget, random_state=0).fit(sp.csr_matrix(X), y)
+        assert given.memory_bytes_ <= budget and not hasattr(given, "feature_scale_")
+
+
+@pytest.mark.parametrize("loader", [load_breast_cancer, load_wine])
+def test_raw_tables_score_with_defaults_as_standardized_ones(loader):
+    # Raw breast cancer (0.001 to 4,000) and wine (0.1 to 1,700): read as given, the
+    # defaults scored 0.59-0.61 and 0.08-0.30; standardized, 0.98.
+    X, y = loader(return_X_y=True)
+    cv = StratifiedKFold(5, shuffle=True, random_state=0)
+    for make in (sk.FeatureHashingClassifier, sk.WMSketchClassifier, sk.AWMSketchClassifier,
+                 sk.MissionClassifier, sk.BearClassifier):
+        assert cross_val_score(make(random_state=0), X, y, cv=cv).mean() >= 0.95, make
+
+
+def test_copies_average_their_statistics_and_kinds_of_input_do_not_mix():
+    X, y = ranges_task(n=900)
+    make = lambda: sk.WMSketchClassifier("64KB", eta0=1.0, random_state=0)  # noqa: E731
+    copies = [make().fit(X[i::3], y[i::3]) for i in range(3)]
+    merged = average_estimators(copies, weights=[1, 2, 3])
+    weights = np.array([1, 2, 3]) / 6
+    np.testing.assert_allclose(merged.feature_mean_,
+                               sum(w * c.feature_mean_ for w, c in zip(weights, copies)))
+    np.testing.assert_allclose(merged.feature_scale_,
+                               sum(w * c.feature_scale_ for w, c in zip(weights, copies)))
+    assert merged.score(X, y) > 0.9
+    # Shared statistics are kept bit for bit.
+    same = average_estimators([copies[0], copies[0]])
+    np.testing.assert_array_equal(same.feature_mean_, copies[0].feature_mean_)
+    sparse = make().fit(sp.csr_matrix(X[::3]), y[::3])
+    with pytest.raises(ValueError, match="standardizing dense columns"):
+        average_estimators([copies[0], sparse])
+
+
+def test_a_model_file_keeps_the_statistics_and_refuses_bad_ones(tmp_path):
+    X, y = ranges_task()
+    est = sk.AWMSketchClassifier("16KB", random_state=0).fit(X, y)
+    path = tmp_path / "m.skm"
+    save(est, path)
+    loaded = load(path)
+    assert_same_state(loaded, est)
+    np.testing.assert_array_equal(loaded.decision_function(X), est.decision_function(X))
+    with np.load(path, allow_pickle=False) as npz:
+        members = {name: npz[name] for name in npz.files}
+    for name, value, message in [
+            ("feature_scale", np.zeros(X.shape[1]), "positive"),
+            ("feature_mean", np.zeros(3), "feature_mean"),
+            ("feature_scale", np.full(X.shape[1], np.nan), "NaN")]:
+        write_members(tmp_path / "bad.skm", {**members, name: value})
+        with pytest.raises(ModelFileError, match=message):
+            load(tmp_path / "bad.skm")
+    del members["feature_mean"]
+    write_members(tmp_path / "bad.skm", members)
+    with pytest.raises(ModelFileError, match="feature_mean"):
+        load(tmp_path / "bad.skm")
+    # A model that reads its columns as given claims no statistics.
+    save(sk.AWMSketchClassifier("16KB", learning_rate="constant", eta0=0.1,
+                                random_state=0).fit(X, y), tmp_path / "c.skm")
+    edit_header(tmp_path / "c.skm", lambda h: h["fitted"].update(standardized=True))
+    with pytest.raises(ModelFileError, match="standardized"):
+        load(tmp_path / "c.skm")
