@@ -352,8 +352,12 @@ def _as_csr_int64(X):
 #: Dense columns are standardized (learning_rate='normalized') unless their mean
 #: and scale would take more than this share of ``memory_budget``, or the first
 #: call holds fewer rows than STANDARDIZE_MIN_ROWS to estimate them from (one row
-#: would centre every column on itself: nothing left to learn).
-STANDARDIZE_BUDGET_SHARE, STANDARDIZE_MIN_ROWS = 0.25, 30
+#: would centre every column on itself: nothing left to learn), or the rows, every
+#: entry of which centring makes non-zero, would grow past STANDARDIZE_MAX_WIDTH
+#: entries and more than twice their non-zeros (a mostly-zero array of many
+#: columns, as ``.toarray()`` of a text matrix: 65,536 columns of 100 non-zeros
+#: would train 655 times as long).
+STANDARDIZE_BUDGET_SHARE, STANDARDIZE_MIN_ROWS, STANDARDIZE_MAX_WIDTH = 0.25, 30, 1000
 
 
 def standardization_bytes(n_features):
@@ -571,9 +575,11 @@ class _BaseSketchSGD(BaseEstimator):
         Sparse input keeps its zeros (its columns are not centred). The
         columns are used as given by a store that counts occurrences
         (Space-Saving), when the first call holds fewer than
-        ``STANDARDIZE_MIN_ROWS`` rows, and when the two statistics a column
+        ``STANDARDIZE_MIN_ROWS`` rows, when the two statistics a column
         would take more than ``STANDARDIZE_BUDGET_SHARE`` of
-        ``memory_budget``.
+        ``memory_budget``, and when the first call's rows are mostly zeros
+        over more than ``STANDARDIZE_MAX_WIDTH`` columns (centred, each row
+        would hold every column).
         """
         preset = self.__dict__.pop("_preset_standardization", None)
         for name in ("feature_mean_", "feature_scale_"):
@@ -585,6 +591,9 @@ class _BaseSketchSGD(BaseEstimator):
         budget = getattr(self, "memory_budget", None)
         if (budget is not None and standardization_bytes(X.shape[1])
                 > STANDARDIZE_BUDGET_SHARE * parse_memory_budget(budget)):
+            return
+        if X.shape[1] > STANDARDIZE_MAX_WIDTH and X.shape[1] > 2 * np.count_nonzero(
+                X) / X.shape[0]:
             return
         if preset is not None:
             mean, scale = (np.array(a, dtype=np.float64) for a in preset)

@@ -88,8 +88,9 @@ STANDARDIZE_ATTRIBUTES_DOC = """
         ``coef_`` and the selected features' weights are per standard
         deviation of their column, comparable across columns. Absent when
         the columns are read as given: sparse input, a first call of fewer
-        than 30 rows, or statistics (16 bytes a column) that would take more
-        than a quarter of ``memory_budget``."""
+        than 30 rows, statistics (16 bytes a column) that would take more
+        than a quarter of ``memory_budget``, or rows of more than 1,000
+        columns that are mostly zeros (centring would fill them)."""
 
 _LEARNING_RATE_DOC = """
     learning_rate : {'normalized', 'invscaling', 'constant', 'optimal'}, \

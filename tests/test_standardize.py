@@ -104,6 +104,24 @@ def test_later_calls_read_the_first_calls_statistics():
     np.testing.assert_array_equal(est.feature_mean_, shifted.mean(axis=0))
 
 
+def test_a_mostly_zero_array_of_many_columns_is_read_as_given():
+    # Centred, each row would hold all 2,000 columns instead of about 20.
+    rng = np.random.RandomState(0)
+    X = rng.binomial(1, 0.01, size=(300, 2000)) * rng.uniform(1, 5, size=(300, 2000))
+    y = (X[:, :50].sum(axis=1) > X[:, 50:100].sum(axis=1)).astype(int)
+    est = sk.AWMSketchClassifier("1MB", random_state=0).fit(X, y)
+    assert not hasattr(est, "feature_scale_")
+    assert_same_state(est, sk.AWMSketchClassifier("1MB", random_state=0).fit(
+        sp.csr_matrix(X), y))
+    # Half non-zero, or at most 1,000 columns: standardized.
+    assert hasattr(sk.AWMSketchClassifier("1MB", random_state=0).fit(X[:, :1000], y),
+                   "feature_scale_")
+    dense = np.where(X == 0, rng.uniform(1, 5, size=X.shape), X)
+    dense[rng.rand(*X.shape) < 0.45] = 0.0
+    assert hasattr(sk.AWMSketchClassifier("1MB", random_state=0).fit(dense, y),
+                   "feature_scale_")
+
+
 @pytest.mark.parametrize("case", ["sparse", "few rows", "space saving", "constant step",
                                   "budget", "constant column"])
 def test_when_the_columns_are_used_as_given(case):
