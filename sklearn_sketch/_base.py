@@ -360,6 +360,12 @@ def _as_csr_int64(X):
 STANDARDIZE_BUDGET_SHARE, STANDARDIZE_MIN_ROWS, STANDARDIZE_MAX_WIDTH = 0.25, 30, 1000
 
 
+def mostly_zeros(n_columns, nnz_per_row):
+    """Whether rows of ``nnz_per_row`` non-zeros over ``n_columns`` columns are left as
+    given: centred, each would hold every column (STANDARDIZE_MAX_WIDTH)."""
+    return n_columns > STANDARDIZE_MAX_WIDTH and n_columns > 2 * nnz_per_row
+
+
 def standardization_bytes(n_features):
     """Bytes of the mean and scale of ``n_features`` columns (float64 each)."""
     return 16 * int(n_features)
@@ -567,7 +573,8 @@ class _BaseSketchSGD(BaseEstimator):
         ``feature_scale_``), under 'normalized' steps.
 
         The first call's rows set them (or ``_preset_standardization``: the
-        partitions of one Dask fit share the whole data's). The 'normalized'
+        partitions of one Dask fit share the whole data's, decided on it as
+        well). The 'normalized'
         step already frees a row's update from the row's norm; a dense column's
         own range still decides how much of that step it takes, and raw
         columns of different ranges (breast cancer: 0.001 to 4,000) leave
@@ -592,8 +599,7 @@ class _BaseSketchSGD(BaseEstimator):
         if (budget is not None and standardization_bytes(X.shape[1])
                 > STANDARDIZE_BUDGET_SHARE * parse_memory_budget(budget)):
             return
-        if X.shape[1] > STANDARDIZE_MAX_WIDTH and X.shape[1] > 2 * np.count_nonzero(
-                X) / X.shape[0]:
+        if preset is None and mostly_zeros(X.shape[1], np.count_nonzero(X) / X.shape[0]):
             return
         if preset is not None:
             mean, scale = (np.array(a, dtype=np.float64) for a in preset)

@@ -22,10 +22,10 @@ def average_estimators(estimators, weights=None):
     merged. Copies that standardized dense columns (``feature_mean_``,
     ``feature_scale_``) get the weighted average of their statistics: exact
     when they share them, as the copies of ``n_jobs`` and
-    :func:`sklearn_sketch.dask.fit` do. BEAR's curvature pairs belong to one run's steps and are not
-    averaged: the result starts a new window. Probabilistic truncation and
-    Space-Saving, whose heap entries hold reservoir keys or counts, cannot be
-    averaged.
+    :func:`sklearn_sketch.dask.fit` do. BEAR's curvature pairs belong to one
+    run's steps and are not averaged: the result starts a new window.
+    Probabilistic truncation and Space-Saving, whose heap entries hold
+    reservoir keys or counts, cannot be averaged.
 
     Parameters
     ----------

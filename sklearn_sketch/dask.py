@@ -183,11 +183,16 @@ def _standardizes(model):
 
 def _column_statistics(client, columns):
     """``(mean, scale)`` of the columns of a dask array or DataFrame, computed on the
-    cluster, as :func:`~sklearn_sketch._base.column_mean_and_scale` gives them."""
-    from ._base import column_scale
+    cluster, as :func:`~sklearn_sketch._base.column_mean_and_scale` gives them; None
+    for rows that are mostly zeros over many columns (read as given, as one fit on
+    them would)."""
+    from ._base import column_scale, mostly_zeros
 
-    mean, std = client.compute([columns.mean(axis=0), columns.std(axis=0, ddof=0)],
-                               sync=True)
+    mean, std, nnz, rows = client.compute(
+        [columns.mean(axis=0), columns.std(axis=0, ddof=0), (columns != 0).sum(),
+         columns.shape[0]], sync=True)
+    if mostly_zeros(len(mean), float(np.sum(nnz)) / max(int(rows), 1)):
+        return None
     mean, std = (np.asarray(v, dtype=np.float64) for v in (mean, std))
     return mean, column_scale(mean, std)
 

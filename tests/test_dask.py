@@ -100,6 +100,18 @@ def test_partitions_train_copies_that_are_averaged_by_rows(client):
     assert_same_snapshot(snapshot(again), snapshot(model))
 
 
+def test_mostly_zero_wide_arrays_are_read_as_given_on_every_partition(client):
+    # 1,500 columns of about 15 non-zeros a row: one fit reads them as given, and so
+    # does every partition (the choice is made on the whole array).
+    rng = np.random.RandomState(0)
+    X = rng.binomial(1, 0.01, size=(800, 1500)).astype(float)
+    y = (X[:, :40].sum(axis=1) > 0).astype(int)
+    model = sk_dask.fit(mission(), da.from_array(X, chunks=(400, 1500)),
+                        da.from_array(y, chunks=400), client=client)
+    assert not hasattr(model, "feature_scale_")
+    assert not hasattr(mission().fit(X, y), "feature_scale_")
+
+
 def test_files_are_read_on_the_workers(client, tmp_path):
     X, y = data()
     paths = svmlight_halves(tmp_path, X, y)
@@ -171,6 +183,12 @@ def test_a_dataframe_of_raw_samples_keeps_the_names(client):
                                            "label": y}), npartitions=2)
     model = sk_dask.fit(mission(), numeric, "label", client=client)
     assert list(model.feature_names_in_) == ["a", "b"]
+    # Its columns are standardized by the whole frame's statistics, on every partition.
+    columns = numeric.compute()[["a", "b"]]
+    np.testing.assert_allclose(model.feature_mean_, columns.mean().to_numpy(), rtol=1e-12,
+                               atol=1e-15)
+    np.testing.assert_allclose(model.feature_scale_, columns.std(ddof=0).to_numpy(),
+                               rtol=1e-12)
     with pytest.raises(ValueError, match="label column"):
         sk_dask.fit(mission(), numeric, "missing", client=client)
     as_strings = dd.from_pandas(pd.DataFrame({"tokens": [" ".join(t) for t in tokens],
