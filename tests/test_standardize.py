@@ -1,4 +1,5 @@
 """'normalized' steps standardize dense columns: their range does not matter."""
+import pickle
 import sys
 import warnings
 from pathlib import Path
@@ -120,6 +121,17 @@ def test_a_mostly_zero_array_of_many_columns_is_read_as_given():
     dense[rng.rand(*X.shape) < 0.45] = 0.0
     assert hasattr(sk.AWMSketchClassifier("1MB", random_state=0).fit(dense, y),
                    "feature_scale_")
+
+
+def test_a_model_of_dense_columns_reads_sparse_input_as_the_same_columns():
+    X, y = ranges_task(n=900)
+    dense = sk.MissionClassifier(8, sketch_width=256, random_state=0).fit(X[:600], y[:600])
+    sparse = pickle.loads(pickle.dumps(dense))
+    np.testing.assert_array_equal(dense.decision_function(X[600:]),
+                                  sparse.decision_function(sp.csr_matrix(X[600:])))
+    dense.partial_fit(X[600:], y[600:])
+    sparse.partial_fit(sp.csr_matrix(X[600:]), y[600:])
+    assert_same_state(dense, sparse)
 
 
 @pytest.mark.parametrize("case", ["sparse", "few rows", "space saving", "constant step",
