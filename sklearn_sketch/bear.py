@@ -217,6 +217,7 @@ class _BearMixin:
 
     _store = _stores.SKETCH_AND_HEAP
     _threads_share_classes = False  # bear_pass has no team: parts of rows are averaged
+    _second_order = True
     _bear_constraints = {
         **_SKETCH_CONSTRAINTS, **_SELECTION_CONSTRAINTS, **_MEMORY_CONSTRAINTS,
         "history_size": [Interval(Integral, 1, 256, closed="both"), StrOptions({"auto"})],

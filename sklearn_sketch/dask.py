@@ -134,7 +134,7 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     # partial_fit, as a plain fit does.
     step, probes = None, [None] * len(parts)
     new_auto = "_state" not in model.__dict__ and getattr(model, "eta0", None) == "auto"
-    scale = len(parts) if new_auto and model._is_classifier() else 1
+    scale = len(parts) if new_auto and model._copies_scale_the_step() else 1
     if new_auto and len(parts) > 1 and parts[0][0] != "file":
         probes = [client.submit(_probe_partition, current, i, part, classes, len(parts),
                                 pure=False, retries=retries)
