@@ -134,3 +134,18 @@ def test_a_zip_holds_one_csv_file(flights, tmp_path, capsys, extra, listed):
     err = capsys.readouterr().err
     assert f"must hold exactly one CSV file, it holds {listed}" in err
     assert err.count("\n") == 1 and not (tmp_path / "why.txt").exists()
+
+
+def test_progress_is_written_once_in_its_last_state_outside_a_terminal(capsys):
+    # A log file or a pipe gets one line, not every rewrite glued together by '\r'.
+    from sklearn_sketch.cli._report import Progress
+
+    progress = Progress(quiet=False)
+    for rows in (10, 20, 30):
+        progress.show(f"{rows} rows")
+    progress.end()
+    assert capsys.readouterr().err == "30 rows\n"
+    quiet = Progress(quiet=True)
+    quiet.show("10 rows")
+    quiet.end()
+    assert capsys.readouterr().err == ""

@@ -5,7 +5,7 @@ import time
 from itertools import zip_longest
 
 from ._errors import CommandError
-from ._report import add_report_arguments, read_lines, write_report
+from ._report import Progress, add_report_arguments, read_lines, write_report
 
 def add_compare_arguments(parser, positive_int):
     """The options of ``sklearn-sketch compare``."""
@@ -85,7 +85,7 @@ def cmd_compare(args):
     chunks_a, chunks_b = chunks(args.a), chunks(args.b)
     model = RelativeDeltoids(args.memory_budget, min_count=args.min_count,
                              random_state=args.random_state)
-    start, seen = time.perf_counter(), False
+    start, seen, progress = time.perf_counter(), False, Progress(args.quiet)
     # The two streams alternate chunk by chunk; the longer one finishes alone.
     for part_a, part_b in zip_longest(chunks_a, chunks_b):
         empty_a = part_a is None or _size(part_a) == 0
@@ -94,12 +94,10 @@ def cmd_compare(args):
             continue
         model.partial_fit(a=None if empty_a else part_a, b=None if empty_b else part_b)
         seen = True
-        if not args.quiet:
-            print(f"\r{model.n_a_:,} and {model.n_b_:,} items, "
-                  f"{(model.n_a_ + model.n_b_) / (time.perf_counter() - start):,.0f} items/s",
-                  end="", file=sys.stderr, flush=True)
-    if not args.quiet and seen:
-        print(file=sys.stderr)
+        progress.show(f"{model.n_a_:,} and {model.n_b_:,} items, "
+                      f"{(model.n_a_ + model.n_b_) / (time.perf_counter() - start):,.0f} "
+                      "items/s")
+    progress.end()
     if not seen or model.n_a_ == 0 or model.n_b_ == 0:
         which = "A" if not seen or model.n_a_ == 0 else "B"
         raise CommandError(f"stream {which} holds no item: there is nothing to compare")

@@ -5,7 +5,7 @@ import time
 
 from ._csv import read_csv
 from ._errors import CommandError
-from ._report import add_report_arguments, write_report
+from ._report import Progress, add_report_arguments, write_report
 
 ESTIMATOR_CHOICES = ("awm", "wm", "mission", "bear")
 
@@ -79,16 +79,14 @@ def cmd_explain(args):
     start = time.perf_counter()
     read = dict(usecols=[*columns, metric], chunksize=args.chunk_rows,
                 dtype={c: str for c in columns}, low_memory=False)
+    progress = Progress(args.quiet)
     for chunk in read_csv(args.path, **read):
         explainer.partial_fit(chunk)
-        if not args.quiet:
-            seen = explainer.n_rows_ + explainer.n_skipped_
-            print(f"\r{seen:,} rows, {seen / (time.perf_counter() - start):,.0f} rows/s",
-                  end="", file=sys.stderr, flush=True)
+        seen = explainer.n_rows_ + explainer.n_skipped_
+        progress.show(f"{seen:,} rows, {seen / (time.perf_counter() - start):,.0f} rows/s")
     if "crosser_" not in explainer.__dict__:
         raise CommandError(f"{args.path} holds no row: nothing to explain")
-    if not args.quiet:
-        print(file=sys.stderr)
+    progress.end()
     late = int((explainer.explanations_["rows"] < explainer.n_rows_).sum())
     if late and not args.one_pass:
         if not args.quiet:

@@ -1,10 +1,9 @@
 """The ``pmi`` command: the word pairs of text files that go together more than chance."""
 import json
-import sys
 import time
 
 from ._errors import CommandError
-from ._report import add_report_arguments, read_lines, write_report
+from ._report import Progress, add_report_arguments, read_lines, write_report
 
 
 def add_pmi_arguments(parser, positive_int):
@@ -27,20 +26,17 @@ def cmd_pmi(args):
         raise CommandError(f"--min-count must be >= 0, got {args.min_count}")
     model = StreamingPMI(args.window, memory_budget=args.memory_budget,
                          min_count=args.min_count, random_state=args.random_state)
-    start = time.perf_counter()
+    start, progress = time.perf_counter(), Progress(args.quiet)
     for lines in read_lines(args.paths, args.chunk_lines):
         if window_pairs(lines, 1)[0].size == 0:
             continue  # a chunk of blank lines
         model.partial_fit(lines)
-        if not args.quiet:
-            print(f"\r{model.n_words_:,} words, "
-                  f"{model.n_words_ / (time.perf_counter() - start):,.0f} words/s",
-                  end="", file=sys.stderr, flush=True)
+        progress.show(f"{model.n_words_:,} words, "
+                      f"{model.n_words_ / (time.perf_counter() - start):,.0f} words/s")
     if "estimator_" not in model.__dict__:
         raise CommandError("the files hold no word (words are 2+ letters or digits)")
     seconds = time.perf_counter() - start
-    if not args.quiet:
-        print(file=sys.stderr)
+    progress.end()
     table = model.pairs_
     rows = list(zip(table["pair"].tolist(), table["pmi"].tolist(), table["count"].tolist(),
                     table["weight"].tolist()))[:args.top]

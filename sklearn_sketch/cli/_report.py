@@ -14,6 +14,40 @@ def add_report_arguments(parser, positive_int, *, budget, top, listed):
     parser.add_argument("--quiet", action="store_true", help="no progress")
 
 
+class Progress:
+    """A progress line on stderr: rewritten in place on a terminal; in a log file or a
+    pipe, written once, in its last state, when the pass ends (rewrites there would
+    pile up on one line). Nothing with ``quiet``.
+
+    Examples
+    --------
+    >>> from sklearn_sketch.cli._report import Progress
+    >>> progress = Progress(quiet=True)
+    >>> progress.show("10 rows")
+    >>> progress.end()
+    """
+
+    def __init__(self, quiet):
+        self.quiet = quiet
+        self.terminal = sys.stderr.isatty()
+        self.text = None
+
+    def show(self, text):
+        """Make ``text`` the progress line."""
+        if self.quiet:
+            return
+        self.text = text
+        if self.terminal:
+            print(f"\r{text}", end="", file=sys.stderr, flush=True)
+
+    def end(self):
+        """End the line (a terminal's) or write its last state (elsewhere)."""
+        if self.quiet or self.text is None:
+            return
+        print("" if self.terminal else self.text, file=sys.stderr, flush=True)
+        self.text = None
+
+
 def read_lines(paths, size):
     """Lists of ``size`` lines of text files (plain or gzip), file after file."""
     batch = []
