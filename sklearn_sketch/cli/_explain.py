@@ -90,8 +90,9 @@ def cmd_explain(args):
     late = int((explainer.explanations_["rows"] < explainer.n_rows_).sum())
     if late and not args.one_pass:
         if not args.quiet:
-            print(f"{late:,} combinations entered the heap late: counting the heap over "
-                  "every row, a second pass (--one-pass skips it)", file=sys.stderr)
+            print(f"{late:,} combination{'s' if late > 1 else ''} entered the heap late: "
+                  "counting the heap over every row, a second pass (--one-pass skips it)",
+                  file=sys.stderr)
         explainer.recount(read_csv(args.path, **read))
     seconds = time.perf_counter() - start
     write_report(_report(explainer, args, metric, seconds), args.output)
