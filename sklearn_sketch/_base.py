@@ -591,24 +591,29 @@ class _BaseSketchSGD(BaseEstimator):
         preset = self.__dict__.pop("_preset_standardization", None)
         for name in ("feature_mean_", "feature_scale_"):
             self.__dict__.pop(name, None)
-        if (sp.issparse(X) or getattr(self, "learning_rate", None) != "normalized"
-                or not self._store.standardizes or X.shape[1] == 0
-                or (preset is None and X.shape[0] < STANDARDIZE_MIN_ROWS)):
+        if sp.issparse(X) or not self._standardizes_dense() or X.shape[1] == 0:
             return
         budget = getattr(self, "memory_budget", None)
         if (budget is not None and standardization_bytes(X.shape[1])
                 > STANDARDIZE_BUDGET_SHARE * parse_memory_budget(budget)):
             return
-        if preset is None and mostly_zeros(X.shape[1], np.count_nonzero(X) / X.shape[0]):
+        if preset is None:
+            if (X.shape[0] < STANDARDIZE_MIN_ROWS
+                    or mostly_zeros(X.shape[1], np.count_nonzero(X) / X.shape[0])):
+                return
+            self.feature_mean_, self.feature_scale_ = column_mean_and_scale(X)
             return
-        if preset is not None:
-            mean, scale = (np.array(a, dtype=np.float64) for a in preset)
-        else:
-            mean, scale = column_mean_and_scale(X)
+        mean, scale = (np.array(a, dtype=np.float64) for a in preset)
         if mean.shape != (X.shape[1],) or scale.shape != (X.shape[1],):
             raise ValueError(f"the preset standardization has {mean.size} columns, the data "
                              f"{X.shape[1]}")
         self.feature_mean_, self.feature_scale_ = mean, scale
+
+    def _standardizes_dense(self):
+        """Whether this model standardizes dense columns at all: under 'normalized'
+        steps, with a store that learns weights (see :meth:`_set_standardization` for
+        the data that is still read as given)."""
+        return getattr(self, "learning_rate", None) == "normalized" and self._store.standardizes
 
     def _standardized(self, X):
         """``X`` in the coordinates the model trains and predicts in: each column

@@ -524,8 +524,7 @@ def _decode_fitted(est, fitted, members):
     n_iter = _int(fitted["n_iter_"], "n_iter_", 1, _MAX_INT64)
     standardization = None
     if fitted.get("standardized", False) is not False:
-        if fitted["standardized"] is not True or not est._store.standardizes \
-                or getattr(est, "learning_rate", None) != "normalized":
+        if fitted["standardized"] is not True or not est._standardizes_dense():
             raise ModelFileError("standardized must be true, and only for a model with "
                                  "'normalized' steps on weights")
         if n_features > _MAX_STANDARDIZED_COLUMNS:

@@ -114,9 +114,12 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     if isinstance(epochs, bool) or not isinstance(epochs, numbers.Integral) or epochs < 1:
         raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
     model = _start_model(estimator)
-    parts, classes, statistics = _partitions(client, model, X, y, classes)
-    if statistics is not None and len(parts) > 1:
-        model._preset_standardization = statistics
+    parts, classes, columns = _partitions(client, model, X, y, classes)
+    if columns is not None and len(parts) > 1 and "_state" not in model.__dict__ \
+            and model._standardizes_dense():
+        statistics = _column_statistics(client, columns)
+        if statistics is not None:
+            model._preset_standardization = statistics
     # The model is a task of its own (its copy travels once, to one worker), and so is
     # each epoch's average: models go from worker to worker, and only the last one to
     # the client. A worker that dies takes no model with it for good: the scheduler
@@ -175,12 +178,6 @@ def _start_model(estimator):
     return model
 
 
-def _standardizes(model):
-    """Whether a new ``model`` standardizes dense columns (see ``_set_standardization``)."""
-    return ("_state" not in model.__dict__ and model._store.standardizes
-            and getattr(model, "learning_rate", None) == "normalized")
-
-
 def _column_statistics(client, columns):
     """``(mean, scale)`` of the columns of a dask array or DataFrame, computed on the
     cluster, as :func:`~sklearn_sketch._base.column_mean_and_scale` gives them; None
@@ -198,8 +195,9 @@ def _column_statistics(client, columns):
 
 
 def _partitions(client, model, X, y, classes):
-    """``(parts, classes, statistics)``: per partition, its row blocks or its file
-    path; the dense columns' ``(mean, scale)`` when a new model standardizes them."""
+    """``(parts, classes, columns)``: per partition, its row blocks or its file path;
+    the whole data's dense feature columns (persisted), None for files, sparse blocks
+    and DataFrames of other than numbers."""
     is_classifier = model._is_classifier()
     if isinstance(X, (list, tuple)):
         if not all(isinstance(p, (str, os.PathLike)) for p in X):
@@ -216,11 +214,9 @@ def _partitions(client, model, X, y, classes):
             classes = np.unique(client.compute(X[y].unique()).result())
         X = client.persist(X)
         features = X.drop(columns=[y])
-        statistics = None
-        if _standardizes(model) and all(dtype.kind in "biuf" for dtype in features.dtypes):
-            statistics = _column_statistics(client, features)
+        numeric = all(dtype.kind in "biuf" for dtype in features.dtypes)
         parts = [("frame", part, y) for part in client.compute(list(X.to_delayed()))]
-        return parts, classes, statistics
+        return parts, classes, features if numeric else None
     import dask.array as da
 
     if not isinstance(X, da.Array) or not isinstance(y, da.Array):
@@ -235,12 +231,11 @@ def _partitions(client, model, X, y, classes):
         classes = np.unique(client.compute(da.unique(y)).result())
     # Kept on the workers for every epoch; each task is sent to where its blocks are.
     X, y = client.persist([X, y])
-    statistics = None
-    if _standardizes(model) and isinstance(X._meta, np.ndarray):  # dense blocks
-        statistics = _column_statistics(client, X)
     x_blocks = client.compute(list(X.to_delayed().ravel()))
     y_blocks = client.compute(list(y.to_delayed()))
-    return [("arrays", xb, yb) for xb, yb in zip(x_blocks, y_blocks)], classes, statistics
+    dense = isinstance(X._meta, np.ndarray)
+    return ([("arrays", xb, yb) for xb, yb in zip(x_blocks, y_blocks)], classes,
+            X if dense else None)
 
 
 def _train_partition(model, index, part, classes, reader, step=None, probe=None, scale=1):

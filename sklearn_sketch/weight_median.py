@@ -23,8 +23,13 @@ from ._base import (  # noqa: F401  (parse_memory_budget is public here)
     parse_memory_budget,
 )
 from . import _stores
-from .mission import (ETA0_AUTO_NOTE, LARGER_STEP_NOTE, NORM_FLOOR_DOC, STANDARDIZE_ATTRIBUTES_DOC,
-                      STANDARDIZE_NOTE)
+from .mission import (
+    ETA0_AUTO_NOTE,
+    LARGER_STEP_NOTE,
+    NORM_FLOOR_DOC,
+    STANDARDIZE_ATTRIBUTES_DOC,
+    STANDARDIZE_NOTE,
+)
 
 
 
