@@ -358,6 +358,10 @@ def _as_csr_int64(X):
 #: columns, as ``.toarray()`` of a text matrix: 65,536 columns of 100 non-zeros
 #: would train 655 times as long).
 STANDARDIZE_BUDGET_SHARE, STANDARDIZE_MIN_ROWS, STANDARDIZE_MAX_WIDTH = 0.25, 30, 1000
+#: Sparse input of at most this many columns is a table of measurements (svmlight files
+#: of raw columns), scaled as dense columns are; wider sparse input (text, k-mers,
+#: hashed features) is a bag of counts or indicators, read as given.
+SPARSE_TABLE_MAX_WIDTH = 1000
 
 
 def mostly_zeros(n_columns, nnz_per_row):
@@ -375,6 +379,14 @@ def column_mean_and_scale(X):
     """Each column's mean and scale of dense ``X`` (:func:`column_scale`)."""
     mean = X.mean(axis=0)
     return mean, column_scale(mean, X.std(axis=0))
+
+
+def column_max_abs(X):
+    """Each column's largest absolute value in sparse ``X`` (1 for a column with
+    none): the scale of :class:`~sklearn.preprocessing.MaxAbsScaler`, which keeps
+    the zeros."""
+    top = np.asarray(abs(X).max(axis=0).toarray()).ravel().astype(np.float64)
+    return np.where(top > 0, top, 1.0)
 
 
 def column_scale(mean, std):
@@ -440,9 +452,10 @@ def _warn_if_near_chance(estimator, y):
         f"{error:.1%} of the samples just before training on each, and always predicting "
         f"the most frequent class errs on {baseline:.1%}. Try more passes (max_iter), a "
         "larger memory_budget or heap, another step (eta0), features on one scale "
-        "(sparse input, and schedules other than 'normalized', read columns as given: "
-        "StandardScaler, or MaxAbsScaler for sparse input; the step adapts to a row's norm, "
-        "not to each feature's range), or check that the labels match the samples.",
+        "(sparse input of more than 1,000 columns, and schedules other than 'normalized', "
+        "read columns as given: StandardScaler, or MaxAbsScaler for sparse input; the step "
+        "adapts to a row's norm, not to each feature's range), or check that the labels "
+        "match the samples.",
         ConvergenceWarning, stacklevel=4)
 
 
@@ -579,7 +592,12 @@ class _BaseSketchSGD(BaseEstimator):
         own range still decides how much of that step it takes, and raw
         columns of different ranges (breast cancer: 0.001 to 4,000) leave
         most of them untrained. Centred and scaled, each column steps alike.
-        Sparse input keeps its zeros (its columns are not centred). The
+        Sparse input of at most ``SPARSE_TABLE_MAX_WIDTH`` columns is a table:
+        stored mostly zeros, each column is scaled by its largest absolute
+        value and not centred (mean 0: the zeros stay, as ``MaxAbsScaler``
+        keeps them); at least half non-zero, it is read as the array it is and
+        standardized. Wider sparse input (counts of words or k-mers, hashed
+        features) is read as given. The
         columns are used as given by a store that counts occurrences
         (Space-Saving), when the first call holds fewer than
         ``STANDARDIZE_MIN_ROWS`` rows, when the two statistics a column
@@ -591,15 +609,24 @@ class _BaseSketchSGD(BaseEstimator):
         preset = self.__dict__.pop("_preset_standardization", None)
         for name in ("feature_mean_", "feature_scale_"):
             self.__dict__.pop(name, None)
-        if sp.issparse(X) or not self._standardizes_dense() or X.shape[1] == 0:
+        if not self._standardizes_dense() or X.shape[1] == 0:
             return
         budget = getattr(self, "memory_budget", None)
         if (budget is not None and standardization_bytes(X.shape[1])
                 > STANDARDIZE_BUDGET_SHARE * parse_memory_budget(budget)):
             return
         if preset is None:
-            if (X.shape[0] < STANDARDIZE_MIN_ROWS
-                    or mostly_zeros(X.shape[1], np.count_nonzero(X) / X.shape[0])):
+            if X.shape[0] < STANDARDIZE_MIN_ROWS:
+                return
+            if sp.issparse(X):
+                if X.shape[1] > SPARSE_TABLE_MAX_WIDTH:
+                    return
+                if 2 * X.nnz < X.shape[0] * X.shape[1]:
+                    self.feature_mean_ = np.zeros(X.shape[1])
+                    self.feature_scale_ = column_max_abs(X)
+                    return
+                X = X.toarray()  # a table stored sparse: no smaller than as an array
+            if mostly_zeros(X.shape[1], np.count_nonzero(X) / X.shape[0]):
                 return
             self.feature_mean_, self.feature_scale_ = column_mean_and_scale(X)
             return
@@ -618,10 +645,15 @@ class _BaseSketchSGD(BaseEstimator):
     def _standardized(self, X):
         """``X`` in the coordinates the model trains and predicts in: each column
         centred and scaled by ``feature_mean_`` and ``feature_scale_`` when the
-        model has them (sparse input is made dense for it), else ``X``."""
+        model has them (sparse input is made dense for centring, and stays sparse
+        when the means are 0), else ``X``."""
         if "feature_scale_" not in self.__dict__:
             return X
         if sp.issparse(X):
+            if not self.feature_mean_.any():  # scaled, not centred: the zeros stay
+                X = sp.csr_matrix(X, copy=True)
+                X.data = X.data / self.feature_scale_[X.indices]
+                return X
             X = X.toarray()
         return (X - self.feature_mean_) / self.feature_scale_
 

@@ -19,7 +19,7 @@ def average_estimators(estimators, weights=None):
     WM-Sketch) and from the copies' own weights elsewhere (AWM-Sketch: heap
     weight or sketch estimate; hard thresholding and truncation: heap weight
     or 0), keeping the ``n_features_to_select_`` heaviest. Feature names are
-    merged. Copies that standardized dense columns (``feature_mean_``,
+    merged. Copies that standardized or scaled their columns (``feature_mean_``,
     ``feature_scale_``) get the weighted average of their statistics: exact
     when they share them, as the copies of ``n_jobs`` and
     :func:`sklearn_sketch.dask.fit` do. BEAR's curvature pairs belong to one
@@ -90,6 +90,14 @@ def average_estimators(estimators, weights=None):
     return out
 
 
+def _column_reading(est):
+    """How ``est`` reads its columns: standardized, scaled only or as given."""
+    if "feature_scale_" not in est.__dict__:
+        return "reads its columns as given"
+    return ("centres and scales its columns" if est.feature_mean_.any()
+            else "scales its columns without centring them")
+
+
 def average_states(estimator, states, lam, *, into):
     """Write the ``lam``-weighted average of ``states`` (models of ``estimator``) into ``into``.
 
@@ -134,10 +142,11 @@ def _check_compatible(estimators):
                 raise ValueError(f"estimator {i} has {name}={other[name]!r}, estimator 0 "
                                  f"{value!r}: averaged estimators need equal parameters "
                                  "(and random_state, for the same hash functions)")
-        if ("feature_scale_" in first.__dict__) != ("feature_scale_" in est.__dict__):
-            raise ValueError(f"estimator {i} differs from estimator 0 in standardizing dense "
-                             "columns (feature_scale_): train the copies on the same kind of "
-                             "input (dense or sparse)")
+        if _column_reading(first) != _column_reading(est):
+            raise ValueError(f"estimator {i} {_column_reading(est)}, estimator 0 "
+                             f"{_column_reading(first)} (feature_mean_, feature_scale_): train "
+                             "the copies on the same kind of input (dense or sparse, narrow "
+                             "or wide)")
         for name in ("classes_", "n_features_in_", "feature_names_in_",
                      "sketch_width_", "sketch_depth_", "n_features_to_select_"):
             if hasattr(first, name) != hasattr(est, name) or (

@@ -77,7 +77,13 @@ STANDARDIZE_NOTE = """ With dense input, 'normalized' also standardizes each
         ``feature_scale_``), so a column's range does not matter either: raw
         breast cancer, wine and iris (5-fold CV, defaults) scored 0.59-0.89,
         0.08-0.63 and 0.67-0.95 read as given, 0.95-0.98 standardized, as
-        ``StandardScaler`` in front gives. Sparse input is read as given."""
+        ``StandardScaler`` in front gives. A sparse table (at most 1,000
+        columns, mostly zeros) is scaled by each column's largest absolute
+        value, keeping its zeros, as ``MaxAbsScaler`` does (the weather's
+        precipitation, fields one-hot beside raw columns: 0.933 read as
+        given, 0.940-0.943 scaled); one at least half non-zero is read as the
+        array it is. Wider sparse input (words, k-mers, hashed features) is
+        read as given."""
 
 #: The statistics of standardized dense columns (estimators that standardize them).
 STANDARDIZE_ATTRIBUTES_DOC = """
@@ -86,11 +92,14 @@ STANDARDIZE_ATTRIBUTES_DOC = """
         and standard deviation (1 for a constant column) in the first call's
         rows. The model reads ``(X - feature_mean_) / feature_scale_``, so
         ``coef_`` and the selected features' weights are per standard
-        deviation of their column, comparable across columns. Absent when
-        the columns are read as given: sparse input, a first call of fewer
-        than 30 rows, statistics (16 bytes a column) that would take more
-        than a quarter of ``memory_budget``, or rows of more than 1,000
-        columns that are mostly zeros (centring would fill them)."""
+        deviation of their column, comparable across columns. A sparse input
+        of at most 1,000 columns, mostly zeros: mean 0 and each column's
+        largest absolute value (1 for an empty column), so the weights are per
+        that value. Absent when the columns are read as given: sparse input
+        of more than 1,000 columns, a first call of fewer than 30 rows,
+        statistics (16 bytes a column) that would take more than a quarter of
+        ``memory_budget``, or a dense array of more than 1,000 columns that is
+        mostly zeros (centring would fill its rows)."""
 
 _LEARNING_RATE_DOC = """
     learning_rate : {'normalized', 'invscaling', 'constant', 'optimal'}, \

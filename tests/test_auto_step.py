@@ -48,6 +48,7 @@ def make(kind, k, **params):
 
 
 @pytest.mark.parametrize("kind", ["iht", "truncation"])
+@pytest.mark.usefixtures("sparse_as_given")
 def test_auto_takes_the_step_of_fewest_probe_mistakes_then_fits_with_it(kind):
     chosen = {}
     # Little label noise: the narrow task wants a larger step (3 or 10 on seeds 0 to 3;

@@ -690,6 +690,7 @@ def test_multiclass_predictions(kind, loss):
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("batch_size", [1, 4])
+@pytest.mark.usefixtures("sparse_as_given")
 def test_dense_and_csr_give_the_same_model(kind, batch_size):
     X, y = make_data(seed=13)
     dense = make_estimator(kind, 5, batch_size=batch_size, alpha=0.01).fit(X, y)

@@ -283,6 +283,7 @@ def _rows_some_longer_than_the_cap(rng, n, p, n_long):
 
 @pytest.mark.parametrize("kind", ["binary", "multiclass"])
 @pytest.mark.parametrize("schedule", ["constant", "normalized"])
+@pytest.mark.usefixtures("sparse_as_given")
 def test_rows_longer_than_the_cap_take_first_order_steps_equal_dense_reference(kind,
                                                                                schedule):
     """A row of more non-zeros than the pairs' room is a batch of its own with a
@@ -327,6 +328,7 @@ class _CappedBearRegressor(BearRegressor):
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
 @pytest.mark.parametrize("alpha", [0.0, 0.05])
+@pytest.mark.usefixtures("sparse_as_given")
 def test_long_row_steps_with_l2_and_without_intercept_equal_dense_reference(alpha,
                                                                              fit_intercept):
     """Squared loss, L2 on the heap weights, with and without the intercept: the
@@ -471,6 +473,7 @@ def _csr_variants(X):
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.usefixtures("sparse_as_given")
 def test_dense_and_csr_give_the_same_model(kind):
     X, y, _ = make_data(kind)
     dense = make_estimator(kind, alpha=1e-3, max_iter=2).fit(X, y)
@@ -489,6 +492,7 @@ def test_dense_and_csr_give_the_same_model(kind):
                                            for damping in (0.0, 1e-2)
                                            if (kind, damping) != ("multiclass", 0.0)])
 @pytest.mark.parametrize("feature_scale", [1e-2, 7.0])
+@pytest.mark.usefixtures("sparse_as_given")
 def test_normalized_steps_equal_dense_reference(kind, damping, feature_scale):
     # 'normalized': a model without a usable pair steps by eta0 over the batch's
     # mean ||x||^2 on the features, whose damping is scaled by the same mean.

@@ -453,6 +453,7 @@ def _csr_variants(X):
 
 @pytest.mark.parametrize("cls", ALL, ids=_name)
 @pytest.mark.parametrize("batch_size", [1, 4])
+@pytest.mark.usefixtures("sparse_as_given")
 def test_dense_and_csr_give_the_same_model(cls, batch_size):
     X, y = make_data(cls, n_classes=3)
     dense = make_estimator(cls, batch_size=batch_size, alpha=1e-3).fit(X, y)
@@ -478,6 +479,7 @@ def test_dense_and_csr_give_the_same_model(cls, batch_size):
 
 
 @pytest.mark.parametrize("cls", SELECTORS, ids=_name)
+@pytest.mark.usefixtures("sparse_as_given")
 def test_csr_explicit_zeros_select_the_same_features_as_dense(cls):
     """A stored zero is no data: it must not offer an untouched feature to the heap."""
     X, y = make_data(cls, n_features=10, density=1.0)
@@ -655,6 +657,7 @@ def _memory_case(cls, n_samples, n_features, seed=0):
 
 
 @pytest.mark.parametrize("cls", ALL, ids=_name)
+@pytest.mark.usefixtures("sparse_as_given")
 def test_memory_does_not_depend_on_data_size(cls):
     params = dict(max_iter=1, n_features_to_select=16) if cls in SELECTORS else dict(max_iter=1)
     if cls in SKETCHED:

@@ -27,6 +27,7 @@ FLOORED = {
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.usefixtures("sparse_as_given")
 def test_the_floor_is_the_median_squared_norm_of_the_first_10000_rows():
     rng = np.random.default_rng(0)
     X = sp.random(10_400, 50, density=0.1, format="csr", random_state=1)
@@ -45,6 +46,7 @@ def test_the_floor_is_the_median_squared_norm_of_the_first_10000_rows():
 
 
 @pytest.mark.parametrize("name", sorted(FLOORED))
+@pytest.mark.usefixtures("sparse_as_given")
 def test_a_row_near_the_origin_moves_the_weights_no_more_than_a_median_row(name):
     rng = np.random.default_rng(1)
     X = rng.normal(size=(400, 5))
@@ -85,6 +87,7 @@ def test_bear_and_other_schedules_have_no_floor():
     assert not hasattr(model, "norm_floor_")
 
 
+@pytest.mark.usefixtures("sparse_as_given")
 def test_the_first_call_sets_the_floor_and_later_calls_keep_it():
     rng = np.random.default_rng(2)
     X = sp.csr_matrix(rng.normal(size=(600, 4)))
@@ -104,6 +107,7 @@ def test_the_first_call_sets_the_floor_and_later_calls_keep_it():
                                                               rel=1e-9)
 
 
+@pytest.mark.usefixtures("sparse_as_given")
 def test_a_stream_of_single_rows_takes_the_median_of_its_first_256():
     rng = np.random.default_rng(3)
     dense = rng.normal(size=(400, 6)) * rng.uniform(0.1, 10, size=(400, 1))
@@ -125,8 +129,11 @@ def test_features_of_very_different_ranges_warn_and_standardised_ones_learn():
     # proline's, so, read as given, the other features barely move: the fit says so,
     # naming the cure.
     X, y = load_wine(return_X_y=True)
+    # In a sparse matrix of more than 1,000 columns (a wide svmlight file), the columns
+    # are read as given.
+    wide = sp.hstack([sp.csr_matrix(X), sp.csr_matrix((X.shape[0], 1000))]).tocsr()
     with pytest.warns(ConvergenceWarning, match="StandardScaler"):
-        sk.FeatureHashingClassifier(random_state=0).fit(sp.csr_matrix(X), y)
+        sk.FeatureHashingClassifier(random_state=0).fit(wide, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         pipe = make_pipeline(StandardScaler(), sk.FeatureHashingClassifier(random_state=0))
@@ -135,3 +142,6 @@ def test_features_of_very_different_ranges_warn_and_standardised_ones_learn():
         own = sk.FeatureHashingClassifier(random_state=0).fit(X, y)
         np.testing.assert_allclose(own.decision_function(X), pipe.decision_function(X),
                                    rtol=1e-9, atol=1e-9)
+        # So is a table stored sparse (no smaller than the array: read as the array).
+        narrow = sk.FeatureHashingClassifier(random_state=0).fit(sp.csr_matrix(X), y)
+        np.testing.assert_array_equal(narrow.decision_function(X), own.decision_function(X))

@@ -584,6 +584,7 @@ def test_no_budget_needs_the_three_values(cls, missing):
 
 
 @pytest.mark.parametrize("cls", BOTH, ids=_name)
+@pytest.mark.usefixtures("sparse_as_given")
 def test_memory_bytes_does_not_depend_on_data(cls):
     memories = []
     for n_samples, n_features in [(30, 20), (300, 5000)]:
@@ -721,6 +722,7 @@ def test_selection_and_coef_are_the_heaps(cls, n_classes):
 
 @pytest.mark.parametrize("cls", BOTH, ids=_name)
 @pytest.mark.parametrize("batch_size", [1, 4])
+@pytest.mark.usefixtures("sparse_as_given")
 def test_dense_and_csr_give_the_same_model(cls, batch_size):
     X, y = make_data(3)
     dense = make_estimator(cls, batch_size=batch_size, alpha=1e-3).fit(X, y)

@@ -1,0 +1,12 @@
+"""Fixtures shared by the test modules."""
+import pytest
+
+from sklearn_sketch import _base
+
+
+@pytest.fixture
+def sparse_as_given(monkeypatch):
+    """Sparse input read as given, whatever its width: for tests whose subject is the
+    kernel on the coordinates they feed (``tests/test_standardize.py`` tests the
+    scaling of narrow sparse tables itself)."""
+    monkeypatch.setattr(_base, "SPARSE_TABLE_MAX_WIDTH", 0)
