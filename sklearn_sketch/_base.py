@@ -389,6 +389,20 @@ def column_max_abs(X):
     return np.where(top > 0, top, 1.0)
 
 
+def sparse_table_statistics(X):
+    """``(mean, scale)`` of the columns of a sparse table ``X``: over the columns that
+    hold a value, at least half non-zero, their mean and scale as the array's
+    (:func:`column_mean_and_scale`; the others 0 and 1), else 0 and each column's
+    largest absolute value (:func:`column_max_abs`), which keeps the zeros."""
+    X = sp.csr_matrix(X)
+    present = np.unique(X.indices[X.data != 0])
+    if 2 * np.count_nonzero(X.data) < X.shape[0] * present.size:
+        return np.zeros(X.shape[1]), column_max_abs(X)
+    mean, scale = np.zeros(X.shape[1]), np.ones(X.shape[1])
+    mean[present], scale[present] = column_mean_and_scale(X[:, present].toarray())
+    return mean, scale
+
+
 def column_scale(mean, std):
     """The standard deviations ``std``, where a column's is nothing against its
     ``mean`` (a constant column) 1: it is centred to zero, not blown up."""
@@ -619,13 +633,9 @@ class _BaseSketchSGD(BaseEstimator):
             if X.shape[0] < STANDARDIZE_MIN_ROWS:
                 return
             if sp.issparse(X):
-                if X.shape[1] > SPARSE_TABLE_MAX_WIDTH:
-                    return
-                if 2 * X.nnz < X.shape[0] * X.shape[1]:
-                    self.feature_mean_ = np.zeros(X.shape[1])
-                    self.feature_scale_ = column_max_abs(X)
-                    return
-                X = X.toarray()  # a table stored sparse: no smaller than as an array
+                if X.shape[1] <= SPARSE_TABLE_MAX_WIDTH:
+                    self.feature_mean_, self.feature_scale_ = sparse_table_statistics(X)
+                return
             if mostly_zeros(X.shape[1], np.count_nonzero(X) / X.shape[0]):
                 return
             self.feature_mean_, self.feature_scale_ = column_mean_and_scale(X)
@@ -649,13 +659,22 @@ class _BaseSketchSGD(BaseEstimator):
         when the means are 0), else ``X``."""
         if "feature_scale_" not in self.__dict__:
             return X
-        if sp.issparse(X):
-            if not self.feature_mean_.any():  # scaled, not centred: the zeros stay
-                X = sp.csr_matrix(X, copy=True)
-                X.data = X.data / self.feature_scale_[X.indices]
-                return X
-            X = X.toarray()
-        return (X - self.feature_mean_) / self.feature_scale_
+        mean, scale = self.feature_mean_, self.feature_scale_
+        if not sp.issparse(X):
+            return (X - mean) / scale
+        # Sparse rows: only the centred columns (mean not 0) are made dense.
+        X = sp.csr_matrix(X, copy=True)
+        centred = np.flatnonzero(mean)
+        in_block = np.zeros(X.shape[1], dtype=bool)
+        in_block[centred] = True
+        block = (X[:, centred].toarray() - mean[centred]) / scale[centred]
+        X.data = np.where(in_block[X.indices], 0.0, X.data / scale[X.indices])
+        if not centred.size:
+            return X
+        X.eliminate_zeros()
+        rows = np.repeat(np.arange(X.shape[0]), centred.size)
+        return X + sp.csr_matrix((block.ravel(), (rows, np.tile(centred, X.shape[0]))),
+                                 shape=X.shape)
 
     def _eta0(self):
         """The step in use: ``eta0``, or for 'auto' the one chosen at the first fit."""

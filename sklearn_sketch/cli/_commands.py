@@ -13,6 +13,7 @@ from ._inputs import (
     InputStream,
     check_read_options,
     csv_options,
+    decide_svmlight_width,
     decide_zero_based,
     input_kind,
     labelled_files,
@@ -184,6 +185,7 @@ def cmd_fit(args):
     csv = csv_options(args) if kind == "csv" else None
     interactions = list(args.interactions or [])
     stream = InputStream(args, vectorizer, "train", zero_based=zero_based,
+                         n_features=decide_svmlight_width(args, zero_based),
                          shuffle_buffer=shuffle_rows(args),
                          keep_names=ESTIMATORS[args.estimator][2], csv=csv,
                          interactions=interactions)
@@ -280,8 +282,10 @@ def _model_stream(model, args):
             if csv["label"] not in [str(c) for c in pd.read_csv(path, nrows=0).columns]:
                 raise CommandError(f"{path} has no label column {csv['label']!r} to evaluate "
                                    "against (give --label)")
-    return InputStream(args, vectorizer, "test",
-                       zero_based=decide_zero_based(args, model["input"]), csv=csv,
+    zero_based = decide_zero_based(args, model["input"])
+    return InputStream(args, vectorizer, "test", zero_based=zero_based,
+                       n_features=decide_svmlight_width(args, zero_based, model["estimator"]),
+                       csv=csv,
                        interactions=model["input"].get("interactions", []))
 
 

@@ -244,6 +244,9 @@ class InputStream:
         Strains of ``--sample``.
     zero_based : bool or None
         svmlight index base (decided before).
+    n_features : int or None
+        svmlight columns (:func:`decide_svmlight_width`); None for the whole
+        key space.
     shuffle_buffer : int
         Rows of the shuffle buffer; 0 for none.
     keep_names : bool
@@ -255,8 +258,8 @@ class InputStream:
         Vowpal Wabbit namespace crosses (``--interactions``).
     """
 
-    def __init__(self, args, vectorizer, split, *, zero_based=None, shuffle_buffer=0,
-                 keep_names=False, csv=None, interactions=()):
+    def __init__(self, args, vectorizer, split, *, zero_based=None, n_features=None,
+                 shuffle_buffer=0, keep_names=False, csv=None, interactions=()):
         self.args = args
         self.csv = csv
         self.interactions = list(interactions)
@@ -265,6 +268,7 @@ class InputStream:
         self.vectorizer = vectorizer
         self.split = split
         self.zero_based = zero_based
+        self.n_features = n_features
         self.shuffle_buffer = shuffle_buffer
         self._shuffled = None
 
@@ -275,7 +279,8 @@ class InputStream:
         args = self.args
         rows = self._rows_per_file_chunk()
         if self.kind == "svmlight":
-            return [SvmlightReader(path, rows, zero_based=self.zero_based)
+            return [SvmlightReader(path, rows, zero_based=self.zero_based,
+                                   n_features=self.n_features)
                     for path in args.svmlight]
         if self.kind == "vw":
             return [VowpalWabbitReader(path, rows, keep_names=self.keep_names,
@@ -433,6 +438,27 @@ def decide_zero_based(args, model_input=None):
         if reader.zero_based_:
             return True
     return False
+
+
+def decide_svmlight_width(args, zero_based, estimator=None):
+    """The columns of a run's svmlight input: the model's, or, while training, a table
+    of ``SPARSE_TABLE_MAX_WIDTH`` columns when the first 10,000 rows of every file
+    hold only indices below it (raw measurements: the estimators scale such a table's
+    columns, as they would the matrix of ``load_svmlight_file``), else the whole key
+    space (words, k-mers, hashed features: read as given). None but for svmlight.
+    A later index past a table's width is a parse error that names its line."""
+    if input_kind(args) != "svmlight":
+        return None
+    if estimator is not None:
+        return int(estimator.n_features_in_)
+    from .._base import SPARSE_TABLE_MAX_WIDTH
+    from ..io import SvmlightReader
+    for path in args.svmlight:
+        for chunk in SvmlightReader(path, 10_000, zero_based=zero_based):
+            if chunk.X.nnz and chunk.X.indices.max() >= SPARSE_TABLE_MAX_WIDTH:
+                return None
+            break
+    return SPARSE_TABLE_MAX_WIDTH
 
 
 def shuffle_rows(args):
