@@ -80,6 +80,10 @@ def add_input_arguments(parser, *, training):
         table.add_argument("--cross", metavar="A,B[,C]", action="append",
                            help="one cross of 2 or 3 columns, instead of --max-order "
                                 "(repeat)")
+        table.add_argument("--bins", type=non_negative_int, default=16, metavar="N",
+                           help="cut each numeric column (every value a number, at least "
+                                "64 distinct in the first 10,000 rows) into N intervals at "
+                                "those rows' quantiles (0: every value a category)")
     reads = parser.add_argument_group("reads (FASTA, FASTQ, --sample)")
     reads.add_argument("--read-length", type=positive_int, metavar="L",
                        help="cut reads of L bases (both strands) from records longer than "
@@ -120,11 +124,12 @@ def input_kind(args):
 
 
 def csv_options(args, model_csv=None):
-    """``{"label", "columns", "crosses"}`` of a CSV input: the options', or the model's."""
+    """``{"label", "columns", "crosses", "bins"}`` of a CSV input: the options', or the
+    model's (``bins``: the numeric columns' interval edges, :mod:`._bins`)."""
     if model_csv is not None:
         label = args.label or model_csv["label"]
         return {"label": label, "columns": model_csv["columns"],
-                "crosses": model_csv["crosses"]}
+                "crosses": model_csv["crosses"], "bins": model_csv.get("bins", {})}
     if not args.label:
         raise CommandError("--csv needs --label, the column of the labels")
     import pandas as pd
@@ -149,8 +154,12 @@ def csv_options(args, model_csv=None):
                                  fields=columns).fit(pd.DataFrame(columns=columns))
     except ValueError as exc:
         raise CommandError(str(exc)) from None
+    from ._bins import BIN_ROWS, numeric_bins
+
+    first = read_csv(args.csv[0], usecols=columns, dtype=str, nrows=BIN_ROWS)
     return {"label": args.label, "columns": columns,
-            "crosses": [list(c) for c in crosser.crosses_]}
+            "crosses": [list(c) for c in crosser.crosses_],
+            "bins": numeric_bins(first, columns, args.bins)}
 
 
 def labelled_files(args):
@@ -490,8 +499,13 @@ class _CsvReader:
             raise CommandError(f"unknown column(s) {unknown} in {path}; it has {header}")
         # Without its label column (predict) a row is read for its attributes only.
         self.labelled = csv["label"] in header
+        # A numeric column is read twice: its interval, under its own name (crossed as
+        # the column), and its exact value, as the attribute "column==value".
+        self.bins = csv.get("bins", {})
+        self.values = {f"{column}=": column for column in self.bins}
+        fields = [*csv["columns"], *self.values]
         self.crosser = FeatureCrosser(crosses=[tuple(c) for c in csv["crosses"]],
-                                      fields=csv["columns"]).fit(_empty_frame(csv["columns"]))
+                                      fields=fields).fit(_empty_frame(fields))
 
     def __iter__(self):
         from ..io import Chunk
@@ -499,8 +513,16 @@ class _CsvReader:
         columns, label = self.csv["columns"], self.csv["label"]
         use = [*columns, label] if self.labelled else columns
         line = 2
+        from ._bins import binned
+
         for frame in read_csv(self.path, usecols=use, dtype=str, chunksize=self.chunk_rows):
-            rows = self.crosser.transform(frame[columns])
+            attributes = frame[columns]
+            if self.bins:
+                attributes = attributes.assign(
+                    **{field: attributes[column] for field, column in self.values.items()},
+                    **{column: binned(attributes[column], edges)
+                       for column, edges in self.bins.items()})
+            rows = self.crosser.transform(attributes)
             if self.labelled:
                 missing = frame[label].isna().to_numpy()
                 if missing.any():

@@ -66,18 +66,25 @@ def _check_metadata(metadata):
 
 
 def _check_csv_metadata(csv):
-    """The CSV options of a model: a label column, attribute columns, crosses of them."""
+    """The CSV options of a model: a label column, attribute columns, crosses of them,
+    the interval edges of numeric columns (absent in models of before them)."""
     from .._model_files import ModelFileError
 
     def strings(values):
         return isinstance(values, list) and all(isinstance(v, str) and v for v in values)
 
-    if (not isinstance(csv, dict) or set(csv) != {"label", "columns", "crosses"}
+    from ._bins import check_bins
+
+    if (not isinstance(csv, dict)
+            or not {"label", "columns", "crosses"} <= set(csv) <= {"label", "columns",
+                                                                   "crosses", "bins"}
             or not isinstance(csv["label"], str) or not strings(csv["columns"])
+            or not check_bins(csv.get("bins", {}), csv["columns"])
             or not isinstance(csv["crosses"], list)
             or not all(strings(c) and 2 <= len(c) <= 3 and set(c) <= set(csv["columns"])
                        for c in csv["crosses"])):
-        raise ModelFileError("the CSV metadata must give a label, columns and crosses of them")
+        raise ModelFileError("the CSV metadata must give a label, columns, crosses of them "
+                             "and the increasing edges of numeric columns' intervals")
 
 
 def _check_interactions_metadata(model_input):
