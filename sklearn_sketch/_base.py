@@ -31,6 +31,12 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from ._columns import (
+    STANDARDIZE_BUDGET_SHARE,
+    first_call_statistics,
+    read_columns,
+    standardization_bytes,
+)
 from ._core import CountSketch, TopKHeap
 from ._names import PackedNames, gather_segments, mean_name_bytes, reserved_name_bytes
 from ._raw_features import CATEGORIES_HINT, hash_raw, is_raw_input
@@ -349,66 +355,6 @@ def _as_csr_int64(X):
     return indptr, indices, data
 
 
-#: Dense columns are standardized (learning_rate='normalized') unless their mean
-#: and scale would take more than this share of ``memory_budget``, or the first
-#: call holds fewer rows than STANDARDIZE_MIN_ROWS to estimate them from (one row
-#: would centre every column on itself: nothing left to learn), or the rows, every
-#: entry of which centring makes non-zero, would grow past STANDARDIZE_MAX_WIDTH
-#: entries and more than twice their non-zeros (a mostly-zero array of many
-#: columns, as ``.toarray()`` of a text matrix: 65,536 columns of 100 non-zeros
-#: would train 655 times as long).
-STANDARDIZE_BUDGET_SHARE, STANDARDIZE_MIN_ROWS, STANDARDIZE_MAX_WIDTH = 0.25, 30, 1000
-#: Sparse input of at most this many columns is a table of measurements (svmlight files
-#: of raw columns), scaled as dense columns are; wider sparse input (text, k-mers,
-#: hashed features) is a bag of counts or indicators, read as given.
-SPARSE_TABLE_MAX_WIDTH = 1000
-
-
-def mostly_zeros(n_columns, nnz_per_row):
-    """Whether rows of ``nnz_per_row`` non-zeros over ``n_columns`` columns are left as
-    given: centred, each would hold every column (STANDARDIZE_MAX_WIDTH)."""
-    return n_columns > STANDARDIZE_MAX_WIDTH and n_columns > 2 * nnz_per_row
-
-
-def standardization_bytes(n_features):
-    """Bytes of the mean and scale of ``n_features`` columns (float64 each)."""
-    return 16 * int(n_features)
-
-
-def column_mean_and_scale(X):
-    """Each column's mean and scale of dense ``X`` (:func:`column_scale`)."""
-    mean = X.mean(axis=0)
-    return mean, column_scale(mean, X.std(axis=0))
-
-
-def column_max_abs(X):
-    """Each column's largest absolute value in sparse ``X`` (1 for a column with
-    none): the scale of :class:`~sklearn.preprocessing.MaxAbsScaler`, which keeps
-    the zeros."""
-    top = np.asarray(abs(X).max(axis=0).toarray()).ravel().astype(np.float64)
-    return np.where(top > 0, top, 1.0)
-
-
-def sparse_table_statistics(X):
-    """``(mean, scale)`` of the columns of a sparse table ``X``: over the columns that
-    hold a value, at least half non-zero, their mean and scale as the array's
-    (:func:`column_mean_and_scale`; the others 0 and 1), else 0 and each column's
-    largest absolute value (:func:`column_max_abs`), which keeps the zeros."""
-    X = sp.csr_matrix(X)
-    present = np.unique(X.indices[X.data != 0])
-    if 2 * np.count_nonzero(X.data) < X.shape[0] * present.size:
-        return np.zeros(X.shape[1]), column_max_abs(X)
-    mean, scale = np.zeros(X.shape[1]), np.ones(X.shape[1])
-    mean[present], scale[present] = column_mean_and_scale(X[:, present].toarray())
-    return mean, scale
-
-
-def column_scale(mean, std):
-    """The standard deviations ``std``, where a column's is nothing against its
-    ``mean`` (a constant column) 1: it is centred to zero, not blown up."""
-    return np.where(std <= 1e-12 * np.maximum(np.abs(mean), 1.0), 1.0, std)
-
-
 def _budget_less(budget, reserved):
     """``budget`` less ``reserved`` bytes (the budget as given when nothing is reserved)."""
     return budget if not reserved else parse_memory_budget(budget) - reserved
@@ -606,19 +552,12 @@ class _BaseSketchSGD(BaseEstimator):
         own range still decides how much of that step it takes, and raw
         columns of different ranges (breast cancer: 0.001 to 4,000) leave
         most of them untrained. Centred and scaled, each column steps alike.
-        Sparse input of at most ``SPARSE_TABLE_MAX_WIDTH`` columns is a table:
-        stored mostly zeros, each column is scaled by its largest absolute
-        value and not centred (mean 0: the zeros stay, as ``MaxAbsScaler``
-        keeps them); at least half non-zero, it is read as the array it is and
-        standardized. Wider sparse input (counts of words or k-mers, hashed
-        features) is read as given. The
-        columns are used as given by a store that counts occurrences
-        (Space-Saving), when the first call holds fewer than
-        ``STANDARDIZE_MIN_ROWS`` rows, when the two statistics a column
-        would take more than ``STANDARDIZE_BUDGET_SHARE`` of
-        ``memory_budget``, and when the first call's rows are mostly zeros
-        over more than ``STANDARDIZE_MAX_WIDTH`` columns (centred, each row
-        would hold every column).
+        A sparse table is scaled or standardized too, wider sparse input read
+        as given (:func:`~sklearn_sketch._columns.first_call_statistics` says
+        which rows keep their columns as given). The columns are also used as
+        given by a store that counts occurrences (Space-Saving) and when the
+        two statistics a column would take more than
+        ``STANDARDIZE_BUDGET_SHARE`` of ``memory_budget``.
         """
         preset = self.__dict__.pop("_preset_standardization", None)
         for name in ("feature_mean_", "feature_scale_"):
@@ -630,15 +569,9 @@ class _BaseSketchSGD(BaseEstimator):
                 > STANDARDIZE_BUDGET_SHARE * parse_memory_budget(budget)):
             return
         if preset is None:
-            if X.shape[0] < STANDARDIZE_MIN_ROWS:
-                return
-            if sp.issparse(X):
-                if X.shape[1] <= SPARSE_TABLE_MAX_WIDTH:
-                    self.feature_mean_, self.feature_scale_ = sparse_table_statistics(X)
-                return
-            if mostly_zeros(X.shape[1], np.count_nonzero(X) / X.shape[0]):
-                return
-            self.feature_mean_, self.feature_scale_ = column_mean_and_scale(X)
+            statistics = first_call_statistics(X)
+            if statistics is not None:
+                self.feature_mean_, self.feature_scale_ = statistics
             return
         mean, scale = (np.array(a, dtype=np.float64) for a in preset)
         if mean.shape != (X.shape[1],) or scale.shape != (X.shape[1],):
@@ -659,22 +592,7 @@ class _BaseSketchSGD(BaseEstimator):
         when the means are 0), else ``X``."""
         if "feature_scale_" not in self.__dict__:
             return X
-        mean, scale = self.feature_mean_, self.feature_scale_
-        if not sp.issparse(X):
-            return (X - mean) / scale
-        # Sparse rows: only the centred columns (mean not 0) are made dense.
-        X = sp.csr_matrix(X, copy=True)
-        centred = np.flatnonzero(mean)
-        in_block = np.zeros(X.shape[1], dtype=bool)
-        in_block[centred] = True
-        block = (X[:, centred].toarray() - mean[centred]) / scale[centred]
-        X.data = np.where(in_block[X.indices], 0.0, X.data / scale[X.indices])
-        if not centred.size:
-            return X
-        X.eliminate_zeros()
-        rows = np.repeat(np.arange(X.shape[0]), centred.size)
-        return X + sp.csr_matrix((block.ravel(), (rows, np.tile(centred, X.shape[0]))),
-                                 shape=X.shape)
+        return read_columns(X, self.feature_mean_, self.feature_scale_)
 
     def _eta0(self):
         """The step in use: ``eta0``, or for 'auto' the one chosen at the first fit."""

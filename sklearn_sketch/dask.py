@@ -183,10 +183,10 @@ def _start_model(estimator):
 
 def _column_statistics(client, columns):
     """``(mean, scale)`` of the columns of a dask array or DataFrame, computed on the
-    cluster, as :func:`~sklearn_sketch._base.column_mean_and_scale` gives them; None
+    cluster, as :func:`~sklearn_sketch._columns.column_mean_and_scale` gives them; None
     for rows that are mostly zeros over many columns (read as given, as one fit on
     them would)."""
-    from ._base import column_scale, mostly_zeros
+    from ._columns import column_scale, mostly_zeros
 
     mean, std, nnz, rows = client.compute(
         [columns.mean(axis=0), columns.std(axis=0, ddof=0), (columns != 0).sum(),

@@ -14,7 +14,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MaxAbsScaler, StandardScaler
 
 import sklearn_sketch as sk
-from sklearn_sketch import ModelFileError, _base, average_estimators, load, save
+from sklearn_sketch import ModelFileError, _columns, average_estimators, load, save
 from sklearn_sketch._base import parse_memory_budget
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -270,7 +270,7 @@ def test_a_sparse_table_is_scaled_by_each_columns_largest_value(name, monkeypatc
     np.testing.assert_allclose(moved.decision_function(S @ unit), est.decision_function(S),
                                rtol=1e-9, atol=1e-9)
     scaled = est.score(S[600:], y[600:])
-    monkeypatch.setattr(_base, "SPARSE_TABLE_MAX_WIDTH", 0)
+    monkeypatch.setattr(_columns, "SPARSE_TABLE_MAX_WIDTH", 0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         given = MAKERS[name](random_state=0).fit(S[:600], y[:600]).score(S[600:], y[600:])

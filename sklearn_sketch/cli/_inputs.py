@@ -460,7 +460,7 @@ def decide_svmlight_width(args, zero_based, estimator=None):
         return None
     if estimator is not None:
         return int(estimator.n_features_in_)
-    from .._base import SPARSE_TABLE_MAX_WIDTH
+    from .._columns import SPARSE_TABLE_MAX_WIDTH
     from ..io import SvmlightReader
     for path in args.svmlight:
         for chunk in SvmlightReader(path, 10_000, zero_based=zero_based):
