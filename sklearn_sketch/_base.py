@@ -419,6 +419,45 @@ def _warn_if_near_chance(estimator, y):
         ConvergenceWarning, stacklevel=4)
 
 
+#: Training rows a fitted regressor is scored on to tell whether it learned anything.
+CHECKED_ROWS = 10_000
+
+
+def _warn_if_no_better_than_the_mean(estimator, X, y):
+    """A ``ConvergenceWarning`` when the fitted regressor predicts its first
+    ``CHECKED_ROWS`` training rows no better than their mean does (or diverged).
+
+    A regressor has no progressive error (a classifier's mistakes), so these
+    rows are predicted once after ``fit``: a squared error of at least
+    ``NEAR_CHANCE`` times the targets' variance learned next to nothing.
+    """
+    y = np.asarray(y, dtype=np.float64)[:CHECKED_ROWS]
+    variance = float(y.var()) if y.size > 1 else 0.0
+    if not variance > 0.0:
+        return
+    if sp.issparse(X):
+        rows = sp.csr_matrix(X)[:CHECKED_ROWS]
+    else:
+        try:
+            rows = X[:CHECKED_ROWS]
+        except (TypeError, KeyError):  # an array-like that is not sliced as a sequence
+            rows = np.asarray(X)[:CHECKED_ROWS]
+    predicted = estimator.predict(rows)
+    error = (float(np.mean((predicted - y) ** 2)) if np.isfinite(predicted).all()
+             else math.inf)
+    if not error >= NEAR_CHANCE * variance:
+        return
+    warnings.warn(
+        f"{type(estimator).__name__} learned next to nothing: on its first {y.size:,} "
+        f"training samples its squared error is {error:.4g}, and predicting their mean "
+        f"errs by {variance:.4g} (their variance). Try another step (eta0; with "
+        "learning_rate='normalized', the default, 0.01 to 0.3 suit most data), more "
+        "passes (max_iter), a larger memory_budget or heap, features on one scale "
+        "(StandardScaler; 'normalized' standardizes dense columns itself), or check that "
+        "the targets match the samples.",
+        ConvergenceWarning, stacklevel=3)
+
+
 class _BaseSketchSGD(BaseEstimator):
     """Linear model trained by SGD with its weights in a sketch and/or a top-k heap.
 
@@ -1199,6 +1238,8 @@ class _BaseSketchSGD(BaseEstimator):
         self._fit_guarded(X, y, sample_weight, partial=False, n_passes=self.max_iter)
         if self._is_classifier():
             _warn_if_near_chance(self, y)
+        else:
+            _warn_if_no_better_than_the_mean(self, X, y)
         return self
 
     def _check_warm_start_targets(self, y):

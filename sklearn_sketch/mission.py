@@ -209,13 +209,23 @@ _SELECTOR_PARAMS_DOC = _LEARNING_RATE_DOC + _ETA0_SELECTOR_DOC + _OTHER_SGD_PARA
 _HASHING_PARAMS_DOC = _LEARNING_RATE_DOC + _ETA0_HASHING_DOC + _OTHER_SGD_PARAMS_DOC
 
 _REGRESSOR_PARAMS_DOC = """
-    learning_rate : {'invscaling', 'constant', 'optimal', 'normalized'}, \
-default='invscaling'
-        Step size schedule: ``eta0 / t**power_t``, ``eta0``,
-        ``1 / (alpha * (t0 + t))`` (``t`` counts samples) or ``eta0 / ||x||**2``
-        (see the classifiers).
-    eta0 : float, default=0.01
-        Initial step size.""" + _OTHER_SGD_PARAMS_DOC
+    learning_rate : {'normalized', 'invscaling', 'constant', 'optimal'}, \
+default='normalized'
+        Step size schedule: ``eta0 / max(||x||**2, norm_floor_)`` (normalized
+        least mean squares, dense columns standardized: see the classifiers),
+        ``eta0 / t**power_t``, ``eta0`` or ``1 / (alpha * (t0 + t))`` (``t``
+        counts samples). The earlier default, 'invscaling' with ``eta0=0.01``
+        (``SGDRegressor``'s), diverged on every raw table tried, as
+        ``SGDRegressor()`` does (test R^2 about -1e24 on scikit-learn's
+        diabetes, 5-fold, on the hourly temperature at New York's airports
+        from the other weather columns, and on the flights' arrival delays
+        from schedule, distance and departure delay); 'normalized' scored
+        0.479, 0.992 and 0.878 there (``StandardScaler`` + ``Ridge``: 0.490,
+        0.992, 0.882).
+    eta0 : float, default=0.1
+        Initial step size. With 'normalized', 0.01, 0.1, 0.3 and 1 scored
+        0.33, 0.48, 0.41 and -0.13 on diabetes (442 rows), 0.88, 0.88, 0.88
+        and 0.83 on the flights (261,000 rows).""" + _OTHER_SGD_PARAMS_DOC
 
 _PREDICT_WITH_DOC = """
     predict_with : {'auto', 'sketch', 'heap'}, default='auto'
@@ -384,7 +394,7 @@ class MissionRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMix
     }
 
     def __init__(self, n_features_to_select=1000, *, loss="squared_error", sketch_width=2**18,
-                 sketch_depth=3, learning_rate="invscaling", eta0=0.01, power_t=0.25,
+                 sketch_depth=3, learning_rate="normalized", eta0=0.1, power_t=0.25,
                  alpha=0.0, fit_intercept=True, batch_size=1, max_iter=5, shuffle=True,
                  random_state=None, warm_start=False, verbose=0, predict_with="auto",
                  memory_budget=None, n_jobs=None):
@@ -494,7 +504,7 @@ class IHTRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMixin, 
     }
 
     def __init__(self, n_features_to_select=1000, *, loss="squared_error",
-                 learning_rate="invscaling", eta0=0.01, power_t=0.25, alpha=0.0,
+                 learning_rate="normalized", eta0=0.1, power_t=0.25, alpha=0.0,
                  fit_intercept=True, batch_size=1, max_iter=5, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
         self.n_jobs = n_jobs

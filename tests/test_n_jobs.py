@@ -79,8 +79,10 @@ def test_a_regressors_pass_in_parts_averages_copies_that_keep_the_step():
     # Its squared loss has no bound on the gradient: no n_jobs times the step.
     X, y = data()
     y = X[:, :6] @ np.arange(1.0, 7.0)
+    # 'invscaling' (under 'normalized' each part would take its own rows' statistics).
     make = lambda **k: MissionRegressor(8, sketch_width=128, random_state=0, max_iter=1,  # noqa: E731
-                                        shuffle=False, **k)
+                                        shuffle=False, learning_rate="invscaling",
+                                        eta0=0.01, **k)
     est = make(n_jobs=3).fit(X, y)
     parts = np.array_split(np.arange(len(y)), 3)
     expected = average_estimators([make().fit(X[p], y[p]) for p in parts],
