@@ -1,6 +1,7 @@
 """The command line on CSV files of categorical attributes, crossed."""
 import json
 import re
+import sys
 
 import numpy as np
 import pandas as pd
@@ -56,6 +57,7 @@ def test_crossed_csv_round_trip(files, capsys, estimator):
     (["--csv", "{train}", "--label", "carrier", "--columns", "carrier,dest"],
      "cannot be an attribute too"),
     (["--sample", "--max-order", "2"], "--max-order applies to --csv input only"),
+    (["--sample", "--bins", "8"], "--bins applies to --csv input only"),
 ])
 def test_bad_csv_options_are_one_line_errors(files, capsys, argv, message):
     folder, _ = files
@@ -64,6 +66,17 @@ def test_bad_csv_options_are_one_line_errors(files, capsys, argv, message):
     assert main(["fit", *argv, "--quiet", "--output", str(out)]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_csv_input_without_pandas_is_a_one_line_error(files, capsys, monkeypatch):
+    folder, _ = files
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas raises ImportError
+    out = folder / "m.skm"
+    assert main(["fit", "--csv", str(folder / "train.csv"), "--label", "status", "--quiet",
+                 "--output", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "read with pandas, which is not installed" in err and err.count("\n") == 1
     assert not out.exists()
 
 

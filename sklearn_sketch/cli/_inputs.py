@@ -80,10 +80,11 @@ def add_input_arguments(parser, *, training):
         table.add_argument("--cross", metavar="A,B[,C]", action="append",
                            help="one cross of 2 or 3 columns, instead of --max-order "
                                 "(repeat)")
-        table.add_argument("--bins", type=non_negative_int, default=16, metavar="N",
+        table.add_argument("--bins", type=non_negative_int, default=None, metavar="N",
                            help="cut each numeric column (every value a number, at least "
                                 "64 distinct in the first 10,000 rows) into N intervals at "
-                                "those rows' quantiles (0: every value a category)")
+                                "those rows' quantiles, beside its exact value (default 16; "
+                                "0: every value a category only)")
     reads = parser.add_argument_group("reads (FASTA, FASTQ, --sample)")
     reads.add_argument("--read-length", type=positive_int, metavar="L",
                        help="cut reads of L bases (both strands) from records longer than "
@@ -159,7 +160,7 @@ def csv_options(args, model_csv=None):
     first = read_csv(args.csv[0], usecols=columns, dtype=str, nrows=BIN_ROWS)
     return {"label": args.label, "columns": columns,
             "crosses": [list(c) for c in crosser.crosses_],
-            "bins": numeric_bins(first, columns, args.bins)}
+            "bins": numeric_bins(first, columns, 16 if args.bins is None else args.bins)}
 
 
 def labelled_files(args):
@@ -210,9 +211,15 @@ def check_read_options(args):
     """Refuse read and CSV options that do not apply to the input."""
     kind = input_kind(args)
     if kind != "csv":
-        for option in ("label", "columns", "max_order", "cross"):
-            if getattr(args, option, None):
+        for option in ("label", "columns", "max_order", "cross", "bins"):
+            if getattr(args, option, None) is not None:
                 raise CommandError(f"--{option.replace('_', '-')} applies to --csv input only")
+    else:
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            raise CommandError("--csv files are read with pandas, which is not installed: "
+                               "pip install pandas (or 'sklearn-sketch[explain]')") from None
     if kind != "vw" and getattr(args, "interactions", None):
         raise CommandError("--interactions applies to --vw input only")
     if getattr(args, "interactions", None):
