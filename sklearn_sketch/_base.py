@@ -412,10 +412,11 @@ def _warn_if_near_chance(estimator, y):
         f"{error:.1%} of the samples just before training on each, and always predicting "
         f"the most frequent class errs on {baseline:.1%}. Try more passes (max_iter), a "
         "larger memory_budget or heap, another step (eta0), features on one scale "
-        "(sparse input of more than 1,000 columns, and schedules other than 'normalized', "
-        "read columns as given: StandardScaler, or MaxAbsScaler for sparse input; the step "
-        "adapts to a row's norm, not to each feature's range), or check that the labels "
-        "match the samples.",
+        "(the step adapts to a row's norm, not to each feature's range; sparse input of more "
+        "than 1,000 columns, raw {name: value} dicts and schedules other than 'normalized' "
+        "read values as given: scale them with MaxAbsScaler, or turn dicts into a table with "
+        "DictVectorizer, whose columns are scaled here when at most 1,000), or check that "
+        "the labels match the samples.",
         ConvergenceWarning, stacklevel=4)
 
 

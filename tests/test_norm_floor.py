@@ -132,7 +132,7 @@ def test_features_of_very_different_ranges_warn_and_standardised_ones_learn():
     # In a sparse matrix of more than 1,000 columns (a wide svmlight file), the columns
     # are read as given.
     wide = sp.hstack([sp.csr_matrix(X), sp.csr_matrix((X.shape[0], 1000))]).tocsr()
-    with pytest.warns(ConvergenceWarning, match="StandardScaler"):
+    with pytest.warns(ConvergenceWarning, match="MaxAbsScaler"):
         sk.FeatureHashingClassifier(random_state=0).fit(wide, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
