@@ -219,27 +219,35 @@ def _vw_score(X, y, splits, passes=5):
     return float(np.mean(scores)), seconds
 
 
-def run(tasks):
+def run(tasks, done="standardized", scaler=StandardScaler):
+    """Each estimator read as given and as it reads the table (``done``: standardized,
+    or scaled for sparse tables), beside ``SGDClassifier()`` raw and after ``scaler``,
+    ``LogisticRegression`` after ``scaler`` and Vowpal Wabbit (binary tasks)."""
     rows, results = [], []
+    scaled = scaler.__name__
     for name, X, y in tasks:
         splits = _splits(X, y, small=len(y) < 5000)
-        print(f"{name}: {X.shape[0]:,} rows, {X.shape[1]} columns, {len(np.unique(y))} classes,"
-              f" column ranges {np.ptp(X, axis=0).min():.3g} to {np.ptp(X, axis=0).max():.3g}",
-              flush=True)
+        if sp.issparse(X):
+            print(f"{name}: {X.shape[0]:,} rows, {X.shape[1]} columns, "
+                  f"{X.nnz / X.shape[0]:.1f} non-zeros a row", flush=True)
+        else:
+            print(f"{name}: {X.shape[0]:,} rows, {X.shape[1]} columns, "
+                  f"{len(np.unique(y))} classes, column ranges {np.ptp(X, axis=0).min():.3g} "
+                  f"to {np.ptp(X, axis=0).max():.3g}", flush=True)
         result = {"data": name, "rows": int(X.shape[0]), "columns": int(X.shape[1])}
         for label, model in ESTIMATORS.items():
             given, given_s = _score(model(random_state=0), X, y, splits, as_given=True)
             own, own_s = _score(model(random_state=0), X, y, splits)
-            result[label] = {"as given": given, "standardized": own,
-                             "seconds as given": given_s, "seconds standardized": own_s}
+            result[label] = {"as given": given, done: own,
+                             "seconds as given": given_s, f"seconds {done}": own_s}
             rows.append([name, label, round(given, 3), round(own, 3),
                          round(own - given, 3), round(own_s, 2)])
         peers = {
             "SGDClassifier() raw": SGDClassifier(random_state=0),
-            "StandardScaler + SGDClassifier()": make_pipeline(StandardScaler(),
-                                                              SGDClassifier(random_state=0)),
-            "StandardScaler + LogisticRegression": make_pipeline(
-                StandardScaler(), LogisticRegression(max_iter=1000)),
+            f"{scaled} + SGDClassifier()": make_pipeline(scaler(),
+                                                         SGDClassifier(random_state=0)),
+            f"{scaled} + LogisticRegression": make_pipeline(
+                scaler(), LogisticRegression(max_iter=1000)),
         }
         for label, model in peers.items():
             score, seconds = _score(model, X, y, splits)
@@ -255,67 +263,16 @@ def run(tasks):
     return rows, results
 
 
-def run_sparse(tasks):
-    """Sparse tables: each estimator read as given and scaled, beside the peers."""
-    rows, results = [], []
-    for name, X, y in tasks:
-        splits = _splits(X, y, small=len(y) < 5000)
-        print(f"{name}: {X.shape[0]:,} rows, {X.shape[1]} columns, "
-              f"{X.nnz / X.shape[0]:.1f} non-zeros a row", flush=True)
-        result = {"data": name, "rows": int(X.shape[0]), "columns": int(X.shape[1])}
-        for label, model in ESTIMATORS.items():
-            given, given_s = _score(model(random_state=0), X, y, splits, as_given=True)
-            own, own_s = _score(model(random_state=0), X, y, splits)
-            result[label] = {"as given": given, "scaled": own,
-                             "seconds as given": given_s, "seconds scaled": own_s}
-            rows.append([name, label, round(given, 3), round(own, 3), round(own - given, 3),
-                         round(own_s, 2)])
-        peers = {
-            "SGDClassifier() raw": SGDClassifier(random_state=0),
-            "MaxAbsScaler + SGDClassifier()": make_pipeline(MaxAbsScaler(),
-                                                            SGDClassifier(random_state=0)),
-            "MaxAbsScaler + LogisticRegression": make_pipeline(
-                MaxAbsScaler(), LogisticRegression(max_iter=1000)),
-        }
-        for label, model in peers.items():
-            score, seconds = _score(model, X, y, splits)
-            result[label] = {"accuracy": score, "seconds": seconds}
-            rows.append([name, label, None, round(score, 3), None, round(seconds, 2)])
-        score, seconds = _vw_score(X, y, splits)
-        if score is not None:
-            result["Vowpal Wabbit (5 passes)"] = {"accuracy": score, "seconds": seconds}
-            rows.append([name, "Vowpal Wabbit, defaults, 5 passes", None, round(score, 3),
-                         None, round(seconds, 2)])
-        results.append(result)
-    return rows, results
-
-
-def _sparse_summary(result):
-    """One sentence of a sparse table's numbers."""
-    ours = [result[label] for label in ESTIMATORS]
-    given = [r["as given"] for r in ours]
-    own = [r["scaled"] for r in ours]
-    text = (f"{result['data']}: this package's estimators with defaults "
-            f"{min(given):.3f}-{max(given):.3f} read as given, {min(own):.3f}-{max(own):.3f} "
-            f"scaled; MaxAbsScaler + SGDClassifier() "
-            f"{result['MaxAbsScaler + SGDClassifier()']['accuracy']:.3f}, + LogisticRegression "
-            f"{result['MaxAbsScaler + LogisticRegression']['accuracy']:.3f}; SGDClassifier() "
-            f"raw {result['SGDClassifier() raw']['accuracy']:.3f}")
-    if "Vowpal Wabbit (5 passes)" in result:
-        text += f"; Vowpal Wabbit {result['Vowpal Wabbit (5 passes)']['accuracy']:.3f}"
-    return text
-
-
-def _summary(result):
+def _summary(result, done="standardized", scaled="StandardScaler"):
     """One sentence of a data set's numbers."""
     ours = [result[label] for label in ESTIMATORS]
     given = [r["as given"] for r in ours]
-    own = [r["standardized"] for r in ours]
+    own = [r[done] for r in ours]
     text = (f"{result['data']}: this package's estimators with defaults "
             f"{min(given):.3f}-{max(given):.3f} read as given, {min(own):.3f}-{max(own):.3f} "
-            f"standardized; StandardScaler + SGDClassifier() "
-            f"{result['StandardScaler + SGDClassifier()']['accuracy']:.3f}, + LogisticRegression "
-            f"{result['StandardScaler + LogisticRegression']['accuracy']:.3f}; SGDClassifier() "
+            f"{done}; {scaled} + SGDClassifier() "
+            f"{result[f'{scaled} + SGDClassifier()']['accuracy']:.3f}, + LogisticRegression "
+            f"{result[f'{scaled} + LogisticRegression']['accuracy']:.3f}; SGDClassifier() "
             f"raw {result['SGDClassifier() raw']['accuracy']:.3f}")
     if "Vowpal Wabbit (5 passes)" in result:
         text += f"; Vowpal Wabbit {result['Vowpal Wabbit (5 passes)']['accuracy']:.3f}"
@@ -338,7 +295,7 @@ def main(argv=None):
               else resolve_data_dir().parent / "flights")
     started = time.perf_counter()
     rows, results = run([*toy_tasks(), *flight_tasks(folder)])
-    sparse_rows, sparse_results = run_sparse(sparse_flight_tasks(folder))
+    sparse_rows, sparse_results = run(sparse_flight_tasks(folder), "scaled", MaxAbsScaler)
     print()
     _print_table(rows)
     print()
@@ -358,7 +315,8 @@ def main(argv=None):
         out = {"provenance": provenance(), "results": results,
                "sparse_results": sparse_results, "tables": tables,
                "summary": ([_summary(result) for result in results]
-                           + [_sparse_summary(result) for result in sparse_results]),
+                           + [_summary(result, "scaled", "MaxAbsScaler")
+                              for result in sparse_results]),
                "seconds": round(time.perf_counter() - started, 1)}
         Path(args.json).write_text(json.dumps(out, indent=1, allow_nan=False,
                                               default=lambda v: None if v is None or (
