@@ -451,3 +451,27 @@ def test_four_species_from_genome_files(tmp_path, capsys):
     metrics = metrics_of(capsys, ["evaluate", "--model", model, *reads, *test])
     assert metrics["examples"] == 80_000
     assert metrics["accuracy"] >= 0.90, metrics
+
+
+def test_a_file_that_looked_like_a_table_is_trained_again_on_keys(tmp_path, capsys):
+    # Its first 10,000 rows hold indices below 1,000 only; a later row does not: the
+    # file's columns are keys after all, and fit starts again on the key space.
+    from sklearn_sketch.cli._model_file import load_model
+
+    rng = np.random.default_rng(6)
+    X = rng.uniform(-1, 1, size=(10_500, 6)) * (rng.random((10_500, 6)) < 0.5)
+    y = np.where(X[:, 1] - X[:, 2] > 0, 1, -1)
+    path = tmp_path / "late_key.svm"
+    dump_svmlight_file(X, y, str(path), zero_based=True)
+    lines = path.read_text().splitlines()
+    lines[10_200] += " 5000:1"
+    path.write_text("\n".join(lines) + "\n")
+    model = str(tmp_path / "m.skm")
+    assert main(["fit", "--svmlight", str(path), "--quiet", "--output", model]) == 0
+    err = capsys.readouterr().err
+    assert "line 10201: feature index in '5000:1' is not below n_features=1000" in err
+    assert "training again on the whole key space" in err
+    estimator = load_model(model)["estimator"]
+    assert estimator.n_features_in_ == 2**63 - 1 and not hasattr(estimator, "feature_scale_")
+    X_read, y_read = load_svmlight_file(str(path), zero_based=True)
+    assert estimator.score(X_read, y_read) > 0.9

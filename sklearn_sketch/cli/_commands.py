@@ -176,17 +176,11 @@ def _warn_if_near_chance(estimator, counted):
           f"or check that the labels match the inputs.", file=sys.stderr)
 
 
-def cmd_fit(args):
-    check_read_options(args)
-    params = _parse_params(args.param or [])
-    vectorizer = _vectorizer(args)
-    kind = input_kind(args)
-    zero_based = decide_zero_based(args)
-    csv = csv_options(args) if kind == "csv" else None
-    interactions = list(args.interactions or [])
+def _train(args, params, vectorizer, zero_based, n_features, csv, interactions):
+    """A new estimator of the options trained on the input: ``(estimator, counted
+    stream, classes)``."""
     stream = InputStream(args, vectorizer, "train", zero_based=zero_based,
-                         n_features=decide_svmlight_width(args, zero_based),
-                         shuffle_buffer=shuffle_rows(args),
+                         n_features=n_features, shuffle_buffer=shuffle_rows(args),
                          keep_names=ESTIMATORS[args.estimator][2], csv=csv,
                          interactions=interactions)
     early = _ReadEarly(stream)
@@ -201,11 +195,37 @@ def cmd_fit(args):
         classes = early.classes()
         counted = _Counted(early)
         from ..io import partial_fit_stream
-        start = time.perf_counter()
         partial_fit_stream(estimator, counted, classes=classes, epochs=args.epochs,
                            verbose=0 if args.quiet else 1, prefetch=False)
     finally:
         early.close()
+    return estimator, counted, classes
+
+
+def cmd_fit(args):
+    check_read_options(args)
+    params = _parse_params(args.param or [])
+    vectorizer = _vectorizer(args)
+    kind = input_kind(args)
+    zero_based = decide_zero_based(args)
+    csv = csv_options(args) if kind == "csv" else None
+    interactions = list(args.interactions or [])
+    n_features = decide_svmlight_width(args, zero_based)
+    start = time.perf_counter()
+    from ..io import ParseError
+    try:
+        estimator, counted, classes = _train(args, params, vectorizer, zero_based, n_features,
+                                             csv, interactions)
+    except ParseError as exc:
+        if n_features is None or "is not below n_features" not in exc.reason:
+            raise
+        # The first rows looked like a table; a later index says the columns are keys.
+        print(f"sklearn-sketch: note: {exc}; the first 10,000 rows of the training files "
+              f"held only indices below {n_features:,}, read as a table of as many "
+              "columns: training again on the whole key space, the values as given",
+              file=sys.stderr)
+        estimator, counted, classes = _train(args, params, vectorizer, zero_based, None,
+                                             csv, interactions)
     if counted.weighted_rows == 0:
         raise CommandError("the input holds no example with a non-zero weight: nothing to "
                            "train on, no model written")

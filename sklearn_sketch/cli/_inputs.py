@@ -462,7 +462,8 @@ def decide_svmlight_width(args, zero_based, estimator=None):
     hold only indices below it (raw measurements: the estimators scale such a table's
     columns, as they would the matrix of ``load_svmlight_file``), else the whole key
     space (words, k-mers, hashed features: read as given). None but for svmlight.
-    A later index past a table's width is a parse error that names its line."""
+    A later index past a table's width is a parse error that names its line
+    (``fit`` then trains again on the key space)."""
     if input_kind(args) != "svmlight":
         return None
     if estimator is not None:
