@@ -15,9 +15,9 @@ measures what that does for a user who changes nothing, on raw numeric tables:
   humidity, wind, pressure and visibility (80/20 split).
 
 Each estimator of this package runs with default parameters on the same matrix
-twice: read as given (a sparse matrix of more than 1,000 columns, the table padded
-with empty ones: wide sparse input is a bag of counts, read as given, as every
-input was before standardization) and dense (standardized by the estimator).
+twice: read as given (a sparse matrix with the column scaling of
+``sklearn_sketch._columns`` switched off, as every input was read before it) and
+dense (standardized by the estimator).
 Beside them: ``SGDClassifier()`` on the raw columns and after ``StandardScaler``,
 ``LogisticRegression`` after ``StandardScaler`` (an unconstrained reference), and
 Vowpal Wabbit with its default (adaptive, normalized) updates for 5 passes on the
@@ -36,6 +36,7 @@ Run::
     python benchmarks/bench_dense_columns.py [--json out.json] [--data ../shared/data]
 """
 import argparse
+import contextlib
 import json
 import math
 import subprocess
@@ -60,6 +61,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _provenance import provenance  # noqa: E402
 from dna_task import resolve_data_dir  # noqa: E402
 
+from sklearn_sketch import _columns  # noqa: E402
 from sklearn_sketch import (  # noqa: E402
     AWMSketchClassifier,
     BearClassifier,
@@ -143,10 +145,16 @@ def _one_hot_and_numbers(frame, fields, numbers):
     return sp.hstack([one_hot, sp.csr_matrix(_filled(frame, numbers))], format="csr")
 
 
-def _as_given(X):
-    """``X`` as a sparse matrix of more than 1,000 columns (empty ones added): the
-    estimators read wide sparse input as given."""
-    return sp.hstack([sp.csr_matrix(X), sp.csr_matrix((X.shape[0], 1001))], format="csr")
+@contextlib.contextmanager
+def _read_as_given():
+    """The estimators reading sparse input as given, as they read every input before
+    tables and measured features were scaled (``sklearn_sketch._columns``' limits 0)."""
+    saved = _columns.SPARSE_TABLE_MAX_WIDTH, _columns.MAX_SCALED_KEYS
+    _columns.SPARSE_TABLE_MAX_WIDTH = _columns.MAX_SCALED_KEYS = 0
+    try:
+        yield
+    finally:
+        _columns.SPARSE_TABLE_MAX_WIDTH, _columns.MAX_SCALED_KEYS = saved
 
 
 def _splits(X, y, small):
@@ -165,9 +173,10 @@ def _score(model, X, y, splits, as_given=False):
         est = clone(model)
         X_train, X_test = X[train], X[test]
         if as_given:
-            X_train, X_test = _as_given(X_train), _as_given(X_test)
+            X_train, X_test = sp.csr_matrix(X_train), sp.csr_matrix(X_test)
         started = time.perf_counter()
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), (_read_as_given() if as_given
+                                         else contextlib.nullcontext()):
             warnings.simplefilter("ignore", ConvergenceWarning)
             est.fit(X_train, y[train])
         seconds += time.perf_counter() - started

@@ -33,8 +33,9 @@ from sklearn.utils.validation import (
 
 from ._columns import (
     STANDARDIZE_BUDGET_SHARE,
-    first_call_statistics,
+    first_call_reading,
     read_columns,
+    read_keyed,
     standardization_bytes,
 )
 from ._core import CountSketch, TopKHeap
@@ -413,10 +414,10 @@ def _warn_if_near_chance(estimator, y):
         f"the most frequent class errs on {baseline:.1%}. Try more passes (max_iter), a "
         "larger memory_budget or heap, another step (eta0), features on one scale "
         "(the step adapts to a row's norm, not to each feature's range; sparse input of more "
-        "than 1,000 columns, raw {name: value} dicts and schedules other than 'normalized' "
-        "read values as given: scale them with MaxAbsScaler, or turn dicts into a table with "
-        "DictVectorizer, whose columns are scaled here when at most 1,000), or check that "
-        "the labels match the samples.",
+        "than 1,000 columns, raw {name: value} dicts included, whose first rows hold more "
+        "than 1,000 features of values other than 1, and schedules other than "
+        "'normalized', read values as given: scale them, with MaxAbsScaler for sparse "
+        "input), or check that the labels match the samples.",
         ConvergenceWarning, stacklevel=4)
 
 
@@ -592,26 +593,29 @@ class _BaseSketchSGD(BaseEstimator):
         own range still decides how much of that step it takes, and raw
         columns of different ranges (breast cancer: 0.001 to 4,000) leave
         most of them untrained. Centred and scaled, each column steps alike.
-        A sparse table is scaled or standardized too, wider sparse input read
-        as given (:func:`~sklearn_sketch._columns.first_call_statistics` says
-        which rows keep their columns as given). The columns are also used as
+        A sparse table is scaled or standardized too, and the few measured
+        features of wider sparse input scaled (``scaled_keys_``,
+        ``key_scales_``; :func:`~sklearn_sketch._columns.first_call_reading`
+        says which rows keep their columns as given). The columns are also used as
         given by a store that counts occurrences (Space-Saving) and when the
         two statistics a column would take more than
         ``STANDARDIZE_BUDGET_SHARE`` of ``memory_budget``.
         """
         preset = self.__dict__.pop("_preset_standardization", None)
-        for name in ("feature_mean_", "feature_scale_"):
+        for name in ("feature_mean_", "feature_scale_", "scaled_keys_", "key_scales_"):
             self.__dict__.pop(name, None)
         if not self._standardizes_dense() or X.shape[1] == 0:
             return
         budget = getattr(self, "memory_budget", None)
-        if (budget is not None and standardization_bytes(X.shape[1])
-                > STANDARDIZE_BUDGET_SHARE * parse_memory_budget(budget)):
-            return
+        share = (math.inf if budget is None
+                 else STANDARDIZE_BUDGET_SHARE * parse_memory_budget(budget))
         if preset is None:
-            statistics = first_call_statistics(X)
-            if statistics is not None:
-                self.feature_mean_, self.feature_scale_ = statistics
+            reading = first_call_reading(X)
+            if reading is not None and standardization_bytes(
+                    next(iter(reading.values())).size) <= share:
+                self.__dict__.update(reading)
+            return
+        if standardization_bytes(X.shape[1]) > share:
             return
         mean, scale = (np.array(a, dtype=np.float64) for a in preset)
         if mean.shape != (X.shape[1],) or scale.shape != (X.shape[1],):
@@ -630,6 +634,8 @@ class _BaseSketchSGD(BaseEstimator):
         centred and scaled by ``feature_mean_`` and ``feature_scale_`` when the
         model has them (sparse input is made dense for centring, and stays sparse
         when the means are 0), else ``X``."""
+        if "key_scales_" in self.__dict__:
+            return read_keyed(X, self.scaled_keys_, self.key_scales_)
         if "feature_scale_" not in self.__dict__:
             return X
         return read_columns(X, self.feature_mean_, self.feature_scale_)
@@ -1357,8 +1363,9 @@ class _BaseSketchSGD(BaseEstimator):
                    + (state.history.memory_bytes if state.history else 0))
 
     def _standardization_bytes(self):
-        """Bytes of ``feature_mean_`` and ``feature_scale_`` (0 without them)."""
-        scale = self.__dict__.get("feature_scale_")
+        """Bytes of ``feature_mean_`` and ``feature_scale_``, or of ``scaled_keys_`` and
+        ``key_scales_`` (0 without them)."""
+        scale = self.__dict__.get("feature_scale_", self.__dict__.get("key_scales_"))
         return 0 if scale is None else standardization_bytes(scale.size)
 
     def _memory_bytes(self):

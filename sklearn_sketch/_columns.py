@@ -70,18 +70,25 @@ def column_scale(mean, std):
     return np.where(std <= 1e-12 * np.maximum(np.abs(mean), 1.0), 1.0, std)
 
 
-def first_call_statistics(X):
-    """``(mean, scale)`` a new model takes from its first call's rows ``X``, or None
-    when it reads them as given: fewer than ``STANDARDIZE_MIN_ROWS`` rows, sparse
-    input of more than ``SPARSE_TABLE_MAX_WIDTH`` columns, or a dense array that is
-    :func:`mostly_zeros`."""
+def first_call_reading(X):
+    """The attributes a new model takes from its first call's rows ``X``:
+    ``{"feature_mean_", "feature_scale_"}`` (a dense array, a sparse table),
+    ``{"scaled_keys_", "key_scales_"}`` (wider sparse input with few measured
+    features, :func:`measured_keys`), or None when it reads them as given: fewer
+    than ``STANDARDIZE_MIN_ROWS`` rows, other wide sparse input, or a dense array
+    that is :func:`mostly_zeros`."""
     if X.shape[0] < STANDARDIZE_MIN_ROWS:
         return None
     if sp.issparse(X):
-        return sparse_table_statistics(X) if X.shape[1] <= SPARSE_TABLE_MAX_WIDTH else None
+        if X.shape[1] <= SPARSE_TABLE_MAX_WIDTH:
+            mean, scale = sparse_table_statistics(X)
+            return {"feature_mean_": mean, "feature_scale_": scale}
+        keyed = measured_keys(X)
+        return None if keyed is None else dict(zip(("scaled_keys_", "key_scales_"), keyed))
     if mostly_zeros(X.shape[1], np.count_nonzero(X) / X.shape[0]):
         return None
-    return column_mean_and_scale(X)
+    mean, scale = column_mean_and_scale(X)
+    return {"feature_mean_": mean, "feature_scale_": scale}
 
 
 def read_columns(X, mean, scale):
@@ -101,3 +108,46 @@ def read_columns(X, mean, scale):
     rows = np.repeat(np.arange(X.shape[0]), centred.size)
     return X + sp.csr_matrix((block.ravel(), (rows, np.tile(centred, X.shape[0]))),
                              shape=X.shape)
+
+
+#: Wide sparse input (columns that are keys) is scaled feature by feature where at most
+#: this many of its features are measurements (a largest |value| other than 1, over the
+#: first call's first ``MEASURED_ROWS`` rows): a few numeric features among indicators,
+#: as Vowpal Wabbit files and raw ``{name: value}`` dicts hold. Counts of words or
+#: k-mers and normalized rows make thousands of such features, and are read as given.
+MAX_SCALED_KEYS, MEASURED_ROWS = 1000, 10_000
+
+
+def measured_keys(X):
+    """``(keys, scales)``: the sorted features of wide sparse ``X`` whose largest
+    absolute value in its first ``MEASURED_ROWS`` rows is not 1, with that value,
+    when there are 1 to ``MAX_SCALED_KEYS`` of them; else None (read as given)."""
+    X = sp.csr_matrix(X)
+    end = X.indptr[min(X.shape[0], MEASURED_ROWS)]
+    values = np.abs(X.data[:end])
+    measured = (values != 1.0) & (values != 0.0)
+    if not measured.any() or not MAX_SCALED_KEYS:
+        return None
+    indices = np.asarray(X.indices[:end])[measured]
+    # Counts and normalized rows show thousands of features in their first entries.
+    if np.unique(indices[:100_000]).size > MAX_SCALED_KEYS:
+        return None
+    keys, inverse = np.unique(indices, return_inverse=True)
+    if keys.size > MAX_SCALED_KEYS:
+        return None
+    scales = np.zeros(keys.size)
+    np.maximum.at(scales, inverse, values[measured])
+    return keys.astype(np.int64), scales
+
+
+def read_keyed(X, keys, scales):
+    """``X`` with the values of features ``keys`` divided by their ``scales``."""
+    if not sp.issparse(X):
+        X = np.array(X, dtype=np.float64)
+        X[:, keys] /= scales
+        return X
+    X = sp.csr_matrix(X, copy=True)
+    at = np.minimum(np.searchsorted(keys, X.indices), keys.size - 1)
+    hit = keys[at] == X.indices
+    X.data = np.where(hit, X.data / scales[at], X.data)
+    return X

@@ -81,6 +81,18 @@ def average_estimators(estimators, weights=None):
         # they are.
         out.feature_mean_ = sum(w * e.feature_mean_ for w, e in zip(lam, estimators))
         out.feature_scale_ = sum(w * e.feature_scale_ for w, e in zip(lam, estimators))
+    if "key_scales_" in first.__dict__ and not all(
+            np.array_equal(e.scaled_keys_, first.scaled_keys_)
+            and np.array_equal(e.key_scales_, first.key_scales_) for e in estimators):
+        # Each copy measured its own part's features: a feature's scale is the
+        # weighted average over the copies that measured it.
+        keys = np.unique(np.concatenate([e.scaled_keys_ for e in estimators]))
+        total, weight = np.zeros(keys.size), np.zeros(keys.size)
+        for w, e in zip(lam, estimators):
+            at = np.searchsorted(keys, e.scaled_keys_)
+            total[at] += w * e.key_scales_
+            weight[at] += w
+        out.scaled_keys_, out.key_scales_ = keys, total / weight
     out.n_iter_ = max(e.n_iter_ for e in estimators)
     out._remember_names(None, reset=False)  # the names of keys that left the heaps go
     for other in estimators[1:]:
@@ -92,6 +104,8 @@ def average_estimators(estimators, weights=None):
 
 def _column_reading(est):
     """How ``est`` reads its columns: standardized, scaled only or as given."""
+    if "key_scales_" in est.__dict__:
+        return "scales its measured features"
     if "feature_scale_" not in est.__dict__:
         return "reads its columns as given"
     return ("centres and scales its columns" if est.feature_mean_.any()

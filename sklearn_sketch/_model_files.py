@@ -207,6 +207,10 @@ def _encode_fitted(est, arrays):
         arrays["feature_mean"] = np.asarray(est.feature_mean_, dtype=np.float64)
         arrays["feature_scale"] = np.asarray(est.feature_scale_, dtype=np.float64)
         fitted["standardized"] = True
+    if "key_scales_" in est.__dict__:  # measured features of wide input, scaled
+        arrays["scaled_keys"] = np.asarray(est.scaled_keys_, dtype=np.int64)
+        arrays["key_scales"] = np.asarray(est.key_scales_, dtype=np.float64)
+        fitted["key_scaled"] = True
     if hasattr(est, "classes_"):
         classes = est.classes_
         if classes.dtype.kind in "biuf":
@@ -505,7 +509,7 @@ def _decode_fitted(est, fitted, members):
 
     _check_dict(fitted, "fitted", ("n_features_in_", "n_iter_", "feature_names_in_",
                                    "feature_names", "classes", "state"),
-                optional=("eta0_", "norm_floor_", "norm_sample", "standardized"))
+                optional=("eta0_", "norm_floor_", "norm_sample", "standardized", "key_scaled"))
     eta0 = fitted.get("eta0_")
     if eta0 is not None and not (isinstance(eta0, float) and math.isfinite(eta0) and eta0 > 0):
         raise ModelFileError(f"eta0_ must be a positive number, got {eta0!r}")
@@ -534,6 +538,20 @@ def _decode_fitted(est, fitted, members):
                            _array(members, "feature_scale", np.float64, (n_features,)))
         if not (standardization[1] > 0).all():
             raise ModelFileError("feature_scale must be positive")
+    keyed = None
+    if fitted.get("key_scaled", False) is not False:
+        if (fitted["key_scaled"] is not True or not est._standardizes_dense()
+                or standardization is not None):
+            raise ModelFileError("key_scaled must be true, only for a model with 'normalized' "
+                                 "steps on weights and no standardized columns")
+        keyed = (_array(members, "scaled_keys", np.int64, (None,)),
+                 _array(members, "key_scales", np.float64, (None,)))
+        keys, scales = keyed
+        if not (0 < keys.size <= _MAX_STANDARDIZED_COLUMNS and keys.size == scales.size
+                and (np.diff(keys) > 0).all() and keys[0] >= 0 and keys[-1] < n_features
+                and (scales > 0).all()):
+            raise ModelFileError("scaled_keys must be increasing column indices of the "
+                                 "model, key_scales as many positive numbers")
     names_in = fitted["feature_names_in_"]
     if names_in is not None:
         _list(names_in, "feature_names_in_", n_features)
@@ -574,6 +592,8 @@ def _decode_fitted(est, fitted, members):
             est._norm_sample = np.array(norm_sample, dtype=np.float64)
     if standardization is not None:
         est.feature_mean_, est.feature_scale_ = standardization
+    if keyed is not None:
+        est.scaled_keys_, est.key_scales_ = keyed
     est._set_fitted_attributes()
 
 

@@ -93,6 +93,8 @@ def snapshot(est):
         state["classes_"] = est.classes_.copy()
     if hasattr(est, "feature_scale_"):
         state["standardization"] = (est.feature_mean_.copy(), est.feature_scale_.copy())
+    if hasattr(est, "key_scales_"):
+        state["standardization"] = (est.scaled_keys_.copy(), est.key_scales_.copy())
     history = getattr(est, "history_", None)
     if history is not None:
         state["history"] = (history.history_size, history.n_models, history.capacity,
@@ -136,7 +138,7 @@ def _without_standardization(state):
 
 def assert_same_state(a, b, *, standardization=True):
     """Two fitted estimators hold the same model (with ``standardization=False``,
-    whatever either holds to standardize dense columns: a model of dense ``X``
+    whatever either holds to standardize or scale its columns: a model of dense ``X``
     against one of its standardized columns given as a sparse matrix)."""
     sa, sb = snapshot(a), snapshot(b)
     if not standardization:

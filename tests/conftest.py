@@ -10,3 +10,4 @@ def sparse_as_given(monkeypatch):
     kernel on the coordinates they feed (``tests/test_standardize.py`` tests the
     scaling of narrow sparse tables itself)."""
     monkeypatch.setattr(_columns, "SPARSE_TABLE_MAX_WIDTH", 0)
+    monkeypatch.setattr(_columns, "MAX_SCALED_KEYS", 0)

@@ -207,6 +207,7 @@ def test_the_choice_keeps_the_first_step_unless_another_is_clearly_better():
 
 
 @pytest.mark.parametrize("share", [1, 2, 3])
+@pytest.mark.usefixtures("sparse_as_given")
 def test_a_share_of_the_probe_counts_mistakes_on_that_share_of_its_rows(share):
     """What each of ``share`` partitions probes (sklearn_sketch.dask sums them): the
     first 2000 / share rows of the pass (no shuffle), each candidate's progressive
@@ -242,6 +243,7 @@ def test_a_partition_trains_every_candidate_on_its_whole_share():
 
 
 @pytest.mark.parametrize("kind", ["iht", "truncation"])
+@pytest.mark.usefixtures("sparse_as_given")
 def test_a_copy_to_be_averaged_goes_on_from_its_probe_with_a_scaled_step(kind):
     """One of w copies that sklearn_sketch.dask averages (``_eta0_scale = w``): the
     probe's rows train with the step it chose, the rest of the pass with w times it,

@@ -1088,6 +1088,7 @@ STREAM_ESTIMATORS = {
 
 
 @pytest.mark.parametrize("name", sorted(STREAM_ESTIMATORS))
+@pytest.mark.usefixtures("sparse_as_given")
 def test_model_fitted_on_a_stream_equals_model_fitted_in_memory(tmp_path, name):
     # Chunks of a multiple of the batch size keep the batches of one in-memory
     # pass, so one partial_fit per chunk must give the very same model.

@@ -43,7 +43,8 @@ def _explicit_bytes(est):
             + sum(sum(a.nbytes for a in h._arrays if a is not None) for h in est.heaps_)
             + 2 * est.intercept_.nbytes
             + (est.history_.memory_bytes if hasattr(est, "history_") else 0)
-            + sum(getattr(est, name).nbytes for name in ("feature_mean_", "feature_scale_")
+            + sum(getattr(est, name).nbytes for name in ("feature_mean_", "feature_scale_",
+                                                         "scaled_keys_", "key_scales_")
                   if hasattr(est, name)))
 
 
@@ -247,7 +248,8 @@ def test_names_of_raw_input_fit_inside_the_budget(name, n_classes, budget):
     # The shape fills the budget with room for a name per heap entry (a worst
     # case: the heaps of different classes often share keys, named once).
     n_entries = len(est.heaps_) * est.n_features_to_select_
-    assert est._model_bytes() + n_entries * est._name_bytes > 0.9 * n_bytes
+    assert (est._model_bytes() + n_entries * est._name_bytes + est._standardization_bytes()
+            > 0.9 * n_bytes)
     assert est._name_bytes >= NAME_OVERHEAD + 16
     heap_keys = np.unique(np.concatenate([h.keys() for h in est.heaps_]))
     assert set(names) <= set(heap_keys.tolist())

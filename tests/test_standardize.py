@@ -163,9 +163,12 @@ def test_when_the_columns_are_used_as_given(case):
         assert 4 not in est.get_support(indices=True)  # centred to nothing
         return
     if case == "sparse":
-        # More than 1,000 columns: a bag of counts or indicators (text, k-mers), not a
-        # table; the same columns as a mostly-zero array are read as given too.
-        X = np.hstack([X, np.zeros((X.shape[0], 1000))])
+        # More than 1,000 columns, and more than 1,000 features of values other than 1:
+        # a bag of counts (text, k-mers), not a table nor a few measurements among
+        # indicators; the same columns as a mostly-zero array are read as given too.
+        counts = np.random.RandomState(3).poisson(0.1, size=(X.shape[0], 3000))
+        assert (counts.max(axis=0) >= 2).sum() > 1000
+        X = np.hstack([X, counts])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est = make().fit(sp.csr_matrix(X) if case == "sparse" else X, y)
@@ -211,13 +214,13 @@ def test_copies_average_their_statistics_and_kinds_of_input_do_not_mix():
     same = average_estimators([copies[0], copies[0]])
     np.testing.assert_array_equal(same.feature_mean_, copies[0].feature_mean_)
     # Copies that read their columns otherwise are refused: a sparse table scaled (not
-    # centred), wide sparse input read as given.
+    # centred), wide sparse input whose measured features are scaled.
     mostly_zeros = np.where(np.random.RandomState(0).rand(*X.shape) < 0.7, 0, X)
     scaled = make().fit(sp.csr_matrix(mostly_zeros[::3]), y[::3])
     with pytest.raises(ValueError, match="estimator 1 scales its columns without centring"):
         average_estimators([copies[0], scaled])
     wide = make().fit(sp.hstack([sp.csr_matrix(X[::3]), sp.csr_matrix((300, 1000))]), y[::3])
-    with pytest.raises(ValueError, match="estimator 1 reads its columns as given"):
+    with pytest.raises(ValueError, match="estimator 1 scales its measured features"):
         average_estimators([make().fit(np.hstack([X[::3], np.ones((300, 1000))]), y[::3]),
                             wide])
 
@@ -271,6 +274,7 @@ def test_a_sparse_table_is_scaled_by_each_columns_largest_value(name, monkeypatc
                                rtol=1e-9, atol=1e-9)
     scaled = est.score(S[600:], y[600:])
     monkeypatch.setattr(_columns, "SPARSE_TABLE_MAX_WIDTH", 0)
+    monkeypatch.setattr(_columns, "MAX_SCALED_KEYS", 0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         given = MAKERS[name](random_state=0).fit(S[:600], y[:600]).score(S[600:], y[600:])
@@ -305,3 +309,72 @@ def test_a_scaled_sparse_model_keeps_its_scales_in_later_calls_and_model_files(t
     # Dense input to a scaled model is read in the same coordinates.
     np.testing.assert_allclose(est.decision_function(S.toarray()), est.decision_function(S),
                                rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------ measured features of wide input
+def measured_dicts(n=3000, seed=0):
+    """Raw dicts: a category (indicators) and two measurements of ranges 1e4 and 1e-2;
+    the label is the sign of a sum of the measurements' standard units."""
+    rng = np.random.RandomState(seed)
+    a, b = rng.normal(size=n), rng.normal(size=n)
+    cat = rng.choice(list("ABCDEFGH"), n)
+    y = (a - b + 0.2 * rng.normal(size=n) > 0).astype(int)
+    rows = [{f"carrier={c}": 1.0, "distance": 1e4 * u, "wind": 1e-2 * v}
+            for c, u, v in zip(cat, a, b)]
+    return rows, y
+
+
+def test_measured_features_of_raw_dicts_are_scaled_by_their_largest_value(monkeypatch):
+    from sklearn_sketch._raw_features import name_keys
+
+    rows, y = measured_dicts()
+    est = MAKERS["awm"](random_state=0).fit(rows[:2000], y[:2000])
+    keys = np.sort(name_keys(["distance", "wind"]))
+    np.testing.assert_array_equal(est.scaled_keys_, keys)
+    largest = {name: max(abs(r[name]) for r in rows[:2000]) for name in ("distance", "wind")}
+    expected = [largest[n] for n in sorted(largest, key=lambda n: name_keys([n])[0])]
+    np.testing.assert_array_equal(est.key_scales_, expected)
+    assert est.memory_bytes_ == est._model_bytes() + est._feature_names.nbytes + 2 * 16
+    scaled = est.score(rows[2000:], y[2000:])
+    # The same model as the values divided by hand and read as given (no budget here:
+    # the statistics' bytes would otherwise narrow the shape).
+    hashing = lambda: sk.FeatureHashingClassifier(sketch_width=256, random_state=0)  # noqa: E731
+    own = hashing().fit(rows[:2000], y[:2000])
+    divided = [{k: v / largest.get(k, 1.0) for k, v in r.items()} for r in rows[:2000]]
+    monkeypatch.setattr(_columns, "MAX_SCALED_KEYS", 0)
+    by_hand = hashing().fit(divided, y[:2000])
+    assert_same_state(own, by_hand, standardization=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        given = MAKERS["awm"](random_state=0).fit(rows[:2000], y[:2000]).score(rows[2000:],
+                                                                              y[2000:])
+    # Read as given, distance's range buries wind: measured 0.75 against 0.93.
+    assert scaled > 0.9 and scaled > given + 0.1, (scaled, given)
+
+
+def test_measured_features_travel_in_model_files_and_averages(tmp_path):
+    rows, y = measured_dicts()
+    est = MAKERS["wm"](random_state=0).fit(rows, y)
+    save(est, tmp_path / "m.skm")
+    loaded = load(tmp_path / "m.skm")
+    assert_same_state(loaded, est)
+    np.testing.assert_array_equal(loaded.key_scales_, est.key_scales_)
+    np.testing.assert_array_equal(loaded.decision_function(rows), est.decision_function(rows))
+    with np.load(tmp_path / "m.skm", allow_pickle=False) as npz:
+        members = {name: npz[name] for name in npz.files}
+    for name, value in [("scaled_keys", members["scaled_keys"][::-1].copy()),
+                        ("key_scales", -members["key_scales"])]:
+        write_members(tmp_path / "bad.skm", {**members, name: value})
+        with pytest.raises(ModelFileError, match="scaled_keys must be increasing"):
+            load(tmp_path / "bad.skm")
+    # Copies that measured their own parts: the union of the features, each scale the
+    # weighted average over the copies that measured it.
+    parts = [MAKERS["wm"](eta0=1.0, random_state=0).fit(rows[i::2], y[i::2]) for i in (0, 1)]
+    merged = average_estimators(parts, weights=[1, 3])
+    np.testing.assert_array_equal(merged.scaled_keys_, parts[0].scaled_keys_)
+    np.testing.assert_allclose(merged.key_scales_,
+                               0.25 * parts[0].key_scales_ + 0.75 * parts[1].key_scales_)
+    given = MAKERS["wm"](eta0=1.0, random_state=0).fit(
+        sp.csr_matrix(np.random.RandomState(0).poisson(0.1, (300, 3000)).astype(float)),
+        np.arange(300) % 2)
+    assert not hasattr(given, "key_scales_")  # counts of many features: read as given
