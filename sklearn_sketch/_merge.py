@@ -20,9 +20,11 @@ def average_estimators(estimators, weights=None):
     weight or sketch estimate; hard thresholding and truncation: heap weight
     or 0), keeping the ``n_features_to_select_`` heaviest. Feature names are
     merged. Copies that standardized or scaled their columns (``feature_mean_``,
-    ``feature_scale_``) get the weighted average of their statistics: exact
-    when they share them, as the copies of ``n_jobs`` and
-    :func:`sklearn_sketch.dask.fit` do. BEAR's curvature pairs belong to one
+    ``feature_scale_``) get the weighted average of their statistics, and
+    copies that scaled measured features (``scaled_keys_``, ``key_scales_``)
+    the union of those features, each scale averaged over the copies that
+    measured it: exact when they share them, as the copies of ``n_jobs`` do
+    (and those of :func:`sklearn_sketch.dask.fit` for dense columns). BEAR's curvature pairs belong to one
     run's steps and are not averaged: the result starts a new window.
     Probabilistic truncation and Space-Saving, whose heap entries hold
     reservoir keys or counts, cannot be averaged.

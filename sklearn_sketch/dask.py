@@ -49,9 +49,11 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     columns that a new model standardizes (``feature_mean_``,
     ``feature_scale_``) take the whole data's mean and standard deviation,
     computed on the cluster, so every copy reads the same columns. Sparse
-    tables (at most 1,000 columns) and files are scaled by each partition's
-    own statistics in the first epoch, and the average reads them after it
-    (see :func:`~sklearn_sketch.average_estimators`).
+    tables (at most 1,000 columns) and the measured features of wider sparse
+    blocks and files are scaled by each partition's own statistics in the
+    first epoch, and the average reads them after it (see
+    :func:`~sklearn_sketch.average_estimators`; partitions that read their
+    columns differently are refused there).
 
     Parameters
     ----------
