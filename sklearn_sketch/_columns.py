@@ -111,17 +111,22 @@ def read_columns(X, mean, scale):
 
 
 #: Wide sparse input (columns that are keys) is scaled feature by feature where at most
-#: this many of its features are measurements (a largest |value| other than 1, over the
-#: first call's first ``MEASURED_ROWS`` rows): a few numeric features among indicators,
-#: as Vowpal Wabbit files and raw ``{name: value}`` dicts hold. Counts of words or
-#: k-mers and normalized rows make thousands of such features, and are read as given.
-MAX_SCALED_KEYS, MEASURED_ROWS = 1000, 10_000
+#: this many of its features hold values other than 1 (over the first call's first
+#: ``MEASURED_ROWS`` rows), and only those that hold such values in most of their
+#: entries (measurements): a few numeric features among indicators, as Vowpal Wabbit
+#: files and raw ``{name: value}`` dicts hold. Counts of words or k-mers and normalized
+#: rows make thousands of such features, and are read as given; a k-mer that repeats
+#: in a few reads (a count of 2 among 1s), or whose counts stay whole numbers up to
+#: COUNT_LIMIT, is a count, not a measurement.
+MAX_SCALED_KEYS, MEASURED_ROWS, COUNT_LIMIT = 1000, 10_000, 16
 
 
 def measured_keys(X):
-    """``(keys, scales)``: the sorted features of wide sparse ``X`` whose largest
-    absolute value in its first ``MEASURED_ROWS`` rows is not 1, with that value,
-    when there are 1 to ``MAX_SCALED_KEYS`` of them; else None (read as given)."""
+    """``(keys, scales)``: the sorted measured features of wide sparse ``X`` (most of
+    their values in its first ``MEASURED_ROWS`` rows other than 1, and a fraction
+    among them or a value past ``COUNT_LIMIT``) with their largest absolute value
+    there, when 1 to ``MAX_SCALED_KEYS`` features hold values other than 1 at all;
+    else None (read as given)."""
     X = sp.csr_matrix(X)
     end = X.indptr[min(X.shape[0], MEASURED_ROWS)]
     values = np.abs(X.data[:end])
@@ -137,7 +142,19 @@ def measured_keys(X):
         return None
     scales = np.zeros(keys.size)
     np.maximum.at(scales, inverse, values[measured])
-    return keys.astype(np.int64), scales
+    # Of each such feature's entries, how many are not 1: most, for a measurement.
+    seen = np.asarray(X.indices[:end])[values != 0.0]
+    at = np.minimum(np.searchsorted(keys, seen), keys.size - 1)
+    entries = np.bincount(at[keys[at] == seen], minlength=keys.size)
+    most = 2 * np.bincount(inverse, minlength=keys.size) > entries
+    # Small counts (a k-mer repeated within a read) are left as they are: a
+    # measurement has a fraction or a value past COUNT_LIMIT.
+    fraction = np.zeros(keys.size, dtype=bool)
+    fraction[inverse[values[measured] != np.round(values[measured])]] = True
+    keep = most & (fraction | (scales > COUNT_LIMIT))
+    if not keep.any():
+        return None
+    return keys[keep].astype(np.int64), scales[keep]
 
 
 def read_keyed(X, keys, scales):

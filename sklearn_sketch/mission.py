@@ -84,8 +84,9 @@ STANDARDIZE_NOTE = """ With dense input, 'normalized' also standardizes each
         given, 0.940-0.943 scaled); one at least half non-zero is read as the
         array it is. Wider sparse input (keys: Vowpal Wabbit files, raw
         ``{name: value}`` dicts, hashed features) whose first 10,000 rows hold at
-        most 1,000 measured features (a largest absolute value other than 1)
-        has those scaled by that value (``scaled_keys_``, ``key_scales_``):
+        most 1,000 features of values other than 1 has its measured features
+        (most values other than 1, with fractions or values past 16) scaled by
+        their largest absolute value (``scaled_keys_``, ``key_scales_``):
         the flights as raw dicts of categories and seven measurements scored
         0.64 read as given, under the majority class, and 0.88-0.90 scaled.
         Counts of words or k-mers measure thousands of features and are read
@@ -108,11 +109,11 @@ STANDARDIZE_ATTRIBUTES_DOC = """
         mostly zeros (centring would fill its rows).
     scaled_keys_, key_scales_ : ndarray of shape (n_measured,)
         With ``learning_rate='normalized'`` and sparse input of more than 1,000
-        columns: its measured features (at most 1,000 with a largest absolute
-        value other than 1 in the first call's first 10,000 rows) and those
-        values; the model reads each such feature divided by its value. Absent
-        when the input has more measured features (counts of words or
-        k-mers) or none (indicators)."""
+        columns: its measured features (most of their values in the first
+        call's first 10,000 rows other than 1, with fractions or values past
+        16; at most 1,000 features with values other than 1) and their largest
+        absolute values; the model reads each divided by its value. Absent for
+        counts of words or k-mers and for indicators."""
 
 _LEARNING_RATE_DOC = """
     learning_rate : {'normalized', 'invscaling', 'constant', 'optimal'}, \

@@ -378,3 +378,30 @@ def test_measured_features_travel_in_model_files_and_averages(tmp_path):
         sp.csr_matrix(np.random.RandomState(0).poisson(0.1, (300, 3000)).astype(float)),
         np.arange(300) % 2)
     assert not hasattr(given, "key_scales_")  # counts of many features: read as given
+
+
+def test_counts_are_not_measurements():
+    from sklearn_sketch._columns import COUNT_LIMIT, measured_keys
+
+    rng = np.random.RandomState(0)
+    n = 400
+    rows = np.repeat(np.arange(n), 3)
+    keys = np.concatenate([[10**6, 2 * 10**6, 3 * 10**6]] * n)
+
+    def matrix(values):
+        return sp.csr_matrix((values, (rows, keys)), shape=(n, 2**40))
+
+    ones = np.ones(3 * n)
+    # A k-mer repeated in a few reads: 2 among 1s.
+    repeated = ones.copy()
+    repeated[::50] = 2.0
+    assert measured_keys(matrix(repeated)) is None
+    # Whole numbers up to COUNT_LIMIT, even mostly above 1: counts too.
+    assert measured_keys(matrix(rng.randint(2, COUNT_LIMIT + 1, 3 * n).astype(float))) is None
+    # A fraction, or a value past the limit: measurements, each scaled by its largest.
+    measured = rng.randint(2, COUNT_LIMIT + 1, 3 * n).astype(float)
+    measured[0::3] *= 100.0  # key 1e6: values past the limit
+    measured[1::3] /= 7.0  # key 2e6: fractions
+    got, scales = measured_keys(matrix(measured))
+    np.testing.assert_array_equal(got, [10**6, 2 * 10**6])
+    np.testing.assert_array_equal(scales, [measured[0::3].max(), measured[1::3].max()])
