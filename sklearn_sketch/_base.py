@@ -583,8 +583,9 @@ class _BaseSketchSGD(BaseEstimator):
             self.__dict__.pop("_norm_sample", None)
 
     def _set_standardization(self, X):
-        """On a new model: the mean and scale of each dense column (``feature_mean_``,
-        ``feature_scale_``), under 'normalized' steps.
+        """On a new model: the mean and scale of each column (``feature_mean_``,
+        ``feature_scale_``), or the scales of a few measured features
+        (``scaled_keys_``, ``key_scales_``), under 'normalized' steps.
 
         The first call's rows set them (or ``_preset_standardization``: the
         partitions of one Dask fit share the whole data's, decided on it as
@@ -604,7 +605,7 @@ class _BaseSketchSGD(BaseEstimator):
         preset = self.__dict__.pop("_preset_standardization", None)
         for name in ("feature_mean_", "feature_scale_", "scaled_keys_", "key_scales_"):
             self.__dict__.pop(name, None)
-        if not self._standardizes_dense() or X.shape[1] == 0:
+        if not self._scales_columns() or X.shape[1] == 0:
             return
         budget = getattr(self, "memory_budget", None)
         share = (math.inf if budget is None
@@ -623,17 +624,18 @@ class _BaseSketchSGD(BaseEstimator):
                              f"{X.shape[1]}")
         self.feature_mean_, self.feature_scale_ = mean, scale
 
-    def _standardizes_dense(self):
-        """Whether this model standardizes dense columns at all: under 'normalized'
-        steps, with a store that learns weights (see :meth:`_set_standardization` for
-        the data that is still read as given)."""
+    def _scales_columns(self):
+        """Whether this model standardizes or scales its columns at all: under
+        'normalized' steps, with a store that learns weights (see
+        :meth:`_set_standardization` for the data that is still read as given)."""
         return getattr(self, "learning_rate", None) == "normalized" and self._store.standardizes
 
     def _standardized(self, X):
         """``X`` in the coordinates the model trains and predicts in: each column
         centred and scaled by ``feature_mean_`` and ``feature_scale_`` when the
         model has them (sparse input is made dense for centring, and stays sparse
-        when the means are 0), else ``X``."""
+        when the means are 0), each of ``scaled_keys_`` divided by its
+        ``key_scales_`` when it has those, else ``X``."""
         if "key_scales_" in self.__dict__:
             return read_keyed(X, self.scaled_keys_, self.key_scales_)
         if "feature_scale_" not in self.__dict__:

@@ -24,8 +24,9 @@ def average_estimators(estimators, weights=None):
     copies that scaled measured features (``scaled_keys_``, ``key_scales_``)
     the union of those features, each scale averaged over the copies that
     measured it: exact when they share them, as the copies of ``n_jobs`` do
-    (and those of :func:`sklearn_sketch.dask.fit` for dense columns). BEAR's curvature pairs belong to one
-    run's steps and are not averaged: the result starts a new window.
+    (and those of :func:`sklearn_sketch.dask.fit` for dense columns). BEAR's
+    curvature pairs belong to one run's steps and are not averaged: the
+    result starts a new window.
     Probabilistic truncation and Space-Saving, whose heap entries hold
     reservoir keys or counts, cannot be averaged.
 
@@ -160,9 +161,9 @@ def _check_compatible(estimators):
                                  "(and random_state, for the same hash functions)")
         if _column_reading(first) != _column_reading(est):
             raise ValueError(f"estimator {i} {_column_reading(est)}, estimator 0 "
-                             f"{_column_reading(first)} (feature_mean_, feature_scale_): train "
-                             "the copies on the same kind of input (dense or sparse, narrow "
-                             "or wide)")
+                             f"{_column_reading(first)} (feature_mean_, feature_scale_, "
+                             "scaled_keys_, key_scales_): train the copies on the same kind "
+                             "of input (dense or sparse, narrow or wide)")
         for name in ("classes_", "n_features_in_", "feature_names_in_",
                      "sketch_width_", "sketch_depth_", "n_features_to_select_"):
             if hasattr(first, name) != hasattr(est, name) or (

@@ -528,7 +528,7 @@ def _decode_fitted(est, fitted, members):
     n_iter = _int(fitted["n_iter_"], "n_iter_", 1, _MAX_INT64)
     standardization = None
     if fitted.get("standardized", False) is not False:
-        if fitted["standardized"] is not True or not est._standardizes_dense():
+        if fitted["standardized"] is not True or not est._scales_columns():
             raise ModelFileError("standardized must be true, and only for a model with "
                                  "'normalized' steps on weights")
         if n_features > _MAX_STANDARDIZED_COLUMNS:
@@ -540,7 +540,7 @@ def _decode_fitted(est, fitted, members):
             raise ModelFileError("feature_scale must be positive")
     keyed = None
     if fitted.get("key_scaled", False) is not False:
-        if (fitted["key_scaled"] is not True or not est._standardizes_dense()
+        if (fitted["key_scaled"] is not True or not est._scales_columns()
                 or standardization is not None):
             raise ModelFileError("key_scaled must be true, only for a model with 'normalized' "
                                  "steps on weights and no standardized columns")

@@ -121,7 +121,7 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     model = _start_model(estimator)
     parts, classes, columns = _partitions(client, model, X, y, classes)
     if columns is not None and len(parts) > 1 and "_state" not in model.__dict__ \
-            and model._standardizes_dense():
+            and model._scales_columns():
         statistics = _column_statistics(client, columns)
         if statistics is not None:
             model._preset_standardization = statistics

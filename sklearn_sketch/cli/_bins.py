@@ -20,8 +20,9 @@ import math
 
 import numpy as np
 
-#: Rows whose values decide which columns are numeric, and cut them.
-BIN_ROWS = 10_000
+#: Rows whose values decide which columns are numeric, and cut them; intervals a
+#: numeric column is cut into by default (``--bins``).
+BIN_ROWS, DEFAULT_BINS = 10_000, 16
 #: A numeric column of fewer distinct values (month, hour, a count) stays categories.
 MIN_DISTINCT = 64
 

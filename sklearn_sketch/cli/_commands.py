@@ -10,6 +10,7 @@ import numpy as np
 
 from ._errors import CommandError
 from ._inputs import (
+    TABLE_ROWS,
     InputStream,
     check_read_options,
     csv_options,
@@ -220,7 +221,7 @@ def cmd_fit(args):
         if n_features is None or "is not below n_features" not in exc.reason:
             raise
         # The first rows looked like a table; a later index says the columns are keys.
-        print(f"sklearn-sketch: note: {exc}; the first 10,000 rows of the training files "
+        print(f"sklearn-sketch: note: {exc}; the first {TABLE_ROWS:,} rows of the training files "
               f"held only indices below {n_features:,}, read as a table of as many "
               "columns: training again on the whole key space, the values as given",
               file=sys.stderr)

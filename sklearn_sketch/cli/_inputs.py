@@ -17,6 +17,8 @@ from ._errors import CommandError
 
 #: Rows held by the shuffle buffer that mixes several training inputs.
 DEFAULT_SHUFFLE_BUFFER = 100_000
+#: The first rows of each svmlight training file that tell a table from keys.
+TABLE_ROWS = 10_000
 
 
 def _argument_type(convert, accept, expected):
@@ -155,12 +157,13 @@ def csv_options(args, model_csv=None):
                                  fields=columns).fit(pd.DataFrame(columns=columns))
     except ValueError as exc:
         raise CommandError(str(exc)) from None
-    from ._bins import BIN_ROWS, numeric_bins
+    from ._bins import BIN_ROWS, DEFAULT_BINS, numeric_bins
 
     first = read_csv(args.csv[0], usecols=columns, dtype=str, nrows=BIN_ROWS)
+    n_bins = DEFAULT_BINS if args.bins is None else args.bins
     return {"label": args.label, "columns": columns,
             "crosses": [list(c) for c in crosser.crosses_],
-            "bins": numeric_bins(first, columns, 16 if args.bins is None else args.bins)}
+            "bins": numeric_bins(first, columns, n_bins)}
 
 
 def labelled_files(args):
@@ -471,7 +474,7 @@ def decide_svmlight_width(args, zero_based, estimator=None):
     from .._columns import SPARSE_TABLE_MAX_WIDTH
     from ..io import SvmlightReader
     for path in args.svmlight:
-        for chunk in SvmlightReader(path, 10_000, zero_based=zero_based):
+        for chunk in SvmlightReader(path, TABLE_ROWS, zero_based=zero_based):
             if chunk.X.nnz and chunk.X.indices.max() >= SPARSE_TABLE_MAX_WIDTH:
                 return None
             break
