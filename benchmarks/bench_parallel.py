@@ -108,14 +108,14 @@ def dask_partitions(make, n_workers, data):
 
 def time_dask_epochs(make, n_workers, epochs, data, repeats=1):
     """Seconds per epoch of sklearn_sketch.dask.fit on a LocalCluster of n_workers processes
-    (the best of ``repeats`` fits), seconds of each epoch after the first, and the test
+    (the best of ``repeats`` fits), seconds of an epoch after the first, and the test
     accuracy. The time covers sending the model out, the training and the averaging;
     the first epoch also holds eta0='auto''s probe, which a later epoch does not, so
-    a later epoch is timed as ``(T(epochs) - T(1)) / (epochs - 1)`` from the best fits
-    of ``epochs`` and of one epoch (None for one epoch)."""
+    a later epoch is timed on its own: one more epoch of the trained model (the best
+    of ``repeats``; None for one epoch)."""
     from sklearn_sketch import dask as sk_dask
 
-    seconds, first = math.inf, math.inf
+    seconds, later = math.inf, math.inf
     with dask_partitions(make, n_workers, data) as (client, X, y):
         for _ in range(repeats):
             start = time.perf_counter()
@@ -123,10 +123,9 @@ def time_dask_epochs(make, n_workers, epochs, data, repeats=1):
             seconds = min(seconds, time.perf_counter() - start)
             if epochs > 1:
                 start = time.perf_counter()
-                sk_dask.fit(make(), X, y, client=client, epochs=1)
-                first = min(first, time.perf_counter() - start)
-    later = (seconds - first) / (epochs - 1) if epochs > 1 else None
-    return seconds / epochs, later, float(model.score(*data[2:]))
+                sk_dask.fit(model, X, y, client=client, epochs=1)
+                later = min(later, time.perf_counter() - start)
+    return seconds / epochs, later if epochs > 1 else None, float(model.score(*data[2:]))
 
 
 def dask_time_to_accuracy(make, n_workers, target, max_epochs, data):

@@ -43,6 +43,7 @@ from ._names import PackedNames, gather_segments, mean_name_bytes, reserved_name
 from ._raw_features import CATEGORIES_HINT, hash_raw, is_raw_input
 from ._sgd_fast import ClassTeam, Loss, PassStatus, Schedule, SGDParams, sgd_pass
 from ._sgd_fast import decision_function_kernel, rows_repeat_a_column
+from ._step_probe import StepProbe, choose_step
 
 CONSTANT, OPTIMAL, INVSCALING = Schedule.CONSTANT, Schedule.OPTIMAL, Schedule.INVSCALING
 NORMALIZED = Schedule.NORMALIZED
@@ -664,26 +665,21 @@ class _BaseSketchSGD(BaseEstimator):
         batch = max(1, int(self.batch_size))
         return min(n_samples, -(-rows // batch) * batch)
 
-    def _probe_share(self, X, y, classes=None, sample_weight=None, share=1):
+    def _step_probe(self, X, y, classes=None, sample_weight=None, share=1):
         """The eta0='auto' probe of a new model's first ``partial_fit(X, y)``, on a
-        ``1/share`` part of its rows: ``(counts, kept)``.
+        ``1/share`` part of its rows, untrained (:class:`~._step_probe.StepProbe`).
 
-        ``counts`` holds each candidate's mistakes (inf where it stopped) and
-        ``kept`` maps the index of the first candidate, and of the best other
-        one, to its model after the probe (``(state, rows, mistakes,
-        read_errors)``, or None). For training spread over ``share``
-        partitions (:mod:`sklearn_sketch.dask`): each probes its own share of
-        the rows one fit would probe, the counts summed over the partitions
-        choose the step (:meth:`_auto_step_index`), and a partition whose
-        probe kept that step's model goes on from it (``_preset_probe``), as a
-        plain fit goes on from its probe. Runs the probe and nothing else: the
-        model may be left with input attributes but no trained state, so call
-        it on a copy.
+        For training spread over ``share`` partitions (:mod:`sklearn_sketch.dask`):
+        :func:`~._step_probe.choose_step_over_shares` trains the partitions'
+        probes and decides on their summed counts, and a partition goes on from
+        its probe's model of the chosen step (``_preset_probe``), as a plain fit
+        goes on from its probe. The model may be left with input attributes but
+        no trained state, so call it on a copy.
         """
         X, csr, y_encoded, sample_weight, classes_, _ = self._training_inputs(
             X, y, sample_weight, reset=True, partial=True, classes=classes)
-        return self._choose_eta0(self._n_models(classes_), X, csr, y_encoded,
-                                 sample_weight, share=share)[2:]
+        return StepProbe(self, self._n_models(classes_), X, csr, y_encoded, sample_weight,
+                         share=share)
 
     @classmethod
     def _auto_step_index(cls, counts):
@@ -701,7 +697,7 @@ class _BaseSketchSGD(BaseEstimator):
             return best
         return 0 if math.isfinite(first) else None
 
-    def _choose_eta0(self, n_models, X, csr, y, sample_weight, share=1):
+    def _choose_eta0(self, n_models, X, csr, y, sample_weight):
         """eta0='auto': the step of fewest mistakes on a probe of the first pass.
 
         Each candidate of ``_AUTO_ETA0`` trains a fresh model (the same hashes
@@ -714,86 +710,23 @@ class _BaseSketchSGD(BaseEstimator):
         is kept unless others made fewer mistakes, by more than ``_AUTO_Z``
         times the square root of its own count; then the fewest of those wins,
         ties going to the earlier; a candidate stops at the end of a quarter
-        of the probe once it has made that many mistakes (not on a share of
-        it, whose counts are summed with the other partitions'). With ``n_jobs`` the
-        candidates train in threads (the compiled pass releases the GIL).
+        of the probe once it has made that many mistakes
+        (:func:`~._step_probe.choose_step`). With ``n_jobs`` the candidates
+        train in threads (the compiled pass releases the GIL).
 
-        Returns the step, ``(state, rows, mistakes, read_errors)``: the
+        Returns the step and ``(state, rows, mistakes, read_errors)``: the
         winner's model after the probe, from which the first pass goes on (so
         the probe costs at most ``len(_AUTO_ETA0) - 1`` trainings on it, and
         with one thread the model equals one trained with that step from the
-        start), every candidate's mistakes (inf where it stopped) and the
-        models kept (the first candidate's and the best other's, by index). ``csr``
-        is ``X`` as :func:`_as_csr_int64` gives it. ``share``: probe a
-        ``1/share`` part of those rows (whole batches, at least one), as one of
-        ``share`` partitions does.
+        start); None when every candidate diverged (the fit then raises).
+        ``csr`` is ``X`` as :func:`_as_csr_int64` gives it.
         """
-        template = self._new_state(n_models, X)
-        order = self._pass_order(template, csr[0].shape[0] - 1)
-        rows = self._probe_rows(csr, order)
+        probe = StepProbe(self, n_models, X, csr, y, sample_weight)
         batch = max(1, int(self.batch_size))
-        if share > 1:
-            rows = min(rows, max(batch, -(-rows // share // batch) * batch))
-        # Four parts in whole batches: a candidate that has made as many mistakes as
-        # the bar by the end of one cannot win, and stops there.
-        ends = sorted({min(rows, -(-rows * k // 4 // batch) * batch) for k in range(1, 5)})
-        parts = [order[a:b] for a, b in zip([0] + ends[:-1], ends)]
-        candidates = list(self._AUTO_ETA0)
-        light = (candidates[0] >= max(candidates)
-                 or self._probe_is_light(template, csr, order[:rows]))
-        bar = [None]  # set when the first candidate is done
-
-        def train(i, state):
-            if not light and candidates[i] > candidates[0]:
-                return math.inf, None
-            params = self._sgd_params(n_models, eta0=candidates[i])
-            params.seed = state.shuffle_seed
-            mistakes, read_errors = 0, np.zeros(2)
-            for part in parts:
-                t, status, more, errors = self._train_order(state, params, csr, y,
-                                                            sample_weight, part)
-                if status == PASS_DIVERGED:
-                    return math.inf, None
-                state.t = t
-                mistakes += more
-                read_errors += np.asarray(errors, dtype=float)
-                # Only a whole probe may stop a candidate: one partition's share
-                # cannot tell that it loses over all of them.
-                if share == 1 and i and bar[0] is not None and mistakes >= bar[0]:
-                    return math.inf, None
-            if not self._state_is_finite(state):
-                return math.inf, None
-            if i == 0:
-                bar[0] = mistakes - self._AUTO_Z * math.sqrt(mistakes)
-            return float(mistakes), (state, rows, mistakes, read_errors)
-
-        n_threads = min(len(candidates), self._n_threads(rows, batch))
-        counts, first, best = [], None, None
-        # Rounds of n_threads candidates; only the first's and the best other's
-        # models are kept between rounds.
-        for start in range(0, len(candidates), n_threads):
-            indices = range(start, min(start + n_threads, len(candidates)))
-            # Copied before any trains: the last candidate trains the template itself.
-            states = [template if i == len(candidates) - 1 else template.independent_copy()
-                      for i in indices]
-            if n_threads > 1:
-                from concurrent.futures import ThreadPoolExecutor
-
-                with ThreadPoolExecutor(n_threads) as pool:
-                    results = list(pool.map(train, indices, states))
-            else:
-                results = [train(i, state) for i, state in zip(indices, states)]
-            for i, (count, trained) in zip(indices, results):
-                counts.append(count)
-                if i == 0:
-                    first = trained
-                elif best is None or count < counts[best[0]]:
-                    best = (i, trained)
-        kept = {0: first} if best is None else {0: first, best[0]: best[1]}
-        # No winner when no candidate is finite: the first's model is then None (it
-        # diverged), and the fit raises.
-        winner = self._auto_step_index(counts) or 0
-        return candidates[winner], kept[winner], counts, kept
+        n_threads = min(len(probe.candidates), self._n_threads(probe.rows, batch))
+        winner, _ = choose_step(probe, n_threads)
+        winner = winner or 0
+        return probe.candidates[winner], probe.kept(winner)
 
     def _probe_is_light(self, state, csr, rows):
         """Whether the probe ``rows`` of ``csr`` hold at most ``_AUTO_LIGHT_LOAD``
@@ -1096,8 +1029,8 @@ class _BaseSketchSGD(BaseEstimator):
             if self.eta0 == "auto" and preset is not None:
                 self.eta0_, probed = preset, preset_probe
             elif self.eta0 == "auto":
-                self.eta0_, probed, _, _ = self._choose_eta0(n_models, X, csr, y_encoded,
-                                                             sample_weight)
+                self.eta0_, probed = self._choose_eta0(n_models, X, csr, y_encoded,
+                                                       sample_weight)
             if self.eta0 == "auto":
                 self.eta0_ *= scale
             state = probed[0] if probed is not None else self._new_state(n_models, X)

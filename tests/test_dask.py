@@ -14,6 +14,7 @@ from sklearn.datasets import dump_svmlight_file  # noqa: E402
 
 from sklearn_sketch import MissionClassifier, WMSketchClassifier, average_estimators  # noqa: E402
 from sklearn_sketch import dask as sk_dask  # noqa: E402
+from sklearn_sketch._step_probe import choose_step_over_shares  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _reference import assert_same_snapshot, snapshot  # noqa: E402
@@ -74,9 +75,10 @@ def test_partitions_train_copies_that_are_averaged_by_rows(client):
     # eta0='auto' is chosen once: each partition probes a third of the rows a fit
     # probes, and the mistakes summed over the partitions pick the step. Each copy
     # goes on from its probe's model with 3 times that step (3 copies are averaged).
-    probes = [fresh()._probe_share(X[a:b], y[a:b], classes=[0, 1], share=3)
+    probes = [fresh()._step_probe(X[a:b], y[a:b], classes=[0, 1], share=3)
               for a, b in zip(bounds[:-1], bounds[1:])]
-    winner = MissionClassifier._auto_step_index([sum(c) for c in zip(*(p[0] for p in probes))])
+    winner, _ = choose_step_over_shares(
+        lambda action, argument: [action(p, argument) for p in probes], mission())
     step = MissionClassifier._AUTO_ETA0[winner]
     local = None
     for _ in range(2):
@@ -85,7 +87,7 @@ def test_partitions_train_copies_that_are_averaged_by_rows(client):
             if local is None:
                 part = fresh()
                 part._preset_eta0, part._eta0_scale = step, 3
-                part._preset_probe = probe[1].get(winner)
+                part._preset_probe = probe.kept(winner)
             else:
                 part = average_estimators([local])
             copies.append(part.partial_fit(X[a:b], y[a:b], classes=[0, 1]))

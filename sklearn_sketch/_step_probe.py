@@ -1,0 +1,235 @@
+"""eta0='auto''s probe: the candidate steps trained on the first rows of the first pass.
+
+One fit probes its own first rows (:func:`choose_step`). A model trained as copies
+on partitions (:mod:`sklearn_sketch.dask`) probes a share of those rows on each
+partition, and :func:`choose_step_over_shares` decides on the mistakes summed over
+the partitions, stopping a losing candidate where one probe would stop it: on the
+summed counts, at the end of a quarter of the probe.
+"""
+import math
+
+import numpy as np
+
+from ._sgd_fast import PassStatus
+
+#: A probe's rows are trained in this many parts; a candidate can stop after each.
+PARTS = 4
+
+
+class StepProbe:
+    """The candidates of one probe (or of one partition's share of it), part by part.
+
+    Each candidate of ``estimator._AUTO_ETA0`` trains a fresh model (the same
+    hashes and order for all) on the first rows of the first pass's order
+    (``estimator._probe_rows``; a ``1/share`` part of them, in whole batches,
+    for one of ``share`` partitions), in ``PARTS`` parts of whole batches,
+    counting the samples it misclassifies just before their update
+    (progressive validation). A candidate larger than the first is tried only
+    on a lightly loaded sketch (``estimator._probe_is_light``). A candidate is
+    lost when it diverges, ends with a weight that is not finite, or is
+    stopped; its count is then inf.
+
+    Parameters
+    ----------
+    estimator : sketched SGD estimator
+        Gives the candidates, the model's shape and the pass.
+    n_models : int
+        Models (one per class for multi-class, else one).
+    X, csr, y, sample_weight
+        The training data as ``estimator._training_inputs`` gives it.
+    share : int, default=1
+        Probe a ``1/share`` part of the rows, as one of ``share`` partitions.
+    """
+
+    def __init__(self, estimator, n_models, X, csr, y, sample_weight, share=1):
+        self.estimator, self.n_models = estimator, n_models
+        self.csr, self.y, self.sample_weight = csr, y, sample_weight
+        self.template = estimator._new_state(n_models, X)
+        order = estimator._pass_order(self.template, csr[0].shape[0] - 1)
+        rows = estimator._probe_rows(csr, order)
+        batch = max(1, int(estimator.batch_size))
+        if share > 1:
+            rows = min(rows, max(batch, -(-rows // share // batch) * batch))
+        self.rows = rows
+        ends = sorted({min(rows, -(-rows * k // PARTS // batch) * batch)
+                       for k in range(1, PARTS + 1)})
+        self.parts = [order[a:b] for a, b in zip([0] + ends[:-1], ends)]
+        self.candidates = list(estimator._AUTO_ETA0)
+        first = self.candidates[0]
+        light = (first >= max(self.candidates)
+                 or estimator._probe_is_light(self.template, csr, order[:rows]))
+        n = len(self.candidates)
+        self.lost = [not light and step > first for step in self.candidates]
+        self.mistakes = [0] * n
+        self.read_errors = [np.zeros(2) for _ in range(n)]
+        self.done = [0] * n
+        self.states = {}
+
+    def start(self, i):
+        """Give candidate ``i`` its fresh model: a copy of the template, or the
+        template itself for the last candidate (start it after the others)."""
+        last = len(self.candidates) - 1
+        self.states[i] = self.template if i == last else self.template.independent_copy()
+        if i == last:
+            self.template = None
+
+    def train_part(self, i):
+        """Train candidate ``i`` (started, not lost) on its next part."""
+        state = self.states[i]
+        est = self.estimator
+        params = est._sgd_params(self.n_models, eta0=self.candidates[i])
+        params.seed = state.shuffle_seed
+        t, status, more, errors = est._train_order(state, params, self.csr, self.y,
+                                                   self.sample_weight, self.parts[self.done[i]])
+        if status == PassStatus.PASS_DIVERGED:
+            self.lose(i)
+            return
+        state.t = t
+        self.mistakes[i] += more
+        self.read_errors[i] = self.read_errors[i] + np.asarray(errors, dtype=float)
+        self.done[i] += 1
+        if self.finished(i) and not est._state_is_finite(state):
+            self.lose(i)
+
+    def finished(self, i):
+        return self.done[i] == len(self.parts)
+
+    def lose(self, i):
+        self.lost[i] = True
+        self.states.pop(i, None)
+
+    def keep_only(self, indices):
+        """Let go of the models of the candidates not in ``indices``."""
+        for i in list(self.states):
+            if i not in indices:
+                del self.states[i]
+
+    def count(self, i):
+        """Candidate ``i``'s mistakes so far, inf when it is lost."""
+        return math.inf if self.lost[i] else float(self.mistakes[i])
+
+    def kept(self, i):
+        """``(state, rows, mistakes, read_errors)`` of candidate ``i`` after the whole
+        probe, from which the first pass goes on; None when its model was let go."""
+        if i is None or self.lost[i] or not self.finished(i) or i not in self.states:
+            return None
+        return self.states[i], self.rows, self.mistakes[i], self.read_errors[i]
+
+
+def bar(first, z):
+    """The count another candidate must stay under to beat the first's ``first``:
+    ``first - z * sqrt(first)`` (None when the first was lost)."""
+    return first - z * math.sqrt(first) if math.isfinite(first) else None
+
+
+def choose_step(probe, n_threads=1):
+    """One probe's choice: ``(winner, counts)``.
+
+    The first candidate trains on the whole probe, and its count sets the bar;
+    another stops at the end of a part once it has made as many mistakes as the
+    bar (it cannot win). With ``n_threads`` the candidates train in rounds of
+    that many threads (the compiled pass releases the GIL); only the first's and
+    the best other's models are kept between rounds. ``winner`` indexes the
+    candidate of ``estimator._auto_step_index`` (None when every candidate was
+    lost); ``probe.kept(winner)`` is its model.
+    """
+    est = probe.estimator
+    limit = [None]  # the bar, once the first candidate is done
+
+    def train(i):
+        if probe.lost[i]:
+            return
+        while not probe.finished(i):
+            probe.train_part(i)
+            if probe.lost[i]:
+                return
+            if i and limit[0] is not None and probe.mistakes[i] >= limit[0]:
+                probe.lose(i)
+                return
+        if i == 0:
+            limit[0] = bar(probe.mistakes[0], est._AUTO_Z)
+
+    n = len(probe.candidates)
+    best = None
+    for first in range(0, n, n_threads):
+        indices = range(first, min(first + n_threads, n))
+        # Started before any trains: the last candidate trains the template itself.
+        for i in indices:
+            if not probe.lost[i]:
+                probe.start(i)
+        if n_threads > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(n_threads) as pool:
+                list(pool.map(train, indices))
+        else:
+            for i in indices:
+                train(i)
+        for i in indices:
+            if i and (best is None or probe.count(i) < probe.count(best)):
+                best = i
+        probe.keep_only({0, best})
+    counts = [probe.count(i) for i in range(n)]
+    return est._auto_step_index(counts), counts
+
+
+def choose_step_over_shares(run, estimator):
+    """The choice of a probe split into shares, one per partition: ``(winner, counts)``.
+
+    ``run(action, argument)`` applies ``action(share_probe, argument)`` to each
+    partition's :class:`StepProbe` where it lives, in partition order, and
+    returns the results. The first candidate trains on every share, and its
+    summed count sets the bar; the others then train part by part on every
+    share, and a candidate whose mistakes summed over the shares reach the bar
+    at the end of a part stops, as in one probe. So the step is the one that
+    the summed whole-share counts choose, at the cost of one probe's losers.
+    ``winner`` as :func:`choose_step`'s; each share's ``kept(winner)`` is its
+    model. ``estimator`` gives the candidates and the rule.
+    """
+    candidates = estimator._AUTO_ETA0
+    firsts = run(_train_first, None)
+    first = sum(count for count, _ in firsts)
+    limit = bar(first, estimator._AUTO_Z)
+    # A candidate lost on one share (not tried there, or diverged) is lost summed.
+    tried = [all(not lost[i] for _, lost in firsts) for i in range(len(candidates))]
+    alive = [i for i in range(1, len(candidates)) if tried[i]]
+    counts = [first] + [math.inf] * (len(candidates) - 1)
+    # At most PARTS rounds: a share of few rows may have fewer parts, and is done sooner.
+    for _ in range(PARTS):
+        if not alive:
+            break
+        results = run(_train_others, alive)
+        summed = np.sum([share_counts for share_counts, _ in results], axis=0)
+        done = all(finished for _, finished in results)
+        survivors = [(i, float(count)) for i, count in zip(alive, summed)
+                     if math.isfinite(count) and (limit is None or count < limit)]
+        alive = [i for i, _ in survivors]
+        if done:
+            for i, count in survivors:
+                counts[i] = count
+            break
+    return estimator._auto_step_index(counts), counts
+
+
+def _train_first(probe, _):
+    """The first candidate over the whole share: ``(count, lost)`` (every candidate's)."""
+    if not probe.lost[0]:
+        probe.start(0)
+        while not probe.finished(0) and not probe.lost[0]:
+            probe.train_part(0)
+    return probe.count(0), list(probe.lost)
+
+
+def _train_others(probe, alive):
+    """Candidates ``alive`` on their next part (started before their first): their
+    counts, and whether they have trained on the whole share. The models of the
+    others but the first are let go."""
+    probe.keep_only({0, *alive})
+    for i in alive:
+        if probe.done[i] == 0 and i not in probe.states and not probe.lost[i]:
+            probe.start(i)
+    for i in alive:
+        if not probe.lost[i] and not probe.finished(i):
+            probe.train_part(i)
+    return [probe.count(i) for i in alive], all(probe.finished(i) or probe.lost[i]
+                                                for i in alive)
