@@ -2,9 +2,8 @@
 
 One fit probes its own first rows (:func:`choose_step`). A model trained as copies
 on partitions (:mod:`sklearn_sketch.dask`) probes a share of those rows on each
-partition, and :func:`choose_step_over_shares` decides on the mistakes summed over
-the partitions, stopping a losing candidate where one probe would stop it: on the
-summed counts, at the end of a quarter of the probe.
+partition (:func:`train_share`), and the mistakes summed over the partitions
+choose the step.
 """
 import math
 
@@ -122,16 +121,17 @@ def bar(first, z):
     return first - z * math.sqrt(first) if math.isfinite(first) else None
 
 
-def choose_step(probe, n_threads=1):
+def choose_step(probe, n_threads=1, stop_losers=True):
     """One probe's choice: ``(winner, counts)``.
 
     The first candidate trains on the whole probe, and its count sets the bar;
     another stops at the end of a part once it has made as many mistakes as the
-    bar (it cannot win). With ``n_threads`` the candidates train in rounds of
-    that many threads (the compiled pass releases the GIL); only the first's and
-    the best other's models are kept between rounds. ``winner`` indexes the
-    candidate of ``estimator._auto_step_index`` (None when every candidate was
-    lost); ``probe.kept(winner)`` is its model.
+    bar (it cannot win), unless ``stop_losers`` is False. With ``n_threads``
+    the candidates train in rounds of that many threads (the compiled pass
+    releases the GIL); only the first's and the best other's models are kept
+    between rounds. ``winner`` indexes the candidate of
+    ``estimator._auto_step_index`` (None when every candidate was lost);
+    ``probe.kept(winner)`` is its model.
     """
     est = probe.estimator
     limit = [None]  # the bar, once the first candidate is done
@@ -143,7 +143,7 @@ def choose_step(probe, n_threads=1):
             probe.train_part(i)
             if probe.lost[i]:
                 return
-            if i and limit[0] is not None and probe.mistakes[i] >= limit[0]:
+            if stop_losers and i and limit[0] is not None and probe.mistakes[i] >= limit[0]:
                 probe.lose(i)
                 return
         if i == 0:
@@ -173,63 +173,12 @@ def choose_step(probe, n_threads=1):
     return est._auto_step_index(counts), counts
 
 
-def choose_step_over_shares(run, estimator):
-    """The choice of a probe split into shares, one per partition: ``(winner, counts)``.
+def train_share(probe):
+    """One partition's share of a probe: every candidate's mistakes there.
 
-    ``run(action, argument)`` applies ``action(share_probe, argument)`` to each
-    partition's :class:`StepProbe` where it lives, in partition order, and
-    returns the results. The first candidate trains on every share, and its
-    summed count sets the bar; the others then train part by part on every
-    share, and a candidate whose mistakes summed over the shares reach the bar
-    at the end of a part stops, as in one probe. So the step is the one that
-    the summed whole-share counts choose, at the cost of one probe's losers.
-    ``winner`` as :func:`choose_step`'s; each share's ``kept(winner)`` is its
-    model. ``estimator`` gives the candidates and the rule.
+    Every candidate trains on the whole share: one that loses here may win
+    summed over the partitions (:mod:`sklearn_sketch.dask` sums the counts and
+    chooses with ``estimator._auto_step_index``). Only the first candidate's
+    model and the best other's are kept (``probe.kept``).
     """
-    candidates = estimator._AUTO_ETA0
-    firsts = run(_train_first, None)
-    first = sum(count for count, _ in firsts)
-    limit = bar(first, estimator._AUTO_Z)
-    # A candidate lost on one share (not tried there, or diverged) is lost summed.
-    tried = [all(not lost[i] for _, lost in firsts) for i in range(len(candidates))]
-    alive = [i for i in range(1, len(candidates)) if tried[i]]
-    counts = [first] + [math.inf] * (len(candidates) - 1)
-    # At most PARTS rounds: a share of few rows may have fewer parts, and is done sooner.
-    for _ in range(PARTS):
-        if not alive:
-            break
-        results = run(_train_others, alive)
-        summed = np.sum([share_counts for share_counts, _ in results], axis=0)
-        done = all(finished for _, finished in results)
-        survivors = [(i, float(count)) for i, count in zip(alive, summed)
-                     if math.isfinite(count) and (limit is None or count < limit)]
-        alive = [i for i, _ in survivors]
-        if done:
-            for i, count in survivors:
-                counts[i] = count
-            break
-    return estimator._auto_step_index(counts), counts
-
-
-def _train_first(probe, _):
-    """The first candidate over the whole share: ``(count, lost)`` (every candidate's)."""
-    if not probe.lost[0]:
-        probe.start(0)
-        while not probe.finished(0) and not probe.lost[0]:
-            probe.train_part(0)
-    return probe.count(0), list(probe.lost)
-
-
-def _train_others(probe, alive):
-    """Candidates ``alive`` on their next part (started before their first): their
-    counts, and whether they have trained on the whole share. The models of the
-    others but the first are let go."""
-    probe.keep_only({0, *alive})
-    for i in alive:
-        if probe.done[i] == 0 and i not in probe.states and not probe.lost[i]:
-            probe.start(i)
-    for i in alive:
-        if not probe.lost[i] and not probe.finished(i):
-            probe.train_part(i)
-    return [probe.count(i) for i in alive], all(probe.finished(i) or probe.lost[i]
-                                                for i in alive)
+    return choose_step(probe, stop_losers=False)[1]

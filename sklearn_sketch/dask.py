@@ -32,10 +32,8 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     From an unfitted model with ``eta0='auto'``, the step is chosen once:
     each partition probes its share of the rows a single fit would probe
     (a ``1/n_partitions`` part, where the partition lives), the candidates'
-    mistakes summed over the partitions choose the step and stop the losers
-    part by part, as one fit's probe does (only counts reach the client; each
-    partition holds a model per candidate still in the running), and every
-    copy of the first epoch goes on from its own probe's model; a
+    mistakes are summed over the partitions, and every copy of the first
+    epoch goes on from its own probe's model where the probe kept one; a
     single partition chooses it in its own ``partial_fit``, as a plain fit
     does. Files choose it on each file's first chunk, and the average keeps
     the first file's. With ``w`` partitions and ``eta0='auto'``, a
@@ -136,17 +134,24 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
         current = client.submit(_same, model, pure=False, retries=retries)
     # eta0='auto' is chosen once for every partition: each probes its own share of
     # the rows one fit would probe, where it lives, and the mistakes summed over the
-    # partitions pick the step and stop the losers, as in one fit's probe. The
-    # probe's cost then falls with the workers instead of holding them all back. A
-    # partition goes on from its probe's model of the chosen step, as a plain fit
-    # goes on from its probe (the probe stays on its worker, where the partition's
-    # first training task runs). One partition probes inside its own partial_fit,
-    # as a plain fit does.
+    # partitions pick the step. The probe's cost (at least 2,000 rows, 4 candidates)
+    # then falls with the workers instead of holding them all back. A share stops
+    # none of its candidates early: one that loses on a share may win summed (to
+    # stop the losers on summed counts took a round trip per quarter of the probe,
+    # which cost DNA reads more than it saved on 20 Newsgroups). A partition whose
+    # probe kept the chosen step's model goes on from it, as a plain fit goes on
+    # from its probe (the probe stays on its worker, where the partition's first
+    # training task runs). One partition probes inside its own partial_fit, as a
+    # plain fit does.
     step, probes = None, [None] * len(parts)
     new_auto = "_state" not in model.__dict__ and getattr(model, "eta0", None) == "auto"
     scale = len(parts) if new_auto and model._copies_scale_the_step() else 1
     if new_auto and len(parts) > 1 and parts[0][0] != "file":
-        step, probes = _probe_partitions(client, current, model, parts, classes, retries)
+        probes = [client.submit(_probe_partition, current, i, part, classes, len(parts),
+                                pure=False, retries=retries)
+                  for i, part in enumerate(parts)]
+        counts = [client.submit(_counts, p, pure=False, retries=retries) for p in probes]
+        step = client.submit(_pick_step, current, counts, pure=False, retries=retries)
     for epoch in range(epochs):
         futures = [client.submit(_train_partition, current, i, part, classes, reader,
                                  step if epoch == 0 else None,
@@ -245,8 +250,8 @@ def _train_partition(model, index, part, classes, reader, step=None, probe=None,
     """One pass of a copy of ``model`` over partition ``index``: ``(model, rows)``.
 
     ``step``: eta0='auto''s choice for a new model, from the partitions' probes;
-    ``probe``: this partition's probe (:func:`_probe_partitions`), whose model
-    with that step the pass goes on from; ``scale``: what a new
+    ``probe``: this partition's probe (:func:`_probe_partition`), whose model
+    with that step, if kept, the pass goes on from; ``scale``: what a new
     model's step is multiplied by after its probe.
     """
     est = copy.deepcopy(model)
@@ -274,50 +279,38 @@ def _train_partition(model, index, part, classes, reader, step=None, probe=None,
     return est, int(round(est.t_ - before))
 
 
-def _probe_partitions(client, current, model, parts, classes, retries):
-    """eta0='auto''s probe over the partitions
-    (:func:`~sklearn_sketch._step_probe.choose_step_over_shares`): the chosen step
-    (None when every candidate was lost) and, per partition, the future of its
-    probe. Only mistake counts reach the client."""
-    from ._step_probe import choose_step_over_shares
+def _probe_partition(model, index, part, classes, share):
+    """eta0='auto''s probe on partition ``index``'s ``1/share`` part of the rows one
+    fit would probe (:func:`~sklearn_sketch._step_probe.train_share`): ``(probe,
+    counts)``, ``(None, None)`` for an empty partition."""
+    from ._step_probe import train_share
 
-    probes = [client.submit(_open_probe, current, i, part, classes, len(parts),
-                            pure=False, retries=retries)
-              for i, part in enumerate(parts)]
-
-    def run(action, argument):
-        nonlocal probes
-        probes = [client.submit(_probe_step, p, action, argument, pure=False, retries=retries)
-                  for p in probes]
-        results = client.gather([client.submit(_result, p, pure=False) for p in probes])
-        return [r for r in results if r is not None]
-
-    winner, _ = choose_step_over_shares(run, model)
-    return (None if winner is None else model._AUTO_ETA0[winner]), probes
-
-
-def _open_probe(model, index, part, classes, share):
-    """Partition ``index``'s probe of a ``1/share`` part of the rows one fit would
-    probe, untrained, as ``(probe, None)``; ``(None, None)`` for an empty partition."""
     est = copy.deepcopy(model)
     kwargs = {"classes": classes} if classes is not None and est._is_classifier() else {}
     try:
         X, y = _partition_data(part)
-        return (est._step_probe(X, y, share=share, **kwargs) if len(y) else None), None
+        if not len(y):
+            return None, None
+        probe = est._step_probe(X, y, share=share, **kwargs)
+        return probe, train_share(probe)
     except Exception as error:
         raise _with_partition(error, index, part) from error
 
 
-def _probe_step(pair, action, argument):
-    """``action(probe, argument)`` on a partition's probe, trained in place (each task
-    takes the one before it: a lost worker's probe is rebuilt from the start):
-    ``(probe, result)``."""
-    probe = pair[0]
-    return (None, None) if probe is None else (probe, action(probe, argument))
+def _counts(probe):
+    """A probe's counts alone: what the step's task gathers (the models stay put)."""
+    return probe[1]
 
 
-def _result(pair):
-    return pair[1]
+def _pick_step(model, counts):
+    """The step of the mistakes summed over the partitions' probes (None when no
+    candidate trained without diverging: the first epoch then probes, and raises,
+    as a plain fit would)."""
+    counts = [c for c in counts if c is not None]
+    if not counts:
+        return None
+    winner = model._auto_step_index([sum(c) for c in zip(*counts)])
+    return None if winner is None else model._AUTO_ETA0[winner]
 
 
 def _partition_data(part):

@@ -20,7 +20,7 @@ from sklearn_sketch import (
 sys.path.insert(0, str(Path(__file__).parent))
 from _reference import model_coordinates  # noqa: E402
 
-from sklearn_sketch._step_probe import choose_step, choose_step_over_shares  # noqa: E402
+from sklearn_sketch._step_probe import choose_step, train_share  # noqa: E402
 
 CANDIDATES = IHTClassifier._AUTO_ETA0
 
@@ -208,68 +208,43 @@ def test_the_choice_keeps_the_first_step_unless_another_is_clearly_better():
     assert pick([inf, inf, inf, inf]) is None
 
 
-def in_process(probes):
-    """choose_step_over_shares' ``run`` over probes held here, in partition order."""
-    return lambda action, argument: [action(p, argument) for p in probes]
-
-
 @pytest.mark.parametrize("share", [1, 2, 3])
 @pytest.mark.usefixtures("sparse_as_given")
 def test_a_share_of_the_probe_counts_mistakes_on_that_share_of_its_rows(share):
     """What each of ``share`` partitions probes (sklearn_sketch.dask sums them): the
     first 2000 / share rows of the pass (no shuffle), each candidate's progressive
-    mistakes there."""
+    mistakes there, on the whole share."""
     X, y = wide_task()
-    # Never stopped: every count is the candidate's whole share.
-    unpruned = type("Unpruned", (IHTClassifier,), {"_AUTO_Z": -1e9})
-    probe = unpruned(200, shuffle=False, random_state=0)._step_probe(X, y, classes=[0, 1],
-                                                                     share=share)
-    _, counts = choose_step_over_shares(in_process([probe]), probe.estimator)
+    probe = make("iht", 200, eta0="auto")._step_probe(X, y, classes=[0, 1], share=share)
+    counts = train_share(probe)
     rows = -(-2000 // share)
     assert probe.rows == rows and np.isfinite(counts).all()
-    for i, (step, count) in enumerate(zip(CANDIDATES, counts)):
+    for step, count in zip(CANDIDATES, counts):
         fit = make("iht", 200, eta0=step, max_iter=1).fit(X[:rows], y[:rows])
         assert count == round(fit.online_error_rate_ * rows)
-        # Each candidate's model is kept, trained on exactly those rows.
-        assert probe.kept(i)[1:3] == (rows, count)
-        np.testing.assert_array_equal(np.sort(probe.kept(i)[0].heaps[0].keys()),
-                                      np.sort(fit._state.heaps[0].keys()))
+    # The first candidate's model is kept, and the best other's, trained on those rows.
+    best = 1 + int(np.argmin(counts[1:]))
+    assert probe.kept(0)[1:3] == (rows, counts[0]) and probe.kept(best)[2] == counts[best]
+    assert all(probe.kept(i) is None for i in set(range(len(counts))) - {0, best})
+    if share == 1:  # the whole probe chooses as a fit does
+        chosen = CANDIDATES[IHTClassifier._auto_step_index(counts)]
+        assert chosen == make("iht", 200, eta0="auto").fit(X, y).eta0_
 
 
-@pytest.mark.parametrize("n_shares", [2, 3])
-@pytest.mark.parametrize("task", ["noisy one-hot", "narrow"])
-def test_shares_choose_on_summed_counts_and_stop_the_losers_as_one_probe(n_shares, task):
-    """Partitions decide on the candidates' mistakes summed over their shares: the
-    step the summed whole-share counts choose (a smaller one on noisy labels), while
-    a candidate whose summed count reaches the bar stops at the end of a part, as in
-    one probe (before the end of its shares where it falls far behind)."""
-    X, y = noisy_one_hot(n=30_000) if task == "noisy one-hot" else narrow_task(n=20_000,
-                                                                                noise=0.1)
-    bounds = np.linspace(0, X.shape[0], n_shares + 1).astype(int)
-    cls = FeatureHashingClassifier
-    unpruned = type("Unpruned", (cls,), {"_AUTO_Z": -1e9})
-    whole = []
-    for a, b in zip(bounds[:-1], bounds[1:]):
-        probe = unpruned(memory_budget="64KB", random_state=0)._step_probe(
-            X[a:b], y[a:b], classes=[0, 1], share=n_shares)
-        whole.append(choose_step_over_shares(in_process([probe]), probe.estimator)[1])
-    summed = np.sum(whole, axis=0)
-    assert np.isfinite(summed).all()
-    probes = [cls(memory_budget="64KB", random_state=0)._step_probe(
-        X[a:b], y[a:b], classes=[0, 1], share=n_shares) for a, b in zip(bounds[:-1], bounds[1:])]
-    winner, counts = choose_step_over_shares(in_process(probes), probes[0].estimator)
-    assert winner == cls._auto_step_index(list(summed))
-    assert (winner > 0) == (task == "noisy one-hot")
-    bar = summed[0] - cls._AUTO_Z * np.sqrt(summed[0])
-    stopped = [i for i in range(1, len(counts)) if counts[i] == np.inf]
-    assert stopped and all(summed[i] >= bar for i in stopped)
-    for i in set(range(len(counts))) - set(stopped):
-        assert counts[i] == summed[i]
-    if task == "narrow":
-        assert any(all(p.done[i] < len(p.parts) for p in probes) for i in stopped)
-    # Each share goes on from its own model of the chosen step.
-    for p, counts_here in zip(probes, whole):
-        assert p.kept(winner)[2] == counts_here[winner]
+def test_a_partition_trains_every_candidate_on_its_whole_share():
+    """On one partition a candidate may lose, and still win over all of them (summed
+    counts): a share stops none early, where the whole probe stops the losers."""
+    X, y = narrow_task(n=20_000, noise=0.1)
+    est = FeatureHashingClassifier(memory_budget="64KB", random_state=0)
+    whole = est._step_probe(X, y, classes=[0, 1])
+    _, counts = choose_step(whole)
+    # The whole probe stopped some candidates before the end of its rows.
+    assert any(not np.isfinite(c) and whole.done[i] < len(whole.parts)
+               for i, c in enumerate(counts))
+    for half in (slice(0, 10_000), slice(10_000, None)):
+        share = est._step_probe(X[half], y[half], classes=[0, 1], share=2)
+        assert np.isfinite(train_share(share)).all()
+        assert all(done == len(share.parts) for done in share.done)
 
 
 @pytest.mark.parametrize("kind", ["iht", "truncation"])

@@ -14,7 +14,7 @@ from sklearn.datasets import dump_svmlight_file  # noqa: E402
 
 from sklearn_sketch import MissionClassifier, WMSketchClassifier, average_estimators  # noqa: E402
 from sklearn_sketch import dask as sk_dask  # noqa: E402
-from sklearn_sketch._step_probe import choose_step_over_shares  # noqa: E402
+from sklearn_sketch._step_probe import train_share  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _reference import assert_same_snapshot, snapshot  # noqa: E402
@@ -77,8 +77,8 @@ def test_partitions_train_copies_that_are_averaged_by_rows(client):
     # goes on from its probe's model with 3 times that step (3 copies are averaged).
     probes = [fresh()._step_probe(X[a:b], y[a:b], classes=[0, 1], share=3)
               for a, b in zip(bounds[:-1], bounds[1:])]
-    winner, _ = choose_step_over_shares(
-        lambda action, argument: [action(p, argument) for p in probes], mission())
+    counts = [train_share(p) for p in probes]
+    winner = MissionClassifier._auto_step_index([sum(c) for c in zip(*counts)])
     step = MissionClassifier._AUTO_ETA0[winner]
     local = None
     for _ in range(2):
