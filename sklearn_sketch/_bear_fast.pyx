@@ -89,6 +89,7 @@ from ._sgd_fast cimport (
     malloc_array,
     read_error,
     sample_dloss,
+    sample_log_loss,
 )
 
 # A pair is used when r^T s > CURVATURE_EPS * ||r|| * ||s||.
@@ -692,13 +693,15 @@ cdef bint _batch_gradient(SGDParams params, Py_ssize_t K, Py_ssize_t C, Py_ssize
                           const double[::1] sample_weight, const int64_t[::1] order,
                           Py_ssize_t start, Py_ssize_t stop, const int32_t* nnz_pos,
                           const double* w, double unit, double* g, double* scores,
-                          double* dl, Py_ssize_t* mistakes) noexcept nogil:
+                          double* dl, Py_ssize_t* mistakes,
+                          double* log_loss) noexcept nogil:
     """Mean gradient ``g`` (per model, over the active positions) of the batch at ``w``.
 
     ``w`` and ``g`` hold model ``c``'s coordinate ``j`` at ``c * C + j``;
     position 0 is the intercept when ``first_key`` is 1, a feature of value
     ``unit`` (its gradient in those units; ``w`` holds the intercept). Adds the batch's
-    misclassifications to ``mistakes`` when it is not NULL. False if a score
+    misclassifications to ``mistakes`` and its binary log loss to ``log_loss``
+    when they are not NULL. False if a score
     is not finite.
     """
     cdef Py_ssize_t b, c, j, p, row, off, n_rows = stop - start
@@ -716,6 +719,8 @@ cdef bint _batch_gradient(SGDParams params, Py_ssize_t K, Py_ssize_t C, Py_ssize
             if not isfinite(s):
                 return False
             scores[c] = s
+        if log_loss != NULL:
+            log_loss[0] += sample_log_loss(params.loss, K, scores[0], y[row])
         if sample_dloss(params.loss, K, scores, y[row], sample_weight[row], params.margin, dl):
             if mistakes != NULL:
                 mistakes[0] += 1
@@ -818,7 +823,7 @@ cdef int _single_row_step(SGDParams params, Py_ssize_t K, Py_ssize_t depth, bint
                           Py_ssize_t row, double eta, Py_ssize_t* cells, double* signs,
                           double* w, double* s, uint8_t* in_heap, double* scores,
                           double* moved, double* s0, double* dl, Py_ssize_t* mistakes,
-                          bint compare, double* heap_error,
+                          double* log_loss, bint compare, double* heap_error,
                           double* sketch_error) noexcept nogil:
     """A first-order step on one row too long for the curvature pairs' room.
 
@@ -857,6 +862,7 @@ cdef int _single_row_step(SGDParams params, Py_ssize_t K, Py_ssize_t depth, bint
         heap_error[0] += read_error(params.loss, K, scores, y[row])
         sketch_error[0] += read_error(params.loss, K, moved, y[row])
     memcpy(moved, scores, K * sizeof(double))  # sample_dloss overwrites softmax scores
+    log_loss[0] += sample_log_loss(params.loss, K, scores[0], y[row])
     if sample_dloss(params.loss, K, scores, y[row], sample_weight[row], params.margin, dl):
         mistakes[0] += 1
     # The step s = -eta g, rounded as a stored step is; moved becomes the scores at w + s.
@@ -1009,7 +1015,7 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
     cdef const int64_t* keys = history._active_key
     cdef int status = PASS_OK
     cdef bint compare = params.compare_reads
-    cdef double heap_error = 0.0, sketch_error = 0.0
+    cdef double heap_error = 0.0, sketch_error = 0.0, log_loss = 0.0
     with nogil:
         start = 0
         while start < n_rows and status == PASS_OK:
@@ -1022,7 +1028,7 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                         params, K, depth, first_key, sk, hp, intercept, sketch0, indptr,
                         indices, data, y, sample_weight, order[start],
                         learning_rate(params, t) / bs, cells, signs, w, g, in_heap,
-                        scores, moved, s0, dl, &mistakes, compare,
+                        scores, moved, s0, dl, &mistakes, &log_loss, compare,
                         &heap_error, &sketch_error)
                     t += 1
                     start += 1
@@ -1075,7 +1081,7 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                              nnz_pos, w, w_sketch, scores, &heap_error, &sketch_error)
             if not _batch_gradient(params, K, C, n_active, first_key, indptr, data, y,
                                    sample_weight, order, start, stop, nnz_pos, w, unit, g,
-                                   scores, dl, &mistakes):
+                                   scores, dl, &mistakes, &log_loss):
                 status = PASS_DIVERGED
                 break
 
@@ -1122,7 +1128,7 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
             memcpy(w_sketch, g, K * C * sizeof(double))
             if not _batch_gradient(params, K, C, n_active, first_key, indptr, data, y,
                                    sample_weight, order, start, stop, nnz_pos, w, unit, g,
-                                   scores, dl, NULL):
+                                   scores, dl, NULL, NULL):
                 status = PASS_DIVERGED
                 break
             # Secant check along s (_secant_fraction): a step past the batch's
@@ -1159,4 +1165,4 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
             start = stop
     free(sk); free(hp); free(nnz_pos); free(cells); free(signs); free(in_heap); free(w)
     free(w_sketch); free(g); free(z); free(scores); free(dl); free(moved); free(s0)
-    return t, status, mistakes, (heap_error, sketch_error)
+    return t, status, mistakes, (heap_error, sketch_error, log_loss)

@@ -136,6 +136,7 @@ def average_states(estimator, states, lam, *, into):
     into.t = max(s.t for s in states)
     into.n_passes = max(s.n_passes for s in states)
     into.mistakes = sum(s.mistakes for s in states)
+    into.log_loss = sum(s.log_loss for s in states)
     into.last_pass_samples = sum(s.last_pass_samples for s in states)
     into.read_errors = sum(w * s.read_errors for w, s in zip(lam, states))
 

@@ -197,6 +197,8 @@ def _encode_fitted(est, arrays):
                   "last_pass_samples": int(state.last_pass_samples),
                   "sketches": sketches, "heaps": heaps, "history": history},
     }
+    if math.isfinite(state.log_loss):
+        fitted["state"]["log_loss"] = float(state.log_loss)
     if hasattr(est, "eta0_"):  # eta0='auto': the step chosen at the first fit
         fitted["eta0_"] = float(est.eta0_)
     if hasattr(est, "norm_floor_"):  # 'normalized': the first data's median ||x||**2
@@ -603,7 +605,8 @@ def _decode_state(est, spec, members, n_models):
     from ._core._topk_heap import _rebuild_topk_heap
 
     _check_dict(spec, "state", ("t", "n_passes", "shuffle_seed", "mistakes",
-                                "last_pass_samples", "sketches", "heaps", "history"))
+                                "last_pass_samples", "sketches", "heaps", "history"),
+                optional=("log_loss",))
     t = _float(spec["t"], "t")
     if not 1.0 <= t < math.inf:
         raise ModelFileError(f"t must be at least 1, got {t}")
@@ -658,6 +661,10 @@ def _decode_state(est, spec, members, n_models):
     state.last_pass_samples = _int(spec["last_pass_samples"], "last_pass_samples", 0,
                                    _MAX_INT64)
     state.read_errors = read_errors
+    if "log_loss" in spec:
+        state.log_loss = _float(spec["log_loss"], "log_loss")
+        if not 0.0 <= state.log_loss < math.inf:
+            raise ModelFileError(f"log_loss must be finite and at least 0, got {state.log_loss}")
     return state
 
 

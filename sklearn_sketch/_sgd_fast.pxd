@@ -1,6 +1,6 @@
 # Shared by the first-order kernel (_sgd_fast.pyx) and BEAR's (_bear_fast.pyx):
 # the codes, the pass settings, the losses and the step-size schedules.
-from libc.math cimport exp, pow
+from libc.math cimport exp, log1p, pow
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport malloc
 
@@ -134,6 +134,19 @@ cdef inline bint sample_dloss(int loss, Py_ssize_t K, double* scores, double y, 
             target = 1.0 if <Py_ssize_t>y == c else -1.0
             out[c] = weight * dloss(loss, scores[c], target, margin)
     return wrong
+
+
+cdef inline double sample_log_loss(int loss, Py_ssize_t K, double score,
+                                   double y) noexcept nogil:
+    """Log loss of a binary ``LOG_LOSS`` sample's score (``y`` +1 or -1), 0 for
+    other losses and for several models: the progressive log loss that tells a
+    model of rare positives that ranks them from one that learned nothing (both
+    err about as often as predicting the majority)."""
+    cdef double z
+    if K != 1 or loss != LOG_LOSS:
+        return 0.0
+    z = -score if y > 0.0 else score
+    return z + log1p(exp(-z)) if z > 0.0 else log1p(exp(z))
 
 
 cdef inline double read_error(int loss, Py_ssize_t K, const double* scores,

@@ -482,7 +482,7 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     # the sketch reads of the others (a sixth of the pass's time) are saved.
     cdef bint compare_pass = params.compare_reads and store == SKETCH_AND_HEAP
     cdef bint compare = False
-    cdef double heap_error = 0.0, sketch_error = 0.0
+    cdef double heap_error = 0.0, sketch_error = 0.0, log_loss = 0.0
     cdef CountSketch sketch0 = sketches[0] if has_sketch else None
     # The scores every model's update reads: this call's own, or the team's, by
     # row parity (a thread may write the next row's while another reads these).
@@ -556,6 +556,7 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                 if compare:
                     heap_error += read_error(loss, K, scores, y[row])
                     sketch_error += read_error(loss, K, sketch_scores, y[row])
+                log_loss += sample_log_loss(loss, K, scores[0], y[row])
                 mistakes += sample_dloss(loss, K, scores, y[row], sample_weight[row],
                                          params.margin, &dl[b * K])
                 row_norm2[b] = 1.0
@@ -697,7 +698,7 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                 c_hi = K
     free(sk); free(hp); free(cells); free(signs); free(dl); free(row_norm2); free(own_scores)
     free(own_sketch_scores); free(pairs); free(in_heap); free(row_delta); free(row_flags)
-    return t, status, mistakes, (heap_error, sketch_error)
+    return t, status, mistakes, (heap_error, sketch_error, log_loss)
 
 
 def decision_function_kernel(list sketches, list heaps, const int64_t[::1] indptr,

@@ -60,7 +60,7 @@ class StepProbe:
         n = len(self.candidates)
         self.lost = [not light and step > first for step in self.candidates]
         self.mistakes = [0] * n
-        self.read_errors = [np.zeros(2) for _ in range(n)]
+        self.read_errors = [np.zeros(3) for _ in range(n)]
         self.done = [0] * n
         self.states = {}
 

@@ -320,6 +320,10 @@ class BearClassifier(_SketchSelectorMixin, ClassifierMixin, _BearMixin, _SketchC
         The last curvature pairs (carried over by ``partial_fit`` and ``warm_start``).
     online_error_rate_ : float
         Fraction of the last pass's samples misclassified before their batch's update.
+    online_log_loss_ : float
+        Binary ``loss='log_loss'`` models: the last pass's mean log loss just
+        before each update; below the labels' entropy when the model learned
+        something, though it errs about as often as predicting the majority.
     predict_with_ : {{'heap', 'sketch'}}
         What predictions read (``predict_with``, resolved for 'auto').{_COMMON_ATTRIBUTES_DOC}{STANDARDIZE_ATTRIBUTES_DOC}
 

@@ -124,6 +124,10 @@ _WM_ATTRIBUTES_DOC = """
         The shape chosen (by the budget or the explicit values).
     online_error_rate_ : float
         Fraction of the last pass's samples misclassified just before their update.
+    online_log_loss_ : float
+        Binary ``loss='log_loss'`` models: the last pass's mean log loss just
+        before each update; below the labels' entropy when the model learned
+        something, though it errs about as often as predicting the majority.
     n_features_in_ : int
         Number of columns seen in fit.
     n_iter_ : int

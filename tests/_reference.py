@@ -301,7 +301,8 @@ def model_coordinates(X, X_train, learning_rate):
 
 def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power_t=0.5,
               alpha=0.0, batch_size=1, max_iter=1, sample_weight=None, fit_intercept=True,
-              k=None, margin=1.0, stats=None, norm_floor=None, standardize=None):
+              k=None, margin=1.0, stats=None, norm_floor=None, standardize=None,
+              progress=None):
     """Plain NumPy mini-batch SGD on a dense weight matrix, rows in order.
 
     Each mini-batch is scored at the current weights, then
@@ -320,7 +321,8 @@ def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power
     sparse input.
 
     Returns ``W, b, t, mistakes`` (``mistakes`` of the last pass, each counted
-    before its sample's update).
+    before its sample's update). ``progress``, a dict, receives the last pass's
+    summed log loss before each update (``"log_loss"``, binary log loss only).
     """
     X = np.asarray(X, dtype=np.float64)
     if standardize is None:
@@ -336,7 +338,7 @@ def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power
         norm_floor = median_row_norm2(X)
     t = 1.0
     for _ in range(max_iter):
-        mistakes = 0
+        mistakes, log_loss = 0, 0.0
         for start in range(0, n, batch_size):
             rows = np.arange(start, min(start + batch_size, n))
             m = len(rows)
@@ -347,6 +349,8 @@ def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power
                 s = W @ X[r] + b
                 if loss != "squared_error":
                     mistakes += is_mistake(s, y_enc[r])
+                if loss == "log_loss" and n_models == 1:
+                    log_loss += np.logaddexp(0.0, -y_enc[r] * s[0])
                 D[i] = loss_derivatives(loss, s, y_enc[r], n_models, sw[r], margin, stats)
                 norm2 = X[r] @ X[r]
                 if learning_rate == "normalized" and norm2 > 0:
@@ -370,6 +374,8 @@ def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power
                     W[c, ~keep] = 0.0
                     kept[c] = keep
             t += m
+    if progress is not None and loss == "log_loss" and n_models == 1:
+        progress["log_loss"] = log_loss
     return W, b, t, mistakes
 
 

@@ -156,6 +156,45 @@ def test_fit_says_so_when_the_model_learned_next_to_nothing(cls):
     assert learned.online_error_rate_ < 0.95 * (1.0 - max(y.mean(), 1.0 - y.mean()))
 
 
+def _rare_label_task(n=20_000, seed=0):
+    """One-hot rows of 4 fields of 40 values; 3% positives, raised tenfold by 4 values
+    of the first field: a model that ranks them still errs as the majority does."""
+    rng = np.random.RandomState(seed)
+    codes = rng.randint(0, 40, size=(n, 4))
+    X = sp.csr_matrix((np.ones(4 * n), (np.repeat(np.arange(n), 4),
+                                        (codes + 40 * np.arange(4)).ravel())), shape=(n, 160))
+    risk = np.where(codes[:, 0] < 4, 0.15, 0.015)
+    return X, (rng.rand(n) < risk).astype(int)
+
+
+@pytest.mark.parametrize("cls", [MissionClassifier, FeatureHashingClassifier, IHTClassifier,
+                                 WMSketchClassifier, AWMSketchClassifier],
+                         ids=lambda c: c.__name__)
+def test_a_model_that_ranks_a_rare_label_learned_something(cls):
+    """3% positives: the model errs about as often as predicting the majority (it
+    rarely predicts a positive) yet ranks the positives first; its progressive log
+    loss below the labels' entropy says so, and fit does not warn. With the labels
+    shuffled it warns, naming the log loss."""
+    from sklearn.metrics import roc_auc_score
+
+    from sklearn_sketch._base import label_entropy
+
+    X, y = _rare_label_task()
+    X_test, y_test = _rare_label_task(seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = cls(random_state=0).fit(X, y)
+    entropy = label_entropy(np.bincount(y))
+    assert est.online_error_rate_ >= 0.95 * y.mean()
+    assert est.online_log_loss_ < entropy
+    assert roc_auc_score(y_test, est.decision_function(X_test)) > 0.7
+    shuffled = np.random.RandomState(1).permutation(y)
+    with pytest.warns(ConvergenceWarning, match=r"Its log loss, \d\.\d+, is no better than "
+                                                r"the \d\.\d+ of predicting"):
+        noise = cls(random_state=0).fit(X, shuffled)
+    assert noise.online_log_loss_ >= entropy
+
+
 # ------------------------------------------------------------ regressors
 @pytest.mark.parametrize("make", [sk.MissionRegressor, sk.IHTRegressor, sk.BearRegressor])
 def test_regressors_fit_raw_tables_with_their_defaults(make):

@@ -44,11 +44,13 @@ def snapshot(est):
         "clock": (state.n_passes, state.shuffle_seed, state.mistakes,
                   state.last_pass_samples),
         "read_errors": state.read_errors.tobytes(),
+        "log_loss": np.float64(state.log_loss).tobytes(),
         "classes": (None if not hasattr(est, "classes_")
                     else (est.classes_.dtype.str, est.classes_.tolist())),
         "fitted": (est.n_features_in_, est.n_iter_, est._feature_names, est.memory_bytes_,
                    getattr(est, "predict_with_", None),
-                   getattr(est, "online_error_rate_", None), est.intercept_.tobytes()),
+                   getattr(est, "online_error_rate_", None),
+                   getattr(est, "online_log_loss_", None), est.intercept_.tobytes()),
     }
 
 

@@ -276,10 +276,12 @@ def _ids_setting(s):
 def _check_against_dense(est, X, y, n_classes, rtol, atol_factor):
     classes = np.unique(y)
     p = est.get_params()
+    progress = {}
     W, b, t, mistakes = dense_sgd(X, encode(y, classes), n_models=_n_models(n_classes),
                                   loss=p["loss"], learning_rate=p["learning_rate"],
                                   eta0=p["eta0"], power_t=p["power_t"], alpha=p["alpha"],
-                                  batch_size=p["batch_size"], max_iter=p["max_iter"])
+                                  batch_size=p["batch_size"], max_iter=p["max_iter"],
+                                  progress=progress)
     scale = max(1.0, np.abs(W).max())
     assert np.abs(W).max() > 1e-2  # something was learned
     np.testing.assert_allclose(est.coef_.toarray(), W, rtol=rtol, atol=atol_factor * scale)
@@ -292,6 +294,12 @@ def _check_against_dense(est, X, y, n_classes, rtol, atol_factor):
                                expected.ravel() if n_classes == 2 else expected,
                                rtol=rtol, atol=10 * atol_factor * scale)
     assert est.online_error_rate_ == mistakes / len(y)
+    # A binary log-loss model's progressive log loss, each sample's before its update.
+    if "log_loss" in progress:
+        np.testing.assert_allclose(est.online_log_loss_, progress["log_loss"] / len(y),
+                                   rtol=rtol)
+    else:
+        assert not hasattr(est, "online_log_loss_")
     # The never-touched column 7 has no weight and is not selected.
     assert not est.get_support()[7]
     return W, b

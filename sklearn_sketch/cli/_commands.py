@@ -158,12 +158,15 @@ class _Counted:
 
 def _warn_if_near_chance(estimator, counted):
     """Say so when the model erred about as often as predicting the majority label
-    of the last pass (the rule by which ``fit`` of a classifier warns)."""
-    from .._base import learned_next_to_nothing, majority_error
+    of the last pass, and a binary model's log loss was no lower than the labels'
+    entropy (the rule by which ``fit`` of a classifier warns)."""
+    from .._base import label_entropy, learned_next_to_nothing, majority_error
 
     error = getattr(estimator, "online_error_rate_", None)
+    log_loss = getattr(estimator, "online_log_loss_", None)
     baseline = majority_error(counted.label_counts.values())
-    if not learned_next_to_nothing(error, baseline):
+    entropy = label_entropy(counted.label_counts.values())
+    if not learned_next_to_nothing(error, baseline, log_loss, entropy):
         return
     params = estimator.get_params()
     larger = ("memory (--param memory_budget=...)" if "memory_budget" in params
