@@ -1051,6 +1051,9 @@ class _BaseSketchSGD(BaseEstimator):
         journals are committed. So nothing of the sketches' size is copied: a
         call costs the model, its input and what it touches.
         """
+        # A copy that is thrown away on failure (sklearn_sketch.dask's partitions)
+        # needs no undo journal: for a loaded sketch the journal copies the table.
+        disposable = self.__dict__.pop("_disposable", False)
         X, csr, y_encoded, sample_weight, classes_, raw_names = self._training_inputs(
             X, y, sample_weight, reset=reset, partial=partial, classes=classes)
         n_models = self._n_models(classes_)
@@ -1074,7 +1077,7 @@ class _BaseSketchSGD(BaseEstimator):
             journaled = []
         else:
             state, probed = self._state.training_copy(), None
-            journaled = state.sketches
+            journaled = [] if disposable else state.sketches
         opened = []
         # Each pass writes at most depth cells per non-zero in every sketch.
         nnz = X.nnz if sp.issparse(X) else X.size

@@ -255,6 +255,8 @@ def _train_partition(model, index, part, classes, reader, step=None, probe=None,
     model's step is multiplied by after its probe.
     """
     est = copy.deepcopy(model)
+    # This copy is the task's own: on failure it is dropped, so it trains unjournaled.
+    est._disposable = True
     if scale != 1:
         est._eta0_scale = scale
     before = getattr(est, "t_", 1.0)

@@ -238,6 +238,31 @@ def test_a_stream_of_partial_fits_lets_go_of_the_held_copies():
     assert [s.journal_bytes for s in est._state.sketches] == [0]
 
 
+def test_a_disposable_copy_trains_without_a_journal_to_the_same_model():
+    """sklearn_sketch.dask's partitions train copies that they drop on failure
+    (``_disposable``): no journal (for a loaded sketch it copies the table), the
+    same model, and the mark does not stay on the estimator."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(800, 30))
+    y = (X[:, 0] > 0).astype(int)
+    est = sk.FeatureHashingClassifier(sketch_width=64, random_state=0).fit(X[:400], y[:400])
+    journaled, disposable = copy.deepcopy(est), copy.deepcopy(est)
+    for model in (journaled, disposable):
+        model._state.sketches[0].hold_journal_memory(True)  # a journal's copy stays
+    disposable._disposable = True
+    journaled.partial_fit(X[400:], y[400:])
+    disposable.partial_fit(X[400:], y[400:])
+    table_bytes = est._state.sketches[0].table.nbytes
+    assert journaled._state.sketches[0].journal_bytes == table_bytes
+    assert disposable._state.sketches[0].journal_bytes == 0
+    np.testing.assert_array_equal(disposable.decision_function(X), journaled.decision_function(X))
+    assert "_disposable" not in disposable.__dict__
+    new = sk.FeatureHashingClassifier(sketch_width=64, random_state=0)
+    new._disposable = True
+    new.partial_fit(X, y, classes=[0, 1])
+    assert "_disposable" not in new.__dict__
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_renormalising_while_journaling_logs_every_cell_then_rolls_back(dtype):
     sketch = filled_sketch(dtype)
