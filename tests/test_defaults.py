@@ -186,7 +186,7 @@ def test_a_model_that_ranks_a_rare_label_learned_something(cls):
         est = cls(random_state=0).fit(X, y)
     entropy = label_entropy(np.bincount(y))
     assert est.online_error_rate_ >= 0.95 * y.mean()
-    assert est.online_log_loss_ < entropy
+    assert est.online_log_loss_ < 0.995 * entropy
     assert roc_auc_score(y_test, est.decision_function(X_test)) > 0.7
     shuffled = np.random.RandomState(1).permutation(y)
     with pytest.warns(ConvergenceWarning, match=r"Its log loss, \d\.\d+, is no better than "
