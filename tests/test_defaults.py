@@ -195,6 +195,24 @@ def test_a_model_that_ranks_a_rare_label_learned_something(cls):
     assert noise.online_log_loss_ >= entropy
 
 
+@pytest.mark.parametrize("cls", [BearClassifier, MissionClassifier, FeatureHashingClassifier,
+                                 WMSketchClassifier, AWMSketchClassifier],
+                         ids=lambda c: c.__name__)
+def test_the_progressive_log_loss_is_taken_before_each_update(cls):
+    """One batch of every row: each is scored at the untrained model (every score
+    0), so the mean log loss is log 2 exactly (BEAR's batch gradient and the
+    first-order kernel alike); a multi-class model has none."""
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(300, 8))
+    y = (X[:, 0] > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = cls(batch_size=300, max_iter=1, eta0=1.0, random_state=0).fit(X, y)
+        assert est.online_log_loss_ == pytest.approx(np.log(2), rel=1e-12)
+        multi = cls(random_state=0).fit(X, (X[:, 0] > 0).astype(int) + (X[:, 1] > 0))
+    assert not hasattr(multi, "online_log_loss_")
+
+
 # ------------------------------------------------------------ regressors
 @pytest.mark.parametrize("make", [sk.MissionRegressor, sk.IHTRegressor, sk.BearRegressor])
 def test_regressors_fit_raw_tables_with_their_defaults(make):
