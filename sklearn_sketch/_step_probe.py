@@ -60,6 +60,7 @@ class StepProbe:
         n = len(self.candidates)
         self.lost = [not light and step > first for step in self.candidates]
         self.mistakes = [0] * n
+        # The kernel's errors of heap-only and sketch reads, and its log loss.
         self.read_errors = [np.zeros(3) for _ in range(n)]
         self.done = [0] * n
         self.states = {}
