@@ -687,7 +687,8 @@ class _BaseSketchSGD(BaseEstimator):
         return float(self.eta0_)
 
     def _probe_rows(self, csr, order):
-        """How many rows of the first pass's ``order`` the eta0='auto' probe trains on."""
+        """How many rows of the first pass's ``order`` the eta0='auto' probe trains
+        on, before it rounds them up to whole batches."""
         n_samples = order.size
         tenth = n_samples // 10
         if self._AUTO_PROBE_TENTH is not None:
@@ -696,9 +697,13 @@ class _BaseSketchSGD(BaseEstimator):
         if self._AUTO_PROBE_NNZ:
             nnz = np.cumsum(np.diff(csr[0])[order])
             rows = max(rows, int(np.searchsorted(nnz, self._AUTO_PROBE_NNZ)) + 1)
-        # Whole batches: the first pass resumes after the probe as if never cut.
-        batch = max(1, int(self.batch_size))
-        return min(n_samples, -(-rows // batch) * batch)
+        return min(n_samples, rows)
+
+    def _batch_starts(self, state, csr, order):
+        """Where the pass's batches over ``order`` start (and ``len(order)``), for a
+        probe to cut the pass only there; None when they are every ``batch_size``
+        rows."""
+        return None
 
     def _step_probe(self, X, y, classes=None, sample_weight=None, share=1):
         """The eta0='auto' probe of a new model's first ``partial_fit(X, y)``, on a

@@ -903,6 +903,46 @@ cdef int _single_row_step(SGDParams params, Py_ssize_t K, Py_ssize_t depth, bint
         return PASS_DIVERGED
     return PASS_OK
 
+def batch_starts(const int64_t[::1] indptr, const int64_t[::1] order, Py_ssize_t batch_size,
+                 Py_ssize_t batch_nnz_cap=-1):
+    """Where :func:`bear_pass`'s batches over ``order`` start, and ``len(order)``.
+
+    The same rule as the pass: ``batch_size`` rows, fewer when their non-zeros
+    would outgrow ``batch_nnz_cap`` (when it is not negative), and a row of more
+    non-zeros than that a batch of its own. A pass cut at these positions
+    trains the same batches as one call.
+
+    Returns
+    -------
+    starts : ndarray of int64
+        Increasing positions in ``order``, from 0 to ``len(order)``.
+    """
+    cdef Py_ssize_t n = order.shape[0], start = 0, stop, i, m = 0, nnz, row_nnz
+    cdef Py_ssize_t bs = max(1, min(batch_size, n))
+    out = np.empty(n + 1, dtype=np.int64)
+    cdef int64_t[::1] starts = out
+    with nogil:
+        while start < n:
+            starts[m] = start
+            m += 1
+            stop = min(start + bs, n)
+            if batch_nnz_cap >= 0:
+                nnz = indptr[order[start] + 1] - indptr[order[start]]
+                if nnz > batch_nnz_cap:
+                    start += 1
+                    continue
+                for i in range(start + 1, stop):
+                    row_nnz = indptr[order[i] + 1] - indptr[order[i]]
+                    if nnz + row_nnz > batch_nnz_cap:
+                        stop = i
+                        break
+                    nnz += row_nnz
+            start = stop
+        starts[m] = n
+        m += 1
+    return out[:m]
+
+
 def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] intercept,
               LBFGSHistory history not None, const int64_t[::1] indptr,
               const int64_t[::1] indices, const double[::1] data, const double[::1] y,

@@ -20,8 +20,9 @@ class StepProbe:
 
     Each candidate of ``estimator._AUTO_ETA0`` trains a fresh model (the same
     hashes and order for all) on the first rows of the first pass's order
-    (``estimator._probe_rows``; a ``1/share`` part of them, in whole batches,
-    for one of ``share`` partitions), in ``PARTS`` parts of whole batches,
+    (``estimator._probe_rows``; a ``1/share`` part of them for one of
+    ``share`` partitions), in ``PARTS`` parts, each of whole batches of the
+    pass (``estimator._batch_starts``),
     counting the samples it misclassifies just before their update
     (progressive validation). A candidate larger than the first is tried only
     on a lightly loaded sketch (``estimator._probe_is_light``). A candidate is
@@ -45,12 +46,21 @@ class StepProbe:
         self.csr, self.y, self.sample_weight = csr, y, sample_weight
         self.template = estimator._new_state(n_models, X)
         order = estimator._pass_order(self.template, csr[0].shape[0] - 1)
-        rows = estimator._probe_rows(csr, order)
+        # The probe ends, and its parts, where a batch of the pass starts: the first
+        # pass goes on after the probe as if never cut.
+        starts = estimator._batch_starts(self.template, csr, order)
         batch = max(1, int(estimator.batch_size))
+
+        def whole_batches(n_rows):
+            if starts is None:
+                return min(order.size, -(-n_rows // batch) * batch)
+            return int(starts[np.searchsorted(starts, n_rows)])
+
+        rows = whole_batches(estimator._probe_rows(csr, order))
         if share > 1:
-            rows = min(rows, max(batch, -(-rows // share // batch) * batch))
+            rows = min(rows, whole_batches(max(1, -(-rows // share))))
         self.rows = rows
-        ends = sorted({min(rows, -(-rows * k // PARTS // batch) * batch)
+        ends = sorted({min(rows, whole_batches(-(-rows * k // PARTS)))
                        for k in range(1, PARTS + 1)})
         self.parts = [order[a:b] for a, b in zip([0] + ends[:-1], ends)]
         self.candidates = list(estimator._AUTO_ETA0)

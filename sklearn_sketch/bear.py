@@ -21,7 +21,7 @@ from ._base import (
     _SketchRegressorMixin,
     _SketchSelectorMixin,
 )
-from ._bear_fast import LBFGSHistory, bear_pass, history_bytes
+from ._bear_fast import LBFGSHistory, batch_starts, bear_pass, history_bytes
 from . import _stores
 from .mission import (
     STANDARDIZE_ATTRIBUTES_DOC,
@@ -64,7 +64,7 @@ default='normalized'
         is 'constant'.{standardize_note} The others have scikit-learn's meanings: ``eta0``,
         ``eta0 / t**power_t``, or ``1 / (alpha * (t0 + t))``; ``t`` counts
         samples.
-    eta0 : float, default={eta0}
+    eta0 : {eta0_type}, default={eta0}
         Step size, a multiple of the quasi-Newton step; a step that goes past
         its batch's minimum is cut back to it (see Notes){eta0_note}
     power_t : float, default=0.5
@@ -90,8 +90,18 @@ default='normalized'
 
 _BEAR_CLASSIFIER_PARAMS_DOC = _BEAR_PARAMS_DOC.format(
     standardize_note=STANDARDIZE_NOTE, damping="3e-2", damping_note="\n        It and ``eta0`` were chosen together (see ``eta0``).",
-    eta0="3.0", eta0_note=""", so a large ``eta0``
-        mostly lengthens the steps along directions of little curvature, which
+    eta0_type="float or 'auto'", eta0="'auto'", eta0_note=""". 'auto' tries 3, then
+        1, 0.3, 0.1 and 0.03, on the first tenth of the first pass (at least
+        2,000 rows), and keeps 3 unless a smaller step misclassified clearly
+        fewer samples just before their update (``eta0_``); the first pass
+        goes on from the probe's model, so a kept step gives the model that
+        step gives. It kept 3 on DNA reads and 20 Newsgroups (raw counts and
+        L2-normalized rows; without a budget and at 256KB, 1MB and 4MB: the
+        same models, 3% to 26% more fit time), and chose 0.3 where labels are
+        mostly noise (flights arriving over 15 minutes late, from carrier,
+        airports, hour, month and plane: 0.7612 against 0.7382 for 3, ROC AUC
+        0.670 against 0.635; 0.1 scored 0.7627, always "on time" 0.763). A
+        large step mostly lengthens the steps along directions of little curvature, which
         ``damping`` bounds. Chosen with ``damping`` on 20 Newsgroups (word
         uni+bi-grams, 20 classes; test accuracy, mean over random_state 0-2,
         unbudgeted 0-1 for 1 and 0 for 0.3) and DNA reads: 3 with damping 0.03
@@ -107,7 +117,8 @@ _BEAR_CLASSIFIER_PARAMS_DOC = _BEAR_PARAMS_DOC.format(
         pixels, 5-fold) .89 against .92 for 0.3 (.82 for 1); scaled digits,
         breast cancer and wine tie.""")
 _BEAR_REGRESSOR_PARAMS_DOC = _BEAR_PARAMS_DOC.format(
-    standardize_note=STANDARDIZE_NOTE, damping="1e-2", damping_note="", eta0="0.3", eta0_note=""". The classifier's
+    standardize_note=STANDARDIZE_NOTE, damping="1e-2", damping_note="", eta0_type="float",
+    eta0="0.3", eta0_note=""". The classifier's
         defaults (3, with damping 0.03) fail scikit-learn's check that a
         regressor fits a small dense task (``check_regressors_train``), so the
         regressor keeps 0.3 and damping 0.01.""")
@@ -273,6 +284,13 @@ class _BearMixin:
         state.history = history
         return state
 
+    def _batch_starts(self, state, csr, order):
+        # Under a budget a batch ends early when its non-zeros would outgrow the
+        # curvature pairs' room, so batches do not start every batch_size rows.
+        if self.memory_budget is None:
+            return None
+        return batch_starts(csr[0], order, int(self.batch_size), state.history.capacity - 1)
+
     def _train_pass(self, state, params, indptr, indices, data, y, sample_weight, order,
                     max_batch_nnz):
         if self.memory_budget is None:
@@ -318,6 +336,8 @@ class BearClassifier(_SketchSelectorMixin, ClassifierMixin, _BearMixin, _SketchC
         Keys and weights of the selected features, most important first.
     history_ : LBFGSHistory
         The last curvature pairs (carried over by ``partial_fit`` and ``warm_start``).
+    eta0_ : float
+        With ``eta0='auto'``, the step chosen by the first fit.
     online_error_rate_ : float
         Fraction of the last pass's samples misclassified before their batch's update.
     online_log_loss_ : float
@@ -352,12 +372,15 @@ class BearClassifier(_SketchSelectorMixin, ClassifierMixin, _BearMixin, _SketchC
     _parameter_constraints = {
         **_BaseSketchSGD._parameter_constraints, **_BearMixin._bear_constraints,
         "loss": [StrOptions({"log_loss"})],
+        "eta0": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
     }
+    # eta0='auto' tries the default step first, then only smaller ones.
+    _AUTO_ETA0 = (3.0, 1.0, 0.3, 0.1, 0.03)
 
     def __init__(self, n_features_to_select=1000, *, loss="log_loss", sketch_width=2**18,
                  sketch_depth=3, history_size="auto", damping=3e-2, learning_rate="normalized",
-                 eta0=3.0, power_t=0.5, alpha=0.0, fit_intercept=True, batch_size=64, max_iter=5,
-                 shuffle=True, random_state=None, warm_start=False, verbose=0,
+                 eta0="auto", power_t=0.5, alpha=0.0, fit_intercept=True, batch_size=64,
+                 max_iter=5, shuffle=True, random_state=None, warm_start=False, verbose=0,
                  predict_with="auto", memory_budget=None, n_jobs=None):
         self.n_jobs = n_jobs
         self.memory_budget = memory_budget

@@ -10,6 +10,7 @@ from sklearn.metrics import roc_auc_score
 
 from sklearn_sketch import (
     AWMSketchClassifier,
+    BearClassifier,
     FeatureHashingClassifier,
     IHTClassifier,
     MissionClassifier,
@@ -184,6 +185,28 @@ def test_the_first_pass_goes_on_from_the_probe_as_if_the_step_was_given(cls, row
         np.testing.assert_array_equal(auto._state.read_errors, fixed._state.read_errors)
     np.testing.assert_array_equal(auto.decision_function(X[:200]),
                                   fixed.decision_function(X[:200]))
+
+
+@pytest.mark.parametrize("budget, task", [("64KB", "noisy one-hot"), ("256KB", "wide")])
+def test_bear_goes_on_from_its_probe_where_its_batches_end(budget, task):
+    """Under a budget BEAR's batches end early where their non-zeros would outgrow
+    the curvature pairs' room, so they do not start every batch_size rows: the
+    probe cuts the pass where they start, and the first pass goes on from the
+    probe as if the step had been given (a smaller step on the noisy labels,
+    the first one on the wide rows)."""
+    X, y = noisy_one_hot(n=12_000) if task == "noisy one-hot" else wide_task(n=12_000)
+    auto = BearClassifier(memory_budget=budget, max_iter=1, random_state=0).fit(X, y)
+    fixed = BearClassifier(memory_budget=budget, max_iter=1, random_state=0,
+                           eta0=auto.eta0_).fit(X, y)
+    room = auto.history_.capacity - 1
+    assert room < 64 * np.diff(X.indptr).max()  # batches of 64 rows do not fit
+    assert (auto.eta0_ < 3.0) == (task == "noisy one-hot")
+    for a, b in zip(auto._state.sketches, fixed._state.sketches):
+        np.testing.assert_array_equal(a.table, b.table)
+    np.testing.assert_array_equal(auto.intercept_, fixed.intercept_)
+    assert auto.online_error_rate_ == fixed.online_error_rate_
+    np.testing.assert_array_equal(auto.decision_function(X[:500]),
+                                  fixed.decision_function(X[:500]))
 
 
 def test_the_probe_in_threads_chooses_as_on_one():
