@@ -426,6 +426,14 @@ def learned_next_to_nothing(error, baseline, log_loss=None, entropy=0.0):
     return log_loss is None or not log_loss < NEAR_CHANCE_LOG_LOSS * entropy
 
 
+def log_loss_note(log_loss, entropy):
+    """The warning's sentence on a binary model's log loss ('' without one)."""
+    if log_loss is None:
+        return ""
+    return (f" Its log loss, {log_loss:.4f}, is no better than the {entropy:.4f} of "
+            "predicting the labels' frequencies (or within half a percent of it).")
+
+
 def _warn_if_near_chance(estimator, y):
     """A ``ConvergenceWarning`` when the fitted classifier learned next to nothing.
 
@@ -441,14 +449,12 @@ def _warn_if_near_chance(estimator, y):
     baseline, entropy = majority_error(counts), label_entropy(counts)
     if not learned_next_to_nothing(error, baseline, log_loss, entropy):
         return
-    loss_note = ("" if log_loss is None else
-                 f" Its log loss, {log_loss:.4f}, is no better than the {entropy:.4f} of "
-                 "predicting the labels' frequencies (or within half a percent of it).")
     warnings.warn(
         f"{type(estimator).__name__} learned next to nothing: on its last pass it erred on "
         f"{error:.1%} of the samples just before training on each, and always predicting "
-        f"the most frequent class errs on {baseline:.1%}.{loss_note} Try more passes "
-        "(max_iter), a larger memory_budget or heap, another step (eta0), features on one "
+        f"the most frequent class errs on {baseline:.1%}.{log_loss_note(log_loss, entropy)} "
+        "Try more passes (max_iter), a larger memory_budget or heap, another step (eta0), "
+        "features on one "
         "scale (the step adapts to a row's norm, not to each feature's range; sparse input "
         "of more than 1,000 columns, raw {name: value} dicts included, whose first rows hold "
         "more than 1,000 features of values other than 1, and schedules other than "

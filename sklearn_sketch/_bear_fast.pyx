@@ -903,21 +903,41 @@ cdef int _single_row_step(SGDParams params, Py_ssize_t K, Py_ssize_t depth, bint
         return PASS_DIVERGED
     return PASS_OK
 
+cdef inline Py_ssize_t _batch_stop(const int64_t* indptr, const int64_t* order,
+                                   Py_ssize_t start, Py_ssize_t stop,
+                                   Py_ssize_t batch_nnz_cap) noexcept nogil:
+    """Where the batch of rows ``order[start:stop]`` ends: at ``stop``, or at the
+    first row whose non-zeros would take the batch's past ``batch_nnz_cap`` (when
+    it is not negative); a first row longer than the cap is a batch of its own."""
+    cdef Py_ssize_t i, nnz, row_nnz
+    if batch_nnz_cap < 0:
+        return stop
+    nnz = indptr[order[start] + 1] - indptr[order[start]]
+    if nnz > batch_nnz_cap:
+        return start + 1
+    for i in range(start + 1, stop):
+        row_nnz = indptr[order[i] + 1] - indptr[order[i]]
+        if nnz + row_nnz > batch_nnz_cap:
+            return i
+        nnz += row_nnz
+    return stop
+
+
 def batch_starts(const int64_t[::1] indptr, const int64_t[::1] order, Py_ssize_t batch_size,
                  Py_ssize_t batch_nnz_cap=-1):
     """Where :func:`bear_pass`'s batches over ``order`` start, and ``len(order)``.
 
-    The same rule as the pass: ``batch_size`` rows, fewer when their non-zeros
-    would outgrow ``batch_nnz_cap`` (when it is not negative), and a row of more
-    non-zeros than that a batch of its own. A pass cut at these positions
-    trains the same batches as one call.
+    The same rule as the pass (``_batch_stop``): ``batch_size`` rows, fewer when
+    their non-zeros would outgrow ``batch_nnz_cap`` (when it is not negative),
+    and a row of more non-zeros than that a batch of its own. A pass cut at
+    these positions trains the same batches as one call.
 
     Returns
     -------
     starts : ndarray of int64
         Increasing positions in ``order``, from 0 to ``len(order)``.
     """
-    cdef Py_ssize_t n = order.shape[0], start = 0, stop, i, m = 0, nnz, row_nnz
+    cdef Py_ssize_t n = order.shape[0], start = 0, m = 0
     cdef Py_ssize_t bs = max(1, min(batch_size, n))
     out = np.empty(n + 1, dtype=np.int64)
     cdef int64_t[::1] starts = out
@@ -925,19 +945,8 @@ def batch_starts(const int64_t[::1] indptr, const int64_t[::1] order, Py_ssize_t
         while start < n:
             starts[m] = start
             m += 1
-            stop = min(start + bs, n)
-            if batch_nnz_cap >= 0:
-                nnz = indptr[order[start] + 1] - indptr[order[start]]
-                if nnz > batch_nnz_cap:
-                    start += 1
-                    continue
-                for i in range(start + 1, stop):
-                    row_nnz = indptr[order[i] + 1] - indptr[order[i]]
-                    if nnz + row_nnz > batch_nnz_cap:
-                        stop = i
-                        break
-                    nnz += row_nnz
-            start = stop
+            start = _batch_stop(&indptr[0], &order[0], start, min(start + bs, n),
+                                batch_nnz_cap)
         starts[m] = n
         m += 1
     return out[:m]
@@ -1002,7 +1011,7 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
             raise ValueError("the sketches of the models must share their configuration")
     if history.capacity < max_batch_nnz + 1:
         raise ValueError("the history's capacity is below the batch size in non-zeros")
-    cdef Py_ssize_t i, row_nnz, batch_nnz, long_nnz = 0
+    cdef Py_ssize_t i, row_nnz, long_nnz = 0
     if batch_nnz_cap >= 0:
         if max_batch_nnz < batch_nnz_cap:
             raise ValueError("max_batch_nnz must be at least batch_nnz_cap")
@@ -1059,10 +1068,10 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
     with nogil:
         start = 0
         while start < n_rows and status == PASS_OK:
-            stop = min(start + bs, n_rows)
+            stop = _batch_stop(&indptr[0], &order[0], start, min(start + bs, n_rows),
+                               batch_nnz_cap)
             if batch_nnz_cap >= 0:
-                batch_nnz = indptr[order[start] + 1] - indptr[order[start]]
-                if batch_nnz > batch_nnz_cap:
+                if indptr[order[start] + 1] - indptr[order[start]] > batch_nnz_cap:
                     # A batch of this row alone, by its share of a full batch's step.
                     status = _single_row_step(
                         params, K, depth, first_key, sk, hp, intercept, sketch0, indptr,
@@ -1073,12 +1082,6 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                     t += 1
                     start += 1
                     continue
-                for i in range(start + 1, stop):
-                    row_nnz = indptr[order[i] + 1] - indptr[order[i]]
-                    if batch_nnz + row_nnz > batch_nnz_cap:
-                        stop = i
-                        break
-                    batch_nnz += row_nnz
             # Active set: a position per distinct key, the intercept first.
             history.start_batch()
             if first_key:

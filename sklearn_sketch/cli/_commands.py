@@ -160,7 +160,7 @@ def _warn_if_near_chance(estimator, counted):
     """Say so when the model erred about as often as predicting the majority label
     of the last pass, and a binary model's log loss was no lower than the labels'
     entropy (the rule by which ``fit`` of a classifier warns)."""
-    from .._base import label_entropy, learned_next_to_nothing, majority_error
+    from .._base import label_entropy, learned_next_to_nothing, log_loss_note, majority_error
 
     error = getattr(estimator, "online_error_rate_", None)
     log_loss = getattr(estimator, "online_log_loss_", None)
@@ -168,15 +168,13 @@ def _warn_if_near_chance(estimator, counted):
     entropy = label_entropy(counted.label_counts.values())
     if not learned_next_to_nothing(error, baseline, log_loss, entropy):
         return
-    loss_note = ("" if log_loss is None else
-                 f" Its log loss, {log_loss:.4f}, is no better than the {entropy:.4f} of "
-                 "predicting the labels' frequencies.")
     params = estimator.get_params()
     larger = ("memory (--param memory_budget=...)" if "memory_budget" in params
               else "heap (--param n_features_to_select=...)")
     print(f"sklearn-sketch: warning: the model learned next to nothing: on the last pass it "
           f"erred on {error:.1%} of the examples just before training on them, and always "
-          f"predicting the most frequent label errs on {baseline:.1%}.{loss_note} Try more "
+          f"predicting the most frequent label errs on {baseline:.1%}."
+          f"{log_loss_note(log_loss, entropy)} Try more "
           f"--epochs, another --estimator, a larger {larger} or another step (--param eta0=...), "
           f"put numeric features of very different ranges on one scale (the step adapts "
           f"to an example's norm, not to each feature's range), "
