@@ -10,6 +10,8 @@ anything else (wide sparse input: words, k-mers, hashed features) as given. See
 import numpy as np
 import scipy.sparse as sp
 
+from ._sorted_keys import find_sorted
+
 #: Dense columns are standardized (learning_rate='normalized') unless their mean
 #: and scale would take more than this share of ``memory_budget``, or the first
 #: call holds fewer rows than STANDARDIZE_MIN_ROWS to estimate them from (one row
@@ -144,8 +146,8 @@ def measured_keys(X):
     np.maximum.at(scales, inverse, values[measured])
     # Of each such feature's entries, how many are not 1: most, for a measurement.
     seen = np.asarray(X.indices[:end])[values != 0.0]
-    at = np.minimum(np.searchsorted(keys, seen), keys.size - 1)
-    entries = np.bincount(at[keys[at] == seen], minlength=keys.size)
+    at, found = find_sorted(keys, seen)
+    entries = np.bincount(at[found], minlength=keys.size)
     most = 2 * np.bincount(inverse, minlength=keys.size) > entries
     # Small counts (a k-mer repeated within a read) are left as they are: a
     # measurement has a fraction or a value past COUNT_LIMIT.
@@ -164,7 +166,6 @@ def read_keyed(X, keys, scales):
         X[:, keys] /= scales
         return X
     X = sp.csr_matrix(X, copy=True)
-    at = np.minimum(np.searchsorted(keys, X.indices), keys.size - 1)
-    hit = keys[at] == X.indices
+    at, hit = find_sorted(keys, X.indices)
     X.data = np.where(hit, X.data / scales[at], X.data)
     return X

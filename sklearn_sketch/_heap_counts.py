@@ -3,6 +3,8 @@ import math
 
 import numpy as np
 
+from ._sorted_keys import find_sorted
+
 #: Bytes an item costs: a float32 count per stream and total (its key is the heap's).
 COUNT_BYTES = 4
 #: Bits of the filter that drops a chunk's occurrences of items outside the heap.
@@ -101,8 +103,7 @@ class HeapCounts:
         counts = np.zeros((heap.size, self.counts.shape[1]), dtype=np.float64)
         n_entered = 0
         if heap.size:
-            row = np.minimum(np.searchsorted(previous, heap), max(previous.size - 1, 0))
-            known = (previous[row] == heap) if previous.size else np.zeros(heap.size, bool)
+            row, known = find_sorted(previous, heap)
             counts[known] = self.counts[row[known]]
             n_entered = int(heap.size - known.sum())
             if n_entered:
@@ -114,8 +115,7 @@ class HeapCounts:
             for stream, keys in enumerate(chunk_keys):
                 keys = np.asarray(keys, dtype=np.int64)
                 keys = keys[bitmap[keys & (FILTER_SIZE - 1)]]
-                row = np.minimum(np.searchsorted(heap, keys), heap.size - 1)
-                hit = heap[row] == keys
+                row, hit = find_sorted(heap, keys)
                 counts[:, stream] += np.bincount(row[hit], minlength=heap.size)
             counts[:, self.n_streams:] += np.asarray(totals, dtype=np.float64)
         self.counts = counts.astype(np.float32)

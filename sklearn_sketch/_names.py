@@ -4,6 +4,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ._sorted_keys import find_sorted
+
 # Bytes a named key costs besides its name's UTF-8 bytes: its int64 key and
 # the uint32 end of its name in the pool.
 NAME_OVERHEAD = 12
@@ -128,8 +130,7 @@ class PackedNames(Mapping):
     def names_of(self, keys):
         """ndarray of object: the name of each of ``keys``, None where it has none."""
         keys = np.asarray(keys, dtype=np.int64)
-        rows = np.minimum(np.searchsorted(self._keys, keys), max(self._keys.size - 1, 0))
-        found = self._keys[rows] == keys if self._keys.size else np.zeros(keys.size, bool)
+        rows, found = find_sorted(self._keys, keys)
         out = np.full(keys.size, None, dtype=object)
         for i, row in zip(np.flatnonzero(found).tolist(), rows[found].tolist()):
             out[i] = self._name(row)

@@ -79,3 +79,16 @@ def test_a_table_whose_names_outgrow_uint32_ends_raises(monkeypatch):
     monkeypatch.setattr(_names, "MAX_POOL_BYTES", 4)
     with pytest.raises(ValueError, match="the names take 5 bytes, more than the 4"):
         PackedNames({1: "ab", 2: "cde"})
+
+
+@pytest.mark.parametrize("n_sorted", [0, 1, 50])
+def test_find_sorted_agrees_with_a_dict(n_sorted):
+    from sklearn_sketch._sorted_keys import find_sorted
+    rng = np.random.RandomState(n_sorted)
+    sorted_keys = np.unique(rng.randint(-100, 100, size=n_sorted)).astype(np.int64)
+    keys = rng.randint(-120, 120, size=300).astype(np.int64)
+    rows, found = find_sorted(sorted_keys, keys)
+    where = {int(k): i for i, k in enumerate(sorted_keys)}
+    assert found.tolist() == [int(k) in where for k in keys]
+    assert rows[found].tolist() == [where[int(k)] for k in keys if int(k) in where]
+    assert rows.min(initial=0) >= 0 and rows.max(initial=0) <= max(sorted_keys.size - 1, 0)
