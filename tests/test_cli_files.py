@@ -210,11 +210,11 @@ def test_reading_the_training_files_imports_no_scikit_learn(kind, tmp_path):
         paths[-1].write_text(line * 20)
     script = f"""
 import sys
-from sklearn_sketch.cli._inputs import InputStream, decide_zero_based
+from sklearn_sketch.cli._inputs import InputStream, decide_svmlight_layout
 from sklearn_sketch.cli._main import build_parser
 args = build_parser().parse_args(["fit", "{kind}", *{[str(p) for p in paths]!r},
                                   "--output", "unused.skm"])
-stream = InputStream(args, None, "train", zero_based=decide_zero_based(args),
+stream = InputStream(args, None, "train", zero_based=decide_svmlight_layout(args)[0],
                      shuffle_buffer=100, keep_names={kind == "--vw"}, csv=None,
                      interactions=[])
 stream.classes()
@@ -235,7 +235,7 @@ def test_many_files_are_read_in_smaller_chunks_to_stay_within_the_buffer(
         n_files, buffer, per_file, tmp_path):
     # The buffer takes one chunk of every file a round: with many files those rounds
     # alone outgrew it (memory grew with the number of files).
-    from sklearn_sketch.cli._inputs import InputStream, decide_zero_based
+    from sklearn_sketch.cli._inputs import InputStream, decide_svmlight_layout
     from sklearn_sketch.cli._main import build_parser
 
     paths = []
@@ -244,7 +244,7 @@ def test_many_files_are_read_in_smaller_chunks_to_stay_within_the_buffer(
         Path(paths[-1]).write_text(f"1 |f a{i}\n-1 |f b{i}\n" * 30)
     args = build_parser().parse_args(["fit", "--vw", *paths, "--chunk-rows", "20",
                                       "--output", "unused.skm"])
-    stream = InputStream(args, None, "train", zero_based=decide_zero_based(args),
+    stream = InputStream(args, None, "train", zero_based=decide_svmlight_layout(args)[0],
                          shuffle_buffer=buffer)
     assert [reader.chunk_rows for reader in stream._file_readers()] == [per_file] * n_files
     chunks = list(stream)
@@ -354,6 +354,43 @@ def test_svmlight_index_base_is_the_models(tmp_path, capsys):
     shifted = metrics_of(capsys, ["evaluate", "--model", model, "--svmlight", str(test),
                                   "--zero-based", "1"])
     assert shifted["accuracy"] < 0.75
+
+
+@pytest.mark.parametrize("option", ["auto", "0", "1"])
+def test_svmlight_layout_is_read_once_per_file_and_agrees_with_the_files(tmp_path, option):
+    from sklearn_sketch.cli._inputs import decide_svmlight_layout
+    from sklearn_sketch.cli._main import build_parser
+
+    # a: one-based-looking for more than a block, then an index 0 (zero-based after
+    # all); b: an index 0 in its first row; c: the largest index 1000 (column 999
+    # zero-based, 1000 one-based... past a table's width only when zero-based).
+    padding = " ".join(f"{j}:1" for j in range(1, 60))
+    a = tmp_path / "a.svm"
+    a.write_text(f"1 {padding}\n" * 5000 + "-1 0:1 5:1\n")
+    assert a.stat().st_size > 2**20
+    b = tmp_path / "b.svm"
+    b.write_text("1 0:1 3:1\n-1 2:1\n")
+    c = tmp_path / "c.svm"
+    c.write_text("1 1:1 1000:2\n-1 2:1\n")
+
+    def layout(*paths):
+        args = build_parser().parse_args(["fit", "--svmlight", *map(str, paths),
+                                          "--zero-based", option, "--output", "unused.skm"])
+        return decide_svmlight_layout(args)
+
+    if option == "1":
+        with pytest.raises(ValueError, match="0"):
+            layout(a, b)
+        assert layout(c) == (False, 1000)  # columns 0..999
+        return
+    # b decides zero-based, and a is read so.
+    assert layout(a, b) == (True, 1000)
+    assert layout(b, c) == (True, None)  # column 1000: past a table's width
+    if option == "auto":
+        assert layout(c) == (False, 1000)
+        # An index 0 in a file's first rows, past its first block: zero-based (the
+        # reader's own auto judges on the first block, and would stop at that line).
+        assert layout(a) == (True, 1000)
 
 
 def test_a_model_of_stream_chunks_takes_load_svmlight_file_output(tmp_path):

@@ -14,8 +14,7 @@ from ._inputs import (
     InputStream,
     check_read_options,
     csv_options,
-    decide_svmlight_width,
-    decide_zero_based,
+    decide_svmlight_layout,
     input_kind,
     labelled_files,
     shuffle_rows,
@@ -212,10 +211,9 @@ def cmd_fit(args):
     params = _parse_params(args.param or [])
     vectorizer = _vectorizer(args)
     kind = input_kind(args)
-    zero_based = decide_zero_based(args)
+    zero_based, n_features = decide_svmlight_layout(args)
     csv = csv_options(args) if kind == "csv" else None
     interactions = list(args.interactions or [])
-    n_features = decide_svmlight_width(args, zero_based)
     start = time.perf_counter()
     from ..io import ParseError
     try:
@@ -307,9 +305,8 @@ def _model_stream(model, args):
             if csv["label"] not in [str(c) for c in pd.read_csv(path, nrows=0).columns]:
                 raise CommandError(f"{path} has no label column {csv['label']!r} to evaluate "
                                    "against (give --label)")
-    zero_based = decide_zero_based(args, model["input"])
-    return InputStream(args, vectorizer, "test", zero_based=zero_based,
-                       n_features=decide_svmlight_width(args, zero_based, model["estimator"]),
+    zero_based, n_features = decide_svmlight_layout(args, model)
+    return InputStream(args, vectorizer, "test", zero_based=zero_based, n_features=n_features,
                        csv=csv,
                        interactions=model["input"].get("interactions", []))
 

@@ -61,8 +61,8 @@ def add_input_arguments(parser, *, training):
                             "column")
     source.add_argument("--zero-based", choices=["auto", "0", "1"], default="auto",
                         help="svmlight index base: 0, 1, or auto (fit: decided once on the "
-                             "first block of each training file, index 0 seen means 0; "
-                             "predict/evaluate: the model's)")
+                             "first 10,000 rows of each training file, index 0 seen means "
+                             "0; predict/evaluate: the model's)")
     if training:
         source.add_argument("--interactions", metavar="LETTERS", action="append",
                             help="--vw: cross the features of namespaces by their first "
@@ -264,7 +264,7 @@ class InputStream:
     zero_based : bool or None
         svmlight index base (decided before).
     n_features : int or None
-        svmlight columns (:func:`decide_svmlight_width`); None for the whole
+        svmlight columns (:func:`decide_svmlight_layout`); None for the whole
         key space.
     shuffle_buffer : int
         Rows of the shuffle buffer; 0 for none.
@@ -435,50 +435,54 @@ class InputStream:
         return classes
 
 
-def decide_zero_based(args, model_input=None):
-    """The svmlight index base of a run: the option, the model's, or auto.
+def decide_svmlight_layout(args, model=None):
+    """``(zero_based, n_features)`` of a run's svmlight input, from one read of the
+    first ``TABLE_ROWS`` rows of each training file; ``(None, None)`` but for svmlight.
 
-    ``auto`` while training reads the first block of each file: zero-based if
-    one of them holds an index 0, else one-based. Later commands read files
-    as the model's training did.
+    The index base: the option, the model's (``model`` is a loaded model file:
+    later commands read files as its training did), or, while training, auto:
+    zero-based if those rows of one of the files hold an index 0, else one-based.
+
+    The columns: the model's, or, while training, a table of
+    ``SPARSE_TABLE_MAX_WIDTH`` columns when those rows of every file hold only
+    indices below it (raw measurements: the estimators scale such a table's
+    columns, as they would the matrix of ``load_svmlight_file``), else None, the
+    whole key space (words, k-mers, hashed features: read as given). A later
+    index past a table's width is a parse error that names its line (``fit``
+    then trains again on the key space).
     """
     if input_kind(args) != "svmlight":
-        return None
-    if args.zero_based != "auto":
-        return args.zero_based == "0"
-    if model_input is not None:
-        return model_input.get("zero_based", True)
-    from ..io import SvmlightReader
-    for path in args.svmlight:
-        reader = SvmlightReader(path, 1)
-        for _ in reader:
-            if reader.zero_based_ is not None:
-                break
-        if reader.zero_based_:
-            return True
-    return False
-
-
-def decide_svmlight_width(args, zero_based, estimator=None):
-    """The columns of a run's svmlight input: the model's, or, while training, a table
-    of ``SPARSE_TABLE_MAX_WIDTH`` columns when the first 10,000 rows of every file
-    hold only indices below it (raw measurements: the estimators scale such a table's
-    columns, as they would the matrix of ``load_svmlight_file``), else the whole key
-    space (words, k-mers, hashed features: read as given). None but for svmlight.
-    A later index past a table's width is a parse error that names its line
-    (``fit`` then trains again on the key space)."""
-    if input_kind(args) != "svmlight":
-        return None
-    if estimator is not None:
-        return int(estimator.n_features_in_)
+        return None, None
+    given = None if args.zero_based == "auto" else args.zero_based == "0"
+    if model is not None:
+        zero_based = given if given is not None else model["input"].get("zero_based", True)
+        return zero_based, int(model["estimator"].n_features_in_)
     from .._columns import SPARSE_TABLE_MAX_WIDTH
-    from ..io import SvmlightReader
+    from ..io import ParseError, SvmlightReader
+    # Per file: whether its first feature block was zero-based, and its largest index
+    # in the first rows, as written in the file.
+    bases, largest = [], -1
     for path in args.svmlight:
-        for chunk in SvmlightReader(path, TABLE_ROWS, zero_based=zero_based):
-            if chunk.X.nnz and chunk.X.indices.max() >= SPARSE_TABLE_MAX_WIDTH:
-                return None
-            break
-    return SPARSE_TABLE_MAX_WIDTH
+        base = "auto" if given is None else given
+        try:
+            chunk, reader = _first_chunk(SvmlightReader(path, TABLE_ROWS, zero_based=base))
+        except ParseError:
+            if base != "auto":
+                raise
+            # An index 0 after a first block that the reader judged one-based: the
+            # file is zero-based; a malformed line raises again.
+            chunk, reader = _first_chunk(SvmlightReader(path, TABLE_ROWS, zero_based=True))
+        if chunk is not None and chunk.X.nnz:
+            largest = max(largest, int(chunk.X.indices.max()) + (not reader.zero_based_))
+        bases.append(reader.zero_based_)
+    zero_based = given if given is not None else any(bases)
+    width = SPARSE_TABLE_MAX_WIDTH
+    return zero_based, (width if largest - (not zero_based) < width else None)
+
+
+def _first_chunk(reader):
+    """``(first chunk or None, reader)``: the reader's attributes then describe it."""
+    return next(iter(reader), None), reader
 
 
 def shuffle_rows(args):
