@@ -484,6 +484,9 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     cdef bint compare = False
     cdef double heap_error = 0.0, sketch_error = 0.0, log_loss = 0.0
     cdef CountSketch sketch0 = sketches[0] if has_sketch else None
+    # Stores whose scores read the sketch (MISSION's read the heap alone).
+    cdef bint reads_sketch = (store == WEIGHT_MEDIAN or store == SKETCH_ONLY
+                              or store == ACTIVE_SET)
     # The scores every model's update reads: this call's own, or the team's, by
     # row parity (a thread may write the next row's while another reads these).
     cdef double* own_scores = scores
@@ -512,6 +515,12 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                         sketch0.locate_prefetch(indices[p], &cells[q * depth], &signs[q * depth])
                 for c in range(c_lo, c_hi):
                     s = intercept[c]
+                    if reads_sketch and c + 1 < c_hi:
+                        # The models share their cells' places, each in its own table:
+                        # the next model's are fetched while this one's are read (and,
+                        # in the update below, written).
+                        (<CountSketch>sk[c + 1]).prefetch_located(
+                            &cells[off * depth], indptr[row + 1] - indptr[row])
                     if store == WEIGHT_MEDIAN or store == SKETCH_ONLY:
                         # Sketch-only reads: one call for the whole row.
                         s += (<CountSketch>sk[c]).dot_located(
@@ -633,6 +642,8 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                     for b in range(stop - start):
                         row = order[start + b]
                         n_row = indptr[row + 1] - indptr[row]
+                        if c + 1 < c_hi:
+                            (<CountSketch>sk[c + 1]).prefetch_located(&cells[off * depth], n_row)
                         if dl[b * K + c] != 0.0:
                             for p in range(n_row):
                                 row_delta[p] = step * dl[b * K + c] * data[indptr[row] + p]
@@ -651,6 +662,9 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                 off = 0
                 for b in range(stop - start):
                     row = order[start + b]
+                    if c + 1 < c_hi:
+                        (<CountSketch>sk[c + 1]).prefetch_located(
+                            &cells[off * depth], indptr[row + 1] - indptr[row])
                     if dl[b * K + c] != 0.0:
                         for p in range(indptr[row], indptr[row + 1]):
                             q = off + p - indptr[row]

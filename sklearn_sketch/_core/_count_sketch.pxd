@@ -60,6 +60,7 @@ cdef class CountSketch:
     cdef void locate(self, int64_t key, Py_ssize_t* cells, double* signs) noexcept nogil
     cdef void locate_prefetch(self, int64_t key, Py_ssize_t* cells,
                               double* signs) noexcept nogil
+    cdef void prefetch_located(self, const Py_ssize_t* cells, Py_ssize_t n_keys) noexcept nogil
     cdef bint add_many(self, const int64_t* keys, const double* deltas,
                        Py_ssize_t n) noexcept nogil
     cdef void estimate_many(self, const int64_t* keys, double* out, Py_ssize_t n) noexcept nogil

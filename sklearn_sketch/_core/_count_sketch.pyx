@@ -288,6 +288,18 @@ cdef class CountSketch:
             for j in range(self.depth):
                 __builtin_prefetch(&self._t32[cells[j]], 1, 3)
 
+    cdef void prefetch_located(self, const Py_ssize_t* cells, Py_ssize_t n_keys) noexcept nogil:
+        """Prefetch the located cells of ``n_keys`` keys, located by this sketch or
+        by another of the same configuration (the models of a multi-class pass share
+        their cells' places, each in its own table)."""
+        cdef Py_ssize_t j
+        if self._is64:
+            for j in range(n_keys * self.depth):
+                __builtin_prefetch(&self._t64[cells[j]], 1, 3)
+        else:
+            for j in range(n_keys * self.depth):
+                __builtin_prefetch(&self._t32[cells[j]], 1, 3)
+
     cdef bint add_many(self, const int64_t* keys, const double* deltas,
                        Py_ssize_t n) noexcept nogil:
         """``add`` over arrays; False when a value stops being finite or the journal fails.
