@@ -653,7 +653,7 @@ HEADLINE_ROWS = ("AWM-Sketch", "WM-Sketch", "MISSION", "BEAR", "FeatureHashing",
                  "VW")
 
 
-def result_tables(all_results, sgd_all, grid, budgets):
+def result_tables(all_results, sgd_all, grid, budgets, dna_reads):
     """The tables of the JSON: accuracy per budget per data set, then defaults against grids."""
     tables = []
     for name, results in all_results.items():
@@ -667,7 +667,8 @@ def result_tables(all_results, sgd_all, grid, budgets):
 
         ref = sgd_all.get(name, {})
         table = {
-            "title": f"{name}: test accuracy at equal real bytes (memory_budget)",
+            "title": (f"{name}{f' ({dna_reads:,} reads a strain)' if name == 'dna' else ''}: "
+                      "test accuracy at equal real bytes (memory_budget)"),
             "columns": ["estimator"] + [format_bytes(b) for b in budgets],
             "rows": [[row] + [cell(row, b) for b in budgets] for row in rows],
             "note": (f"SGDClassifier() on all {ref.get('n_features', 0):,} features: "
@@ -889,7 +890,8 @@ def main(argv=None):
     if args.json:
         payload = {
             "provenance": provenance(),
-            "tables": result_tables(all_results, sgd_all, grid, args.budgets),
+            "tables": result_tables(all_results, sgd_all, grid, args.budgets,
+                                    args.dna_reads),
             "summary": [f"{'PASS' if c['pass'] else 'FAIL'} {c['target']}: {c['detail']}"
                         for c in checks],
             "budgets": args.budgets, "max_iter": args.max_iter, "quick": args.quick,
