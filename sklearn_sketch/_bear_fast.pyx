@@ -96,6 +96,9 @@ from ._sgd_fast cimport (
 cdef double CURVATURE_EPS = 1e-10
 # The intercept's key (feature keys are non-negative).
 cdef int64_t INTERCEPT_KEY = -1
+# Keys ahead whose cells a batch loop prefetches (a batch holds thousands of keys:
+# all of them at once would leave the caches before they are read).
+cdef Py_ssize_t PREFETCH_AHEAD = 16
 # Largest history_size: the two-loop keeps its scalars on the stack.
 cdef enum:
     MAX_HISTORY = 256
@@ -1113,6 +1116,9 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                     w[c * C] = intercept[c]
                     w_sketch[c * C] = intercept[c]
                 for j in range(first_key, n_active):
+                    if j + PREFETCH_AHEAD < n_active:
+                        (<CountSketch>sk[c]).prefetch_located(
+                            &cells[(j + PREFETCH_AHEAD) * depth], 1)
                     in_heap[j * K + c] = (<TopKHeap>hp[c]).lookup(keys[j], &hw)
                     if in_heap[j * K + c] or compare:
                         hw = (<CountSketch>sk[c]).estimate_located(&cells[j * depth],
@@ -1145,6 +1151,9 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                 no_pair = history.direction_on_batch(c, &g[c * C], z) == 0.0
                 s_out = &history._pair_s[(idx * K + c) * C]
                 for j in range(n_active):
+                    if first_key <= j + PREFETCH_AHEAD < n_active:
+                        (<CountSketch>sk[c]).prefetch_located(
+                            &cells[(j + PREFETCH_AHEAD) * depth], 1)
                     delta = -eta * z[j]
                     if no_pair:
                         delta /= norm2
