@@ -279,14 +279,8 @@ cdef class CountSketch:
     cdef void locate_prefetch(self, int64_t key, Py_ssize_t* cells,
                               double* signs) noexcept nogil:
         """``locate`` that also prefetches the cells, to be touched a little later."""
-        cdef Py_ssize_t j
         _locate(self, key, cells, signs)
-        if self._is64:
-            for j in range(self.depth):
-                __builtin_prefetch(&self._t64[cells[j]], 1, 3)
-        else:
-            for j in range(self.depth):
-                __builtin_prefetch(&self._t32[cells[j]], 1, 3)
+        self.prefetch_located(cells, 1)
 
     cdef void prefetch_located(self, const Py_ssize_t* cells, Py_ssize_t n_keys) noexcept nogil:
         """Prefetch the located cells of ``n_keys`` keys, located by this sketch or
