@@ -454,12 +454,11 @@ def _warn_if_near_chance(estimator, y):
         f"{error:.1%} of the samples just before training on each, and always predicting "
         f"the most frequent class errs on {baseline:.1%}.{log_loss_note(log_loss, entropy)} "
         "Try more passes (max_iter), a larger memory_budget or heap, another step (eta0), "
-        "features on one "
-        "scale (the step adapts to a row's norm, not to each feature's range; sparse input "
-        "of more than 1,000 columns, raw {name: value} dicts included, whose first rows hold "
-        "more than 1,000 features of values other than 1, and schedules other than "
-        "'normalized', read values as given: scale them, with MaxAbsScaler for sparse "
-        "input), or check that the labels match the samples.",
+        "features on one scale (the step adapts to a row's norm, not to each feature's "
+        "range; sparse input of more than 1,000 columns, raw {name: value} dicts included, "
+        "whose first rows hold more than 1,000 features of values other than 1, and "
+        "schedules other than 'normalized', read values as given: scale them, with "
+        "MaxAbsScaler for sparse input), or check that the labels match the samples.",
         ConvergenceWarning, stacklevel=4)
 
 

@@ -459,8 +459,8 @@ def decide_svmlight_layout(args, model=None):
         return zero_based, int(model["estimator"].n_features_in_)
     from .._columns import SPARSE_TABLE_MAX_WIDTH
     from ..io import ParseError, SvmlightReader
-    # Per file: whether its first feature block was zero-based, and its largest index
-    # in the first rows, as written in the file.
+    # Per file: whether it was read zero-based, and the largest index of its first
+    # rows as written in the file.
     bases, largest = [], -1
     for path in args.svmlight:
         base = "auto" if given is None else given
