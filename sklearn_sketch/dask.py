@@ -24,7 +24,11 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     averages the copies (:func:`~sklearn_sketch.average_estimators`, weighted
     by rows) into the next epoch's model. Only models travel, from worker to
     worker (the client sends the first and receives the last): the data
-    stays on the workers (a dask array is persisted there once). Addresses
+    stays on the workers (a dask array is persisted there once). Each
+    partition trains on a worker that holds it, at most ``ceil(n_partitions /
+    n_workers)`` partitions a worker: a worker holding more gives the rest to
+    the others once (``dask.array.from_array`` puts every block on one
+    worker, which would otherwise train them one after the other). Addresses
     come only from ``client``, so the same call runs on a ``LocalCluster``
     and on a real cluster. A task whose worker dies is run again
     (``retries``); the partitions' models are averaged in partition order,
@@ -143,12 +147,13 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     # from its probe (the probe stays on its worker, where the partition's first
     # training task runs). One partition probes inside its own partial_fit, as a
     # plain fit does.
+    places = _places(client, parts)
     step, probes = None, [None] * len(parts)
     new_auto = "_state" not in model.__dict__ and getattr(model, "eta0", None) == "auto"
     scale = len(parts) if new_auto and model._copies_scale_the_step() else 1
     if new_auto and len(parts) > 1 and parts[0][0] != "file":
         probes = [client.submit(_probe_partition, current, i, part, classes, len(parts),
-                                pure=False, retries=retries)
+                                pure=False, retries=retries, **places[i])
                   for i, part in enumerate(parts)]
         counts = [client.submit(_counts, p, pure=False, retries=retries) for p in probes]
         step = client.submit(_pick_step, current, counts, pure=False, retries=retries)
@@ -156,7 +161,8 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
         futures = [client.submit(_train_partition, current, i, part, classes, reader,
                                  step if epoch == 0 else None,
                                  probes[i] if epoch == 0 else None,
-                                 scale if epoch == 0 else 1, pure=False, retries=retries)
+                                 scale if epoch == 0 else 1, pure=False, retries=retries,
+                                 **places[i])
                    for i, part in enumerate(parts)]
         probes = [None] * len(parts)  # the probes' models are let go after the first epoch
         current = client.submit(_average, futures, pure=False, retries=retries)
@@ -244,6 +250,41 @@ def _partitions(client, model, X, y, classes):
     dense = isinstance(X._meta, np.ndarray)
     return ([("arrays", xb, yb) for xb, yb in zip(x_blocks, y_blocks)], classes,
             X if dense else None)
+
+
+def _places(client, parts):
+    """Per partition, the ``client.submit`` arguments that place its tasks: on a worker
+    that holds its data, no worker given more than its share of the partitions.
+
+    Dask sends a task to where its inputs are, and keeps it there: partitions that all
+    live on one worker (``dask.array.from_array`` puts every block of an in-memory
+    array where the array is) would train one after the other there, every epoch.
+    A partition over its worker's share is given to the worker with the fewest, and
+    its blocks move there once (the copy stays on that worker for the later epochs);
+    files go round the workers. The placement is a preference (``allow_other_workers``):
+    a task whose worker died runs on another.
+    """
+    workers = sorted(client.scheduler_info()["workers"])
+    if len(parts) < 2 or len(workers) < 2:
+        return [{}] * len(parts)
+    share = -(-len(parts) // len(workers))
+    data = [part[1] for part in parts if part[0] != "file"]
+    holders = client.who_has(data) if data else {}
+    load = dict.fromkeys(workers, 0)
+    chosen = [None] * len(parts)
+    for i, part in enumerate(parts):
+        if part[0] == "file":
+            continue
+        for worker in sorted(holders.get(part[1].key, ())):
+            if load.get(worker, share) < share:
+                chosen[i] = worker
+                load[worker] += 1
+                break
+    for i in range(len(parts)):
+        if chosen[i] is None:
+            chosen[i] = min(workers, key=load.__getitem__)
+            load[chosen[i]] += 1
+    return [{"workers": [worker], "allow_other_workers": True} for worker in chosen]
 
 
 def _train_partition(model, index, part, classes, reader, step=None, probe=None, scale=1):

@@ -102,6 +102,29 @@ def test_partitions_train_copies_that_are_averaged_by_rows(client):
     assert_same_snapshot(snapshot(again), snapshot(model))
 
 
+def test_partitions_held_by_one_worker_train_on_every_worker(client):
+    X, y = data()
+    first = sorted(client.scheduler_info()["workers"])[0]
+    X_one, y_one = client.persist([da.from_array(X, chunks=(1000, 40)),
+                                   da.from_array(y, chunks=1000)], workers=[first])
+    distributed.wait([X_one, y_one])
+    holders = client.who_has([X_one, y_one])
+    assert len(holders) == 8
+    assert {w for ws in holders.values() for w in ws} == {first}
+    with distributed.get_task_stream(client) as tasks:
+        spread = sk_dask.fit(mission(), X_one, y_one, client=client, epochs=2)
+    trained_on = {}
+    for task in tasks.data:
+        if str(task["key"]).startswith("_train_partition"):
+            trained_on[task["worker"]] = trained_on.get(task["worker"], 0) + 1
+    # 4 partitions, 2 epochs: each worker trains 2 partitions an epoch.
+    assert sorted(trained_on.values()) == [4, 4]
+    # Where a partition trains does not change the model.
+    plain = sk_dask.fit(mission(), da.from_array(X, chunks=(1000, 40)),
+                        da.from_array(y, chunks=1000), client=client, epochs=2)
+    assert_same_snapshot(snapshot(spread), snapshot(plain))
+
+
 def test_mostly_zero_wide_arrays_are_read_as_given_on_every_partition(client):
     # 1,500 columns of about 15 non-zeros a row: one fit reads them as given, and so
     # does every partition (the choice is made on the whole array).
