@@ -3,7 +3,7 @@ import copy
 
 import numpy as np
 
-from ._core import TopKHeap
+from ._core import CountSketch, TopKHeap
 
 
 def average_estimators(estimators, weights=None):
@@ -127,7 +127,7 @@ def average_states(estimator, states, lam, *, into):
     for c in range(len(into.intercept)):
         own = [s.sketches[c] for s in states] if sketches else None
         if sketches:
-            sketches[c] = _average_sketches(own, lam)
+            sketches[c] = CountSketch.weighted_sum(own, lam)
         if heaps:
             heaps[c] = _average_heap(store, [s.heaps[c] for s in states], own,
                                      sketches[c] if sketches else None, lam)
@@ -192,16 +192,6 @@ def _weights(weights, n):
     if lam.shape != (n,) or not np.isfinite(lam).all() or (lam < 0).any() or lam.sum() <= 0:
         raise ValueError(f"weights must be {n} non-negative finite numbers, not all 0")
     return lam / lam.sum()
-
-
-def _average_sketches(sketches, lam):
-    out = sketches[0].copy()
-    out.scale(float(lam[0]))
-    for sketch, w in zip(sketches[1:], lam[1:]):
-        part = sketch.copy()
-        part.scale(float(w))
-        out.merge(part)
-    return out
 
 
 def _average_heap(store, heaps, sketches, merged_sketch, lam):

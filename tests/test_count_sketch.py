@@ -225,6 +225,54 @@ def test_merge_with_different_scales():
     np.testing.assert_allclose(a.to_array(), 2 * before, rtol=1e-12, atol=1e-9)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_weighted_sum_is_the_sketch_of_the_weighted_sum(dtype):
+    rng = np.random.default_rng(3)
+    streams = [random_stream(rng, 400)[1:] for _ in range(3)]
+    sketches = []
+    for (keys, deltas), factor in zip(streams, (0.5, -3.0, 1.0)):
+        cs = CountSketch(50, 3, dtype=dtype, random_state=4)
+        cs.update(keys, deltas)
+        cs.scale(factor)
+        sketches.append(cs)
+    before = [state(cs) for cs in sketches]
+    weights = [0.2, 0.3, 0.5]
+    total = CountSketch.weighted_sum(sketches, weights)
+    # The weighted sum of the values, to the rounding of a few float operations on
+    # each term and one to the cells' type.
+    exact = sum(w * cs.to_array() for w, cs in zip(weights, sketches))
+    terms = sum(abs(w) * np.abs(cs.to_array()) for w, cs in zip(weights, sketches))
+    assert (np.abs(total.table - exact) <= np.finfo(dtype).eps * terms * 4).all()
+    if dtype == np.float64:  # and, by linearity, the sketch of the weighted streams
+        reference = CountSketch(50, 3, dtype=np.float64, random_state=4)
+        for (keys, deltas), w, factor in zip(streams, weights, (0.5, -3.0, 1.0)):
+            reference.update(keys, w * factor * deltas)
+        np.testing.assert_allclose(total.to_array(), reference.to_array(), rtol=1e-12,
+                                   atol=1e-9)
+    assert total.dtype == dtype and total.scale_factor == 1.0
+    assert total.same_configuration(sketches[0])
+    for cs, b in zip(sketches, before):
+        assert_same_state(cs, b)  # the inputs are untouched
+    # A weight times a scale factor beyond float32 is fine while the sum fits.
+    big = CountSketch(50, 3, random_state=4)
+    big.update([1], [1e-20])
+    np.testing.assert_allclose(CountSketch.weighted_sum([big], [1e40]).query([1]), [1e20],
+                               rtol=1e-6)
+
+
+def test_weighted_sum_errors():
+    a = CountSketch(16, 3, random_state=2)
+    with pytest.raises(ValueError, match="configurations"):
+        CountSketch.weighted_sum([a, CountSketch(16, 3, random_state=3)], [1, 1])
+    with pytest.raises(ValueError, match="one finite weight per sketch"):
+        CountSketch.weighted_sum([a, a], [1])
+    with pytest.raises(ValueError, match="one finite weight per sketch"):
+        CountSketch.weighted_sum([a], [np.nan])
+    a.update([1], [3e38])
+    with pytest.raises(ValueError, match="overflows"):
+        CountSketch.weighted_sum([a, a], [1, 1])
+
+
 def test_merge_with_overflowing_scale_ratio():
     a = CountSketch(16, 3, dtype=np.float64, random_state=2)
     b = CountSketch(16, 3, dtype=np.float64, random_state=2)

@@ -1101,6 +1101,74 @@ cdef class CountSketch:
             raise ValueError("the merged sketch overflows its cells; this sketch is unchanged")
         self._table_arr[...] = merged
 
+    @staticmethod
+    def weighted_sum(sketches, weights):
+        """The sketch of ``sum_i weights[i] * x_i``, where ``sketches[i]`` sketches ``x_i``.
+
+        A new sketch; the inputs are not changed. Each table is read once
+        (scaling copies and merging them reads and writes every table three
+        times), a block at a time.
+
+        Parameters
+        ----------
+        sketches : sequence of CountSketch
+            Sketches of one configuration (see :meth:`same_configuration`).
+        weights : sequence of float
+            One finite weight per sketch.
+
+        Returns
+        -------
+        CountSketch
+            Scale factor 1.
+
+        Raises
+        ------
+        ValueError
+            Sketches of other configurations, weights of another length or
+            not finite, or a sum that overflows the cells.
+
+        Examples
+        --------
+        >>> from sklearn_sketch._core import CountSketch
+        >>> a, b = CountSketch(64, 3, seeds=[1, 2, 3]), CountSketch(64, 3, seeds=[1, 2, 3])
+        >>> a.update([7], [2.0]); b.update([7], [4.0])
+        >>> float(CountSketch.weighted_sum([a, b], [0.5, 0.5]).query([7])[0])
+        3.0
+        """
+        sketches = list(sketches)
+        weights = np.asarray(weights, dtype=np.float64)
+        if not sketches or weights.shape != (len(sketches),) or not np.isfinite(weights).all():
+            raise ValueError(f"weighted_sum needs one finite weight per sketch, got "
+                             f"{weights.size} weights for {len(sketches)} sketches")
+        cdef CountSketch first = sketches[0], sketch
+        _ready(first)
+        for sketch in sketches:
+            if not first.same_configuration(sketch):
+                raise ValueError("cannot add Count-Sketches of different configurations "
+                                 "(width, depth, dtype or seeds)")
+        factors = [float(w) * (<CountSketch>s)._scale for w, s in zip(weights, sketches)]
+        tables = [(<CountSketch>s)._table_arr.reshape(-1) for s in sketches]
+        table = np.empty_like(first._table_arr)
+        out = table.reshape(-1)
+        # Summed in float64 a block at a time (a block stays in cache): a weight
+        # times a scale factor need not fit the cells' type, only the sum must.
+        block = 1 << 15
+        total = np.empty(min(block, out.size))
+        term = np.empty_like(total)
+        with np.errstate(over="ignore", invalid="ignore"):
+            for a in range(0, out.size, block):
+                b = min(a + block, out.size)
+                part, add = total[:b - a], term[:b - a]
+                np.multiply(tables[0][a:b], factors[0], out=part, dtype=np.float64)
+                for values, factor in zip(tables[1:], factors[1:]):
+                    part += np.multiply(values[a:b], factor, out=add, dtype=np.float64)
+                out[a:b] = part
+                if not np.isfinite(out[a:b]).all():
+                    raise ValueError("the weighted sum overflows the sketch's cells")
+        cdef CountSketch result = CountSketch.__new__(CountSketch)
+        result._init_arrays(first.width, first.depth, first._seeds_arr.copy(), table, 1.0)
+        return result
+
     def copy(self):
         """An independent copy."""
         _ready(self)
@@ -1175,8 +1243,11 @@ cdef class CountSketch:
         self._scale = float(scale_factor)
 
     def __reduce__(self):
+        # The live table, not a copy: pickling writes it out (or, out of band, hands
+        # it over as a buffer, as for any numpy array), and _rebuild_count_sketch
+        # copies what it is given.
         return (_rebuild_count_sketch,
-                (self.width, self.depth, self._seeds_arr.copy(), self._table_arr.copy(),
+                (self.width, self.depth, self._seeds_arr.copy(), self._table_arr,
                  self._scale))
 
     def __repr__(self):
