@@ -369,7 +369,8 @@ cdef class LBFGSHistory:
 
     def _start_batch_checked(self, keys):
         _ready(self)
-        if keys.ndim != 1 or np.unique(keys).size != keys.size:
+        ordered = np.sort(keys)
+        if keys.ndim != 1 or (ordered[1:] == ordered[:-1]).any():
             raise ValueError("keys must be distinct")
         if keys.size > 0 and keys.min() < INTERCEPT_KEY:
             raise ValueError("keys must be non-negative (or -1, the intercept)")

@@ -10,7 +10,7 @@ anything else (wide sparse input: words, k-mers, hashed features) as given. See
 import numpy as np
 import scipy.sparse as sp
 
-from ._sorted_keys import find_sorted
+from ._sorted_keys import find_sorted, unique_keys
 
 #: Dense columns are standardized (learning_rate='normalized') unless their mean
 #: and scale would take more than this share of ``memory_budget``, or the first
@@ -58,7 +58,7 @@ def sparse_table_statistics(X):
     (:func:`column_mean_and_scale`; the others 0 and 1), else 0 and each column's
     largest absolute value (:func:`column_max_abs`), which keeps the zeros."""
     X = sp.csr_matrix(X)
-    present = np.unique(X.indices[X.data != 0])
+    present = unique_keys(X.indices[X.data != 0])
     if 2 * np.count_nonzero(X.data) < X.shape[0] * present.size:
         return np.zeros(X.shape[1]), column_max_abs(X)
     mean, scale = np.zeros(X.shape[1]), np.ones(X.shape[1])
@@ -137,7 +137,7 @@ def measured_keys(X):
         return None
     indices = np.asarray(X.indices[:end])[measured]
     # Counts and normalized rows show thousands of features in their first entries.
-    if np.unique(indices[:100_000]).size > MAX_SCALED_KEYS:
+    if unique_keys(indices[:100_000]).size > MAX_SCALED_KEYS:
         return None
     keys, inverse = np.unique(indices, return_inverse=True)
     if keys.size > MAX_SCALED_KEYS:

@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from ._sorted_keys import find_sorted
+from ._sorted_keys import find_sorted, unique_keys
 
 #: Bytes an item costs: a float32 count per stream and total (its key is the heap's).
 COUNT_BYTES = 4
@@ -69,7 +69,7 @@ class HeapCounts:
 
     def _rows_of(self, keys, what):
         """``keys`` as the sorted distinct int64 keys the rows belong to (checked)."""
-        keys = np.unique(np.asarray(keys, dtype=np.int64))
+        keys = unique_keys(np.asarray(keys, dtype=np.int64))
         if _fingerprint(keys) != self._keys_fingerprint:
             raise ValueError(f"{what} are not the heap keys these counts follow (the heap "
                              "changed without them)")
@@ -99,7 +99,7 @@ class HeapCounts:
             Items that entered the heap (counted from ``estimate``).
         """
         previous = self._rows_of(previous_keys, "previous_keys")
-        heap = np.unique(np.asarray(heap_keys, dtype=np.int64))
+        heap = unique_keys(np.asarray(heap_keys, dtype=np.int64))
         counts = np.zeros((heap.size, self.counts.shape[1]), dtype=np.float64)
         n_entered = 0
         if heap.size:

@@ -4,6 +4,7 @@ import copy
 import numpy as np
 
 from ._core import CountSketch, TopKHeap
+from ._sorted_keys import unique_keys
 
 
 def average_estimators(estimators, weights=None):
@@ -89,7 +90,7 @@ def average_estimators(estimators, weights=None):
             and np.array_equal(e.key_scales_, first.key_scales_) for e in estimators):
         # Each copy measured its own part's features: a feature's scale is the
         # weighted average over the copies that measured it.
-        keys = np.unique(np.concatenate([e.scaled_keys_ for e in estimators]))
+        keys = unique_keys(np.concatenate([e.scaled_keys_ for e in estimators]))
         total, weight = np.zeros(keys.size), np.zeros(keys.size)
         for w, e in zip(lam, estimators):
             at = np.searchsorted(keys, e.scaled_keys_)
@@ -197,7 +198,7 @@ def _weights(weights, n):
 def _average_heap(store, heaps, sketches, merged_sketch, lam):
     """The heap of the averaged model: the heaviest averaged weights of the heaps' keys."""
     capacity = heaps[0].capacity
-    keys = np.unique(np.concatenate([h.keys() for h in heaps]))
+    keys = unique_keys(np.concatenate([h._arrays[0][:len(h)] for h in heaps]))  # unsorted
     weights = store.averaged_heap_weights(keys, heaps, sketches, merged_sketch, lam)
     by_value = heaps[0].by_value
     order = np.lexsort((keys, -(weights if by_value else np.abs(weights))))

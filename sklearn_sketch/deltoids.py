@@ -18,6 +18,7 @@ from ._core import CountSketch
 from ._heap_counts import HeapCounts, heap_keys, significant_counts
 from ._names import NAME_OVERHEAD, lookup_names, mean_name_bytes, reserved_name_bytes
 from ._raw_features import NamedRows, hash_raw, one_sparse_rows
+from ._sorted_keys import unique_keys
 from ._tables import COUNT, MEMORY_BUDGET, POSITIVE_INT, SEED, SHARE, STEP, result_table
 
 __all__ = ["CountMinDeltoids", "ExactDeltoids", "RelativeDeltoids", "item_occurrences"]
@@ -553,7 +554,7 @@ class CountMinDeltoids(RelativeDeltoids):
             self.sketch_b_.update(key)
         self.n_a_ += int(keys_a.size)
         self.n_b_ += int(keys_b.size)
-        candidates = np.unique(np.concatenate([keys_a, keys_b])).tolist()
+        candidates = unique_keys(np.concatenate([keys_a, keys_b])).tolist()
         count_a, count_b = self._counts(candidates)
         ratio = _log_ratio(count_a, count_b, self.n_a_, self.n_b_)
         for key, value, total in zip(candidates, ratio.tolist(), (count_a + count_b).tolist()):

@@ -92,3 +92,14 @@ def test_find_sorted_agrees_with_a_dict(n_sorted):
     assert found.tolist() == [int(k) in where for k in keys]
     assert rows[found].tolist() == [where[int(k)] for k in keys if int(k) in where]
     assert rows.min(initial=0) >= 0 and rows.max(initial=0) <= max(sorted_keys.size - 1, 0)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint64, np.uint8, bool, np.float64])
+@pytest.mark.parametrize("size", [0, 1, 2, 1000])
+def test_unique_keys_agrees_with_a_set(dtype, size):
+    from sklearn_sketch._sorted_keys import unique_keys
+    rng = np.random.RandomState(size)
+    keys = rng.randint(0, max(size // 3, 2), size=size).astype(dtype)
+    unique = unique_keys(keys)
+    assert unique.dtype == keys.dtype
+    assert unique.tolist() == sorted(set(keys.tolist()))

@@ -830,7 +830,8 @@ def _rebuild_topk_heap(capacity, keys, stored_weights, scale, stored_aux=None, a
         raise ValueError(f"the scale of a heap ordered by value must be positive, got {scale}")
     if key_arr.shape[0] > heap.capacity:
         raise ValueError(f"{key_arr.shape[0]} entries do not fit a heap of capacity {capacity}")
-    if np.unique(key_arr).size != key_arr.size:
+    ordered = np.sort(key_arr)
+    if (ordered[1:] == ordered[:-1]).any():
         raise ValueError("the keys of a heap must be distinct")
     for name, value in (("scale", scale), ("aux_scale", aux_scale)):
         _check_weight(value)

@@ -1,6 +1,7 @@
 """Names of hashed feature keys, as a vectorized table (what a reader hashed)."""
 import numpy as np
 
+from .._sorted_keys import unique_keys
 from ._parsers import first_rows, vw_feature_names
 
 
@@ -64,7 +65,7 @@ class KeyNames:
     @property
     def keys(self):
         """ndarray of int64: the distinct keys, sorted."""
-        return np.unique(self._keys)
+        return unique_keys(self._keys)
 
     def mean_name_bytes(self, sample=4096):
         """Mean length in bytes of the names (of up to ``sample`` of them, evenly spread)."""
@@ -125,7 +126,7 @@ class _VowpalWabbitNames(KeyNames):
         if not crossed.any():
             return vw_feature_names(self._text, starts)
         parts = self._crosses[-1 - starts[crossed]]
-        wanted = np.unique(np.concatenate([starts[~crossed], parts[parts >= 0]]))
+        wanted = unique_keys(np.concatenate([starts[~crossed], parts[parts >= 0]]))
         name_at = dict(zip(wanted.tolist(), vw_feature_names(self._text, wanted)))
         crosses = iter(parts.tolist())
         return [VW_CROSS_SEPARATOR.join(name_at[p] for p in next(crosses) if p >= 0)

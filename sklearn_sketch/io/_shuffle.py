@@ -4,6 +4,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from .._sorted_keys import unique_keys
+
 # Takes that a row may stay in the shuffle buffer through; it leaves at the next.
 MAX_STAY = 2
 # Fields that are not one value per row: how a mixed chunk sets them.
@@ -297,7 +299,7 @@ class _MergedNames:
         every key took 0.6 s of mixing four VW files of DNA reads).
         """
         found = {}
-        wanted = np.unique(np.asarray(keys, dtype=np.int64))
+        wanted = unique_keys(np.asarray(keys, dtype=np.int64))
         for table in self.tables:
             if not wanted.size:
                 break
