@@ -43,7 +43,7 @@ from ._names import PackedNames, gather_segments, mean_name_bytes, reserved_name
 from ._raw_features import CATEGORIES_HINT, hash_raw, is_raw_input
 from ._sgd_fast import ClassTeam, Loss, PassStatus, Schedule, SGDParams, sgd_pass
 from ._sgd_fast import decision_function_kernel, rows_repeat_a_column
-from ._sorted_keys import unique_keys
+from ._sorted_keys import keys_in_heaps
 from ._step_probe import StepProbe, choose_step
 
 CONSTANT, OPTIMAL, INVSCALING = Schedule.CONSTANT, Schedule.OPTIMAL, Schedule.INVSCALING
@@ -1152,7 +1152,7 @@ class _BaseSketchSGD(BaseEstimator):
             return
         # In C over the heaps' key arrays (unsorted): Python touches only the
         # keys that entered the heaps, not every key of a large heap.
-        in_heaps = unique_keys(np.concatenate([h._arrays[0][:len(h)] for h in self._state.heaps]))
+        in_heaps = keys_in_heaps(self._state.heaps)
         room = None
         if getattr(self, "memory_budget", None) is not None:
             room = (parse_memory_budget(self.memory_budget) - self._model_bytes()
@@ -1458,7 +1458,7 @@ class _BaseSketchSGD(BaseEstimator):
     def _select(self):
         """Top ``n_features_to_select`` keys by the largest |weight| over the models."""
         heaps = self._state.heaps
-        all_keys = unique_keys(np.concatenate([h.keys() for h in heaps]))
+        all_keys = keys_in_heaps(heaps)
         weights = np.zeros((all_keys.size, len(heaps)))
         for c, heap in enumerate(heaps):
             keys, w = self._store.heap_items(heap)

@@ -80,6 +80,7 @@ from ._core._count_sketch cimport CountSketch
 from ._core._murmurhash cimport _fmix64
 from ._core._topk_heap cimport TopKHeap
 from ._sgd_fast import check_models
+from ._sorted_keys import unique_keys
 from ._sgd_fast cimport (
     NORMALIZED,
     PASS_DIVERGED,
@@ -369,8 +370,7 @@ cdef class LBFGSHistory:
 
     def _start_batch_checked(self, keys):
         _ready(self)
-        ordered = np.sort(keys)
-        if keys.ndim != 1 or (ordered[1:] == ordered[:-1]).any():
+        if keys.ndim != 1 or unique_keys(keys).size != keys.size:
             raise ValueError("keys must be distinct")
         if keys.size > 0 and keys.min() < INTERCEPT_KEY:
             raise ValueError("keys must be non-negative (or -1, the intercept)")

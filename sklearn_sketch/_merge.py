@@ -4,7 +4,7 @@ import copy
 import numpy as np
 
 from ._core import CountSketch, TopKHeap
-from ._sorted_keys import unique_keys
+from ._sorted_keys import keys_in_heaps, unique_keys
 
 
 def average_estimators(estimators, weights=None):
@@ -198,7 +198,7 @@ def _weights(weights, n):
 def _average_heap(store, heaps, sketches, merged_sketch, lam):
     """The heap of the averaged model: the heaviest averaged weights of the heaps' keys."""
     capacity = heaps[0].capacity
-    keys = unique_keys(np.concatenate([h._arrays[0][:len(h)] for h in heaps]))  # unsorted
+    keys = keys_in_heaps(heaps)
     weights = store.averaged_heap_weights(keys, heaps, sketches, merged_sketch, lam)
     by_value = heaps[0].by_value
     order = np.lexsort((keys, -(weights if by_value else np.abs(weights))))

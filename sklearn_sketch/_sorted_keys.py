@@ -65,6 +65,15 @@ def unique_keys(keys):
     return ordered[_starts_of_runs(ordered)]
 
 
+def keys_in_heaps(heaps):
+    """The distinct keys of ``heaps`` (``TopKHeap``), sorted.
+
+    Read off the heaps' key arrays as they lie, not through ``TopKHeap.keys()``,
+    which first sorts each heap by weight.
+    """
+    return unique_keys(np.concatenate([heap._arrays[0][:len(heap)] for heap in heaps]))
+
+
 def _starts_of_runs(ordered):
     starts = np.empty(ordered.size, dtype=bool)
     if ordered.size:

@@ -7,6 +7,7 @@ from libc.math cimport fabs, isfinite
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memset
 
+from .._sorted_keys import unique_keys
 from ._count_sketch import _check_scaling
 from ._murmurhash cimport _fmix64
 
@@ -830,8 +831,7 @@ def _rebuild_topk_heap(capacity, keys, stored_weights, scale, stored_aux=None, a
         raise ValueError(f"the scale of a heap ordered by value must be positive, got {scale}")
     if key_arr.shape[0] > heap.capacity:
         raise ValueError(f"{key_arr.shape[0]} entries do not fit a heap of capacity {capacity}")
-    ordered = np.sort(key_arr)
-    if (ordered[1:] == ordered[:-1]).any():
+    if unique_keys(key_arr).size != key_arr.size:
         raise ValueError("the keys of a heap must be distinct")
     for name, value in (("scale", scale), ("aux_scale", aux_scale)):
         _check_weight(value)
