@@ -174,10 +174,11 @@ _WM_SHARE = ("a hundredth to the heap, which only lists the top\n"
              "        L2-normalized hashed rows); a quarter scored up to 4 points\n"
              "        lower. Give ``n_features_to_select`` for a longer list of\n"
              "        features")
-_AWM_SHARE = ("a twentieth to the heap, the rest to the sketch. The WM-Sketch paper "
-              "gives half to the heap at 8 bytes an entry; at 22.7 real bytes an entry "
-              "half scored 10 points under feature hashing on DNA 12-mers at 256KB, a "
-              "twentieth 0.8 under, and 0.2 to 2 points over it on 20 Newsgroups")
+_AWM_SHARE = ("a twentieth to the heap, the rest to the sketch. The\n"
+              "        WM-Sketch paper gives half to the heap at 8 bytes an entry; at\n"
+              "        22.7 real bytes an entry half scored 10 points under feature\n"
+              "        hashing on DNA 12-mers at 256KB, a twentieth 0.8 under, and 0.2\n"
+              "        to 2 points over it on 20 Newsgroups")
 
 
 # Depth 2 against 3 at equal bytes: accuracy from benchmarks/bench_accuracy_memory.py
