@@ -57,7 +57,7 @@ def test_a_row_near_the_origin_moves_the_weights_no_more_than_a_median_row(name)
     weights, intercept = est.decision_function(np.eye(5)) - est.intercept_, est.intercept_
     # A misclassified row of norm 1e-6: dividing by its own ||x||**2 would move
     # feature 0's weight by about 1e6 times its gradient; the floor bounds the
-    # move by eta0 ||x|| / norm_floor_ (besides the L2 decay, alpha=1e-6).
+    # move by eta0 ||x|| / norm_floor_ (besides any L2 decay).
     tiny = sp.csr_matrix([[1e-6, 0, 0, 0, 0]])
     est.partial_fit(tiny, 1 - est.predict(tiny))
     moved = est.decision_function(np.eye(5)) - est.intercept_ - weights
