@@ -92,9 +92,9 @@ default='normalized'
         L2 penalty ``lambda``, applied through the global scale in O(1) per
         update. None by default, as in feature hashing, MISSION and BEAR (the
         paper picks lambda per data set, from 1e-6 to 1e-3): on DNA reads,
-        100,000 a strain, ``alpha=1e-6`` cost the AWM-Sketch 0.7 points at 1MB,
-        and gained at most 0.05 points anywhere else measured (DNA at 20,000
-        reads and 20 Newsgroups, 64KB to 4MB).
+        100,000 a strain, ``alpha=1e-6`` cost both sketches 0.7 points at 1MB,
+        and was at most 0.06 points better anywhere in the accuracy benchmark
+        (DNA and 20 Newsgroups, 64KB to 64MB).
     fit_intercept : bool, default=True
         Learn an (unsketched) intercept.
     batch_size : int, default=1
