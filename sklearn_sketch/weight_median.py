@@ -90,11 +90,11 @@ default='normalized'
         Exponent of the 'invscaling' schedule.
     alpha : float, default=0.0
         L2 penalty ``lambda``, applied through the global scale in O(1) per
-        update. None by default, as in feature hashing, MISSION and BEAR (the
-        paper picks lambda per data set, from 1e-6 to 1e-3): on DNA reads,
-        100,000 a strain, ``alpha=1e-6`` cost both sketches 0.7 points at 1MB,
-        and was at most 0.06 points better anywhere in the accuracy benchmark
-        (DNA and 20 Newsgroups, 64KB to 64MB).
+        update. No penalty by default, as in feature hashing, MISSION and
+        BEAR (the paper picks lambda per data set, from 1e-6 to 1e-3): on DNA
+        reads, 100,000 a strain, ``alpha=1e-6`` cost both sketches 0.7 points
+        at 1MB, and was at most 0.06 points better anywhere in the accuracy
+        benchmark (DNA and 20 Newsgroups, 64KB to 64MB).
     fit_intercept : bool, default=True
         Learn an (unsketched) intercept.
     batch_size : int, default=1
