@@ -80,6 +80,30 @@ def test_csv_input_without_pandas_is_a_one_line_error(files, capsys, monkeypatch
     assert not out.exists()
 
 
+def test_number_labels_of_a_csv_are_checked_as_numbers(tmp_path, capsys):
+    # A CSV's labels are read as text; a column of amounts or minutes is still one.
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"carrier": rng.choice(list("ABCD"), 400)})
+    frame["delay"] = np.round(rng.normal(size=400) * 10, 2)
+    path, out = tmp_path / "delays.csv", tmp_path / "m.skm"
+    frame.to_csv(path, index=False)
+    fit = ["fit", "--csv", str(path), "--label", "delay", "--quiet", "--output", str(out)]
+    assert main(fit) == 2
+    err = capsys.readouterr().err
+    assert "the labels are real numbers" in err and "MissionRegressor" in err
+    assert err.count("\n") == 1 and not out.exists()
+    # Whole numbers are classes, but more than a hundred of them are likely a quantity.
+    small = ["--param", "sketch_width=64", "--param", "n_features_to_select=4"]
+    for n_values, warned in ((100, False), (101, True)):
+        frame["delay"] = np.arange(400) % n_values - 20
+        frame.to_csv(path, index=False)
+        assert main(fit + small) == 0
+        err = capsys.readouterr().err
+        assert (f"the labels are {n_values} distinct whole numbers, from -20 to "
+                f"{n_values - 21}" in err) == warned
+        assert out.exists()
+
+
 def test_a_csv_model_reads_csv_only(files, capsys):
     folder, _ = files
     model = folder / "m.skm"

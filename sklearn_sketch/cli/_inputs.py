@@ -9,6 +9,7 @@ shuffle buffer, so a model never learns one file after another.
 """
 import argparse
 import re
+import sys
 
 import numpy as np
 
@@ -19,6 +20,8 @@ from ._errors import CommandError
 DEFAULT_SHUFFLE_BUFFER = 100_000
 #: The first rows of each svmlight training file that tell a table from keys.
 TABLE_ROWS = 10_000
+#: More classes than this, all of them whole numbers, look like a quantity: ``fit`` warns.
+MANY_NUMERIC_CLASSES = 100
 
 
 def _argument_type(convert, accept, expected):
@@ -426,13 +429,37 @@ class InputStream:
     def _check_classes(classes):
         if classes.size < 2:
             raise CommandError(f"need at least 2 classes to train, found {classes.tolist()}")
-        if classes.dtype.kind == "f" and not np.array_equal(classes, np.round(classes)):
+        values = _numeric_labels(classes)
+        if values is None:
+            return classes
+        if not np.array_equal(values, np.round(values)):
             # scikit-learn would say "Unknown label type: continuous" from inside fit.
             raise CommandError(
                 f"the labels are real numbers ({classes.size:,} distinct, from "
-                f"{classes[0]:g} to {classes[-1]:g}): fit trains classifiers; for a "
+                f"{values.min():g} to {values.max():g}): fit trains classifiers; for a "
                 "regression use MissionRegressor, BearRegressor or IHTRegressor in Python")
+        if classes.size > MANY_NUMERIC_CLASSES:
+            # A column of minutes or counts: each value would be a class with a
+            # model of its own (a delay in minutes of the flights: 445 models, 1.4 GB).
+            print(f"sklearn-sketch: warning: the labels are {classes.size:,} distinct whole "
+                  f"numbers, from {values.min():g} to {values.max():g}: fit trains a model "
+                  f"for each, {classes.size:,} in all. If the label is a quantity, this is "
+                  "a regression: use MissionRegressor, BearRegressor or IHTRegressor in "
+                  "Python", file=sys.stderr)
         return classes
+
+
+def _numeric_labels(classes):
+    """The labels as float64 when every one is a number (CSV labels are text), else None."""
+    if classes.dtype.kind in "iuf":
+        return classes.astype(np.float64)
+    if classes.dtype.kind not in "US":
+        return None
+    try:
+        values = classes.astype(np.float64)
+    except ValueError:
+        return None
+    return values if np.isfinite(values).all() else None
 
 
 def decide_svmlight_layout(args, model=None):
