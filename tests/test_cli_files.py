@@ -86,6 +86,34 @@ def test_labels_from_record_headers(tmp_path, capsys):
     assert metrics["accuracy"] >= 0.95
 
 
+def test_reads_without_a_kmer_are_counted_and_warned_about(tmp_path, capsys):
+    # Reads shorter than k, or broken by N, have no k-mer: nothing but the intercept
+    # can learn from them or score them.
+    rng = np.random.default_rng(2)
+    paths, clean = [], []
+    for name in ("alpha", "beta"):
+        genome = "".join(rng.choice(list("ACGT"), 5000))
+        reads = [genome[i:i + 60] for i in range(0, 4800, 40)]  # 120 reads
+        for kept, extra in ((paths, ["ACGTAC", "ACGTNACGTNACGTNACGTN", "NNNNNNNNNNNNNNNN"]),
+                            (clean, [])):
+            path = tmp_path / f"{name}{len(extra)}.fa"
+            path.write_text("".join(f">r{i}\n{read}\n" for i, read in enumerate(reads + extra)))
+            kept.append(f"{path}:{name}")
+    inputs = [arg for spec in paths for arg in ("--fasta", spec)]
+    model = str(tmp_path / "model.skm")
+    assert main(["fit", "--estimator", "hashing", "--k", "8", *inputs, "--quiet",
+                 "--output", model]) == 0
+    err = capsys.readouterr().err
+    assert ("6 of 246 examples have no feature (reads shorter than k=8 bases, or without "
+            "8 A, C, G or T in a row): only the model's intercept learned from them") in err
+    assert main(["evaluate", "--model", model, *inputs]) == 0
+    assert "6 of 246 examples have no feature" in capsys.readouterr().err
+    # Reads that all hold a k-mer: no such warning.
+    assert main(["evaluate", "--model", model,
+                 *[arg for spec in clean for arg in ("--fasta", spec)]]) == 0
+    assert "no feature" not in capsys.readouterr().err
+
+
 def test_a_label_typo_at_evaluate_is_an_error(two_genomes, tmp_path, capsys):
     model = str(tmp_path / "model.skm")
     assert main(["fit", "--estimator", "hashing", "--k", "6", "--read-length", "50",

@@ -138,14 +138,15 @@ class _Counted:
 
     def __init__(self, chunks):
         self.chunks = chunks
-        self.rows = self.weighted_rows = 0
+        self.rows = self.weighted_rows = self.empty_rows = 0
         self.label_counts = {}
 
     def __iter__(self):
-        self.rows = self.weighted_rows = 0
+        self.rows = self.weighted_rows = self.empty_rows = 0
         self.label_counts = {}
         for chunk in self.chunks:
             self.rows += chunk.X.shape[0]
+            self.empty_rows += _empty_rows(chunk.X)
             weight = chunk.sample_weight
             self.weighted_rows += (chunk.X.shape[0] if weight is None
                                    else int(np.count_nonzero(weight)))
@@ -153,6 +154,23 @@ class _Counted:
             for label, count in zip(labels.tolist(), counts.tolist()):
                 self.label_counts[label] = self.label_counts.get(label, 0) + count
             yield chunk
+
+
+def _empty_rows(X):
+    """Rows of a CSR chunk without a stored feature."""
+    return int(np.count_nonzero(np.diff(X.indptr) == 0))
+
+
+def _warn_if_empty_rows(n_empty, n_rows, vectorizer, consequence):
+    """Say how many examples had no feature: a model can only guess their label."""
+    if not n_empty:
+        return
+    why = ""
+    if vectorizer is not None:
+        why = (f" (reads shorter than k={vectorizer.k} bases, or without {vectorizer.k} "
+               "A, C, G or T in a row)")
+    print(f"sklearn-sketch: warning: {n_empty:,} of {n_rows:,} examples have no "
+          f"feature{why}: {consequence}", file=sys.stderr)
 
 
 def _warn_if_near_chance(estimator, counted):
@@ -232,6 +250,8 @@ def cmd_fit(args):
     if counted.weighted_rows == 0:
         raise CommandError("the input holds no example with a non-zero weight: nothing to "
                            "train on, no model written")
+    _warn_if_empty_rows(counted.empty_rows, counted.rows, vectorizer,
+                        "only the model's intercept learned from them")
     _warn_if_near_chance(estimator, counted)
     model_input = {"format": "reads" if kind == "sample" else kind, "zero_based": zero_based}
     if csv is not None:
@@ -348,8 +368,9 @@ def cmd_evaluate(args):
     estimator = model["estimator"]
     stream = _model_stream(model, args)
     with_proba = hasattr(estimator, "predict_proba") and len(estimator.classes_) > 2
-    y_true, scores, probas, seconds = [], [], [], 0.0
+    y_true, scores, probas, seconds, n_empty = [], [], [], 0.0, 0
     for chunk in stream:
+        n_empty += _empty_rows(chunk.X)
         start = time.perf_counter()
         scores.append(estimator.decision_function(chunk.X))
         seconds += time.perf_counter() - start
@@ -360,6 +381,8 @@ def cmd_evaluate(args):
         raise CommandError("the input holds no example")
     y_true, scores = np.concatenate(y_true), np.concatenate(scores)
     probas = np.concatenate(probas) if probas else None
+    _warn_if_empty_rows(n_empty, y_true.size, model["vectorizer"],
+                        "the model scored them by its intercept alone")
     # A Vowpal Wabbit line without a label (NaN) is an example to predict, not to score.
     # (A CSV row without one stops at reading; other inputs always have one.)
     unlabeled = (np.isnan(y_true) if y_true.dtype.kind == "f"
