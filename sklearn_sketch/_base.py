@@ -574,6 +574,9 @@ class _BaseSketchSGD(BaseEstimator):
     # +0.1 at 256KB (82 to 100), -2.1 to -3.3 at 64KB (330 to 1000, WM's too).
     _AUTO_LIGHT_LOAD = 50
     _AUTO_PROBE_ROWS, _AUTO_PROBE_NNZ, _AUTO_PROBE_TENTH = 2000, 500_000, 10_000
+    # None: another candidate runs until it reaches the bar (it cannot win); a number
+    # z: also until it trails the first by z sqrt(count) (_step_probe.choose_step).
+    _AUTO_RACE_Z = None
 
     def _floors_row_norms(self):
         """Whether 'normalized' steps by ``eta0 / max(||x||**2, norm_floor_)``.

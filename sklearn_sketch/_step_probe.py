@@ -132,12 +132,22 @@ def bar(first, z):
     return first - z * math.sqrt(first) if math.isfinite(first) else None
 
 
+def trails(count, first, z):
+    """Whether a candidate's ``count`` trails the first candidate's ``first`` on the
+    same rows by at least ``z * sqrt(first)``."""
+    return count - first >= z * math.sqrt(first)
+
+
 def choose_step(probe, n_threads=1, stop_losers=True):
     """One probe's choice: ``(winner, counts)``.
 
     The first candidate trains on the whole probe, and its count sets the bar;
     another stops at the end of a part once it has made as many mistakes as the
-    bar (it cannot win), unless ``stop_losers`` is False. With ``n_threads``
+    bar (it cannot win), unless ``stop_losers`` is False. Where
+    ``estimator._AUTO_RACE_Z`` is a number ``z`` (BEAR), another also stops at
+    the end of a part once it trails the first on the same rows by ``z`` times
+    the square root of the first's count there (:func:`trails`): to win it would
+    have to end ahead by as much. With ``n_threads``
     the candidates train in rounds of that many threads (the compiled pass
     releases the GIL); only the first's and the best other's models are kept
     between rounds. ``winner`` indexes the candidate of
@@ -146,6 +156,8 @@ def choose_step(probe, n_threads=1, stop_losers=True):
     """
     est = probe.estimator
     limit = [None]  # the bar, once the first candidate is done
+    first_parts = []  # the first candidate's count after each of its parts
+    race_z = getattr(est, "_AUTO_RACE_Z", None)
 
     def train(i):
         if probe.lost[i]:
@@ -154,7 +166,15 @@ def choose_step(probe, n_threads=1, stop_losers=True):
             probe.train_part(i)
             if probe.lost[i]:
                 return
-            if stop_losers and i and limit[0] is not None and probe.mistakes[i] >= limit[0]:
+            if i == 0:
+                first_parts.append(probe.mistakes[0])
+            elif stop_losers and limit[0] is not None and (
+                    probe.mistakes[i] >= limit[0]
+                    # Not beside the first in threads: what stops a candidate there
+                    # would depend on the threads' timing.
+                    or (race_z is not None and i >= n_threads and not probe.finished(i)
+                        and trails(probe.mistakes[i], first_parts[probe.done[i] - 1],
+                                   race_z))):
                 probe.lose(i)
                 return
         if i == 0:

@@ -220,6 +220,50 @@ def test_the_probe_in_threads_chooses_as_on_one():
     np.testing.assert_array_equal(two._state.sketches[0].table, again._state.sketches[0].table)
 
 
+def _probe_parts(probe):
+    """Each candidate's count after each part it trained, as ``choose_step`` trains."""
+    parts, train_part = {}, probe.train_part
+
+    def logged(i):
+        train_part(i)
+        parts.setdefault(i, []).append(probe.mistakes[i])
+    probe.train_part = logged
+    return parts
+
+
+@pytest.mark.usefixtures("sparse_as_given")
+def test_bear_stops_a_candidate_that_trails_the_first_and_chooses_as_without(monkeypatch):
+    X, y = wide_task(n=20_000)
+    z = BearClassifier._AUTO_RACE_Z
+    assert z == BearClassifier._AUTO_Z
+    runs = {}
+    for race in (z, None):
+        monkeypatch.setattr(BearClassifier, "_AUTO_RACE_Z", race)
+        probe = BearClassifier(random_state=0)._step_probe(X, y, classes=[0, 1])
+        parts = _probe_parts(probe)
+        winner, counts = choose_step(probe)
+        fit = BearClassifier(random_state=0, max_iter=1).fit(X, y)
+        runs[race] = winner, parts, fit
+    (winner, raced, fit), (plain_winner, plain, plain_fit) = runs[z], runs[None]
+    first = raced[0]
+    assert winner == plain_winner == 0 and plain[0] == first and len(first) == 4
+    stopped_early = 0
+    for i in range(1, len(BearClassifier._AUTO_ETA0)):
+        # The same rows give the same counts; racing only cuts the run short, at the
+        # first part (but the last) where the candidate trailed by z sqrt(first).
+        assert raced[i] == plain[i][:len(raced[i])]
+        trailing = [p for p, count in enumerate(plain[i][:3])
+                    if count - first[p] >= z * np.sqrt(first[p])]
+        assert len(raced[i]) == (trailing[0] + 1 if trailing else len(plain[i]))
+        stopped_early += len(raced[i]) < len(plain[i])
+    assert stopped_early >= 2
+    # The fit goes on from the same model as without racing.
+    assert fit.eta0_ == plain_fit.eta0_
+    for a, b in zip(fit._state.sketches, plain_fit._state.sketches):
+        np.testing.assert_array_equal(a.table, b.table)
+    np.testing.assert_array_equal(fit.intercept_, plain_fit.intercept_)
+
+
 def test_the_choice_keeps_the_first_step_unless_another_is_clearly_better():
     pick = WMSketchClassifier._auto_step_index
     assert WMSketchClassifier._AUTO_Z == 2.0
