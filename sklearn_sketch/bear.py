@@ -380,8 +380,8 @@ class BearClassifier(_SketchSelectorMixin, ClassifierMixin, _BearMixin, _SketchC
     # eta0='auto' tries the default step first, then only smaller ones. A candidate
     # that trails the first by 2 sigma at the end of a part stops there: on one pass
     # over DNA reads the probe (4 others, each on the probe's 10,000 rows) took a
-    # fifth of BEAR's fit; in every probe of bench_accuracy_memory, bench_bear_folds
-    # and bench_bear the winner never trailed so, and the choice is the same.
+    # fifth of BEAR's fit; in every probe of bench_accuracy_memory, bench_bear_folds,
+    # bench_bear and bench_dense_columns the winner never trailed so: same choice.
     _AUTO_ETA0, _AUTO_RACE_Z = (3.0, 1.0, 0.3, 0.1, 0.03), 2.0
 
     def __init__(self, n_features_to_select=1000, *, loss="log_loss", sketch_width=2**18,
