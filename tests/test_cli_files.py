@@ -108,6 +108,12 @@ def test_reads_without_a_kmer_are_counted_and_warned_about(tmp_path, capsys):
             "8 A, C, G or T in a row): only the model's intercept learned from them") in err
     assert main(["evaluate", "--model", model, *inputs]) == 0
     assert "6 of 246 examples have no feature" in capsys.readouterr().err
+    assert main(["predict", "--model", model, *inputs]) == 0
+    captured = capsys.readouterr()
+    assert len(captured.out.split()) == 246
+    assert ("6 of 246 examples have no feature (reads shorter than k=8 bases, or without "
+            "8 A, C, G or T in a row): the model predicted them by its intercept alone"
+            in captured.err)
     # Reads that all hold a k-mer: no such warning.
     assert main(["evaluate", "--model", model,
                  *[arg for spec in clean for arg in ("--fasta", spec)]]) == 0

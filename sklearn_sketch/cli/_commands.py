@@ -344,10 +344,15 @@ def cmd_predict(args):
     model = load_model(args.model)
     estimator = model["estimator"]
     stream = _model_stream(model, args)
+    n_rows = n_empty = 0
     with _open_output(args.output) as out:
         for chunk in stream:
+            n_rows += chunk.X.shape[0]
+            n_empty += _empty_rows(chunk.X)
             out.write("".join(f"{_format_label(label)}\n"
                               for label in estimator.predict(chunk.X).tolist()))
+    _warn_if_empty_rows(n_empty, n_rows, model["vectorizer"],
+                        "the model predicted them by its intercept alone")
 
 
 class _open_output:
