@@ -157,7 +157,7 @@ def choose_step(probe, n_threads=1, stop_losers=True):
     est = probe.estimator
     limit = [None]  # the bar, once the first candidate is done
     first_parts = []  # the first candidate's count after each of its parts
-    race_z = getattr(est, "_AUTO_RACE_Z", None)
+    race_z = est._AUTO_RACE_Z
 
     def train(i):
         if probe.lost[i]:
