@@ -238,3 +238,18 @@ def test_a_model_file_with_bad_interval_edges_is_refused(tmp_path, capsys):
         capsys.readouterr()
         assert main(["select", "--model", model]) == 2
         assert "increasing edges" in capsys.readouterr().err
+
+
+def test_a_csv_sorted_by_its_label_is_shuffled(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"carrier": rng.choice(list("ABCD"), 600)})
+    frame["status"] = np.where(frame["carrier"].isin(["A", "B"]), "late", "on time")
+    path, out = tmp_path / "flights.csv", tmp_path / "m.skm"
+    fit = ["fit", "--csv", str(path), "--label", "status", "--output", str(out),
+           "--param", "sketch_width=64", "--param", "n_features_to_select=4"]
+    for order, noted in ((frame.sort_values("status"), True), (frame, False)):
+        order.to_csv(path, index=False)
+        assert main(fit) == 0
+        err = capsys.readouterr().err
+        assert ("come in runs (1 change of label in 600 rows" in err) == noted, err
+        assert ("fit shuffles all 600 rows in memory" in err) == noted

@@ -1136,6 +1136,22 @@ def test_partial_fit_stream_equals_the_manual_loop_and_reports_progress(tmp_path
         partial_fit_stream(streamed, reader, epochs=0)
 
 
+def test_progress_prints_the_last_line_of_a_pass_once(monkeypatch, capsys):
+    from sklearn_sketch.io import _training
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # the plain lines, tqdm or not
+    clock = iter([0.0, 6.0, 7.0, 8.0, 9.0])
+    monkeypatch.setattr(_training.time, "perf_counter", lambda: next(clock))
+    first = _training._Progress(1, "epoch 1/2")  # at 0 s
+    first.update(40)   # at 6 s: printed
+    first.close()      # the same 40 rows: not printed again
+    second = _training._Progress(1, "epoch 2/2")  # at 7 s
+    second.update(10)  # at 8 s: too soon to print
+    second.close()     # at 9 s: the pass's line
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(",")[0] for line in lines] == ["epoch 1/2: 40 rows", "epoch 2/2: 10 rows"]
+
+
 def test_prefetching_trains_the_same_model_and_raises_the_readers_errors(tmp_path):
     path = write(tmp_path, "data.svm", svmlight_text(np.random.default_rng(5), 60, False))
     models = [partial_fit_stream(MissionRegressor(6, sketch_width=64, random_state=0),

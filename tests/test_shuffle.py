@@ -165,6 +165,43 @@ def test_scan_labels_equals_the_parsed_labels(tmp_path):
         np.unique(np.concatenate([c.y for c in SvmlightReader(svm, zero_based=False)])))
 
 
+def test_label_order_counts_changes_across_blocks_against_every_order():
+    import itertools
+
+    from sklearn_sketch.io._label_order import label_order
+
+    labels = np.array([2, 0, 0, 1, 2, 2, 0])
+    whole = label_order([labels])
+    assert whole.n_rows == 7 and whole.n_changes == 4
+    for cut in itertools.combinations(range(1, 7), 2):  # any blocks, even empty ones
+        blocks = np.split(labels, cut) + [labels[:0]]
+        assert label_order(blocks) == whole
+    # The expected changes are the mean over every order of the same labels.
+    changes = [np.count_nonzero(np.diff(p)) for p in itertools.permutations(labels)]
+    assert whole.expected_changes == pytest.approx(np.mean(changes))
+    assert label_order([]).n_rows == 0 and label_order([[5]]).expected_changes == 0
+
+
+@pytest.mark.parametrize("format", ["svmlight", "vw"])
+def test_scan_labels_tells_a_sorted_file_from_a_shuffled_one(tmp_path, format):
+    rng = np.random.default_rng(0)
+    y = np.repeat([-1, 1, 3], 40)
+    line = "{} 1:1\n" if format == "svmlight" else "{} |f a\n"
+    for name, labels in (("sorted", y), ("shuffled", rng.permutation(y)),
+                         ("few rows", y[38:44])):
+        path = tmp_path / f"{name}.{format}"
+        path.write_text("".join(line.format(v) for v in labels))
+        distinct, order = scan_labels(path, format, return_order=True)
+        np.testing.assert_array_equal(distinct, np.unique(labels))
+        assert order.n_changes == np.count_nonzero(np.diff(labels))
+        # A random order changes label (n - 1) - sum(c (c - 1)) / n times on average.
+        counts = np.unique(labels, return_counts=True)[1]
+        n = labels.size
+        assert order.expected_changes == pytest.approx(n - 1 - np.sum(counts * (counts - 1)) / n)
+        # 2 of 79 expected: sorted; a random order is near 79; 6 rows say nothing.
+        assert order.sorted_by_label == (name == "sorted"), (name, order)
+
+
 def test_scan_labels_errors_name_the_line(tmp_path):
     from sklearn_sketch.io import ParseError
     bad = tmp_path / "bad.vw"

@@ -18,6 +18,8 @@ from ._errors import CommandError
 
 #: Rows held by the shuffle buffer that mixes several training inputs.
 DEFAULT_SHUFFLE_BUFFER = 100_000
+#: Training input sorted by label, up to this many rows, is shuffled whole, in memory.
+FULL_SHUFFLE_ROWS = 400_000
 #: The first rows of each svmlight training file that tell a table from keys.
 TABLE_ROWS = 10_000
 #: More classes than this, all of them whole numbers, look like a quantity: ``fit`` warns.
@@ -112,7 +114,9 @@ def add_input_arguments(parser, *, training):
         parser.add_argument("--shuffle-buffer", type=non_negative_int, metavar="ROWS",
                             help=f"rows mixed at a time; default {DEFAULT_SHUFFLE_BUFFER:,} "
                                  "when training on several files or on labels from record "
-                                 "names, else no shuffle (0: never)")
+                                 "names, every row (up to "
+                                 f"{FULL_SHUFFLE_ROWS:,}) when the labels come sorted, "
+                                 "else no shuffle (0: never)")
         parser.add_argument("--classes", metavar="A,B,...",
                             help="every class, comma-separated; default: read from the "
                                  "input (svmlight/VW: a fast pass over the labels)")
@@ -385,15 +389,20 @@ class InputStream:
         if self.kind == "sample":
             from ..datasets import load_dna_sample
             return np.array(load_dna_sample(1).target_names)
+        from ..io._label_order import LabelOrderCounter, combined
         if self.kind == "csv":
-            labels = set()
+            labels, orders = set(), []
             for path in args.csv:
+                counter = LabelOrderCounter()
                 for chunk in read_csv(path, usecols=[self.csv["label"]], dtype=str,
                                          chunksize=1_000_000):
                     if chunk[self.csv["label"]].isna().any():
                         raise CommandError(f"{path} has rows without a label in column "
                                            f"{self.csv['label']!r}")
-                    labels.update(chunk[self.csv["label"]].unique().tolist())
+                    counter.add(chunk[self.csv["label"]].to_numpy())
+                labels.update(counter.distinct().tolist())
+                orders.append(counter.order())
+            self._mix_if_sorted(combined(orders))
             return self._check_classes(np.array(sorted(labels)))
         if self.kind == "reads":
             files = labelled_files(args)
@@ -402,11 +411,36 @@ class InputStream:
                 labels |= self._header_labels([path for path, label in files if label is None])
             return self._check_classes(np.array(sorted(labels)))
         from ..io import scan_labels
-        labels = np.unique(np.concatenate(
-            [scan_labels(path, self.kind) for path in (args.svmlight or args.vw)]))
+        scans = [scan_labels(path, self.kind, return_order=True)
+                 for path in (args.svmlight or args.vw)]
+        labels = np.unique(np.concatenate([labels for labels, _ in scans]))
         if labels.size and np.isnan(labels[-1]):
             raise CommandError("the training file has examples without a label")
+        self._mix_if_sorted(combined(order for _, order in scans))
         return self._check_classes(labels)
+
+    def _mix_if_sorted(self, order):
+        """Shuffle training input whose labels come in runs (a file sorted by label),
+        unless ``--shuffle-buffer`` was given: in file order one pass learns the last
+        labels (20 Newsgroups' TF-IDF rows sorted by group, one pass: 0.42 accuracy
+        against 0.84 shuffled). Up to ``FULL_SHUFFLE_ROWS`` rows are shuffled whole."""
+        if getattr(self.args, "shuffle_buffer", 0) is not None or not order.sorted_by_label:
+            return
+        changes = f"{order.n_changes:,} change{'' if order.n_changes == 1 else 's'}"
+        runs = (f"the labels of the training input come in runs ({changes} "
+                f"of label in {order.n_rows:,} rows, where a random order has about "
+                f"{order.expected_changes:,.0f}): trained in that order, a model learns "
+                "the last labels best")
+        if order.n_rows <= FULL_SHUFFLE_ROWS:
+            self.shuffle_buffer = max(self.shuffle_buffer, order.n_rows)
+            print(f"sklearn-sketch: note: {runs}, so fit shuffles all {order.n_rows:,} rows "
+                  "in memory (--shuffle-buffer 0 trains in file order)", file=sys.stderr)
+            return
+        self.shuffle_buffer = max(self.shuffle_buffer, DEFAULT_SHUFFLE_BUFFER)
+        print(f"sklearn-sketch: warning: {runs}; fit mixes them {self.shuffle_buffer:,} rows "
+              "at a time, and longer runs stay together: shuffle the file first (for example "
+              "with shuf), or give a --shuffle-buffer as large as memory allows",
+              file=sys.stderr)
 
     def _header_labels(self, paths):
         from ..io import FastaReader, FastqReader

@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._key_names import KeyNames, _VowpalWabbitNames
+from ._label_order import LabelOrderCounter
 from ._parsers import (
     FastaParser,
     FastqParser,
@@ -488,12 +489,15 @@ def check_interactions(interactions):
     return specs
 
 
-def scan_labels(path, format, *, block_size=2**20, max_line_bytes=MAX_LINE_BYTES):
+def scan_labels(path, format, *, return_order=False, block_size=2**20,
+                max_line_bytes=MAX_LINE_BYTES):
     """The distinct labels of a svmlight or Vowpal Wabbit file, in one fast pass.
 
     Only the label of each line is read (the features are skipped), so this
     costs a fraction of a parse: it gives the ``classes`` a first
-    ``partial_fit`` needs without reading the file twice in full.
+    ``partial_fit`` needs without reading the file twice in full, and, on
+    request, how the labels follow one another (a file sorted by label wants
+    a shuffle before one pass learns from it).
 
     Parameters
     ----------
@@ -501,6 +505,8 @@ def scan_labels(path, format, *, block_size=2**20, max_line_bytes=MAX_LINE_BYTES
         The file (plain or gzip).
     format : {"svmlight", "vw"}
         The file's format.
+    return_order : bool, default=False
+        Also return how the labels follow one another.
     block_size : int, default=2**20
         Bytes read at a time.
     max_line_bytes : int, default=2**28
@@ -512,6 +518,10 @@ def scan_labels(path, format, *, block_size=2**20, max_line_bytes=MAX_LINE_BYTES
     labels : ndarray of float64
         Sorted distinct labels; a trailing NaN when some Vowpal Wabbit line has
         no label.
+    order : LabelOrder
+        With ``return_order``: the rows, the changes of label between adjacent
+        lines and the changes a random order of the same labels would have
+        (``order.sorted_by_label`` says whether the labels come in runs).
 
     Raises
     ------
@@ -527,14 +537,20 @@ def scan_labels(path, format, *, block_size=2**20, max_line_bytes=MAX_LINE_BYTES
     ...     _ = f.write("2 |f a\\n1 0.5 'id|f b\\n3 tag|f c\\n| d\\n2 |f e\\n")
     >>> scan_labels(path, "vw")
     array([ 1.,  2.,  3., nan])
+    >>> labels, order = scan_labels(path, "vw", return_order=True)
+    >>> order.n_rows, order.n_changes
+    (5, 4)
     """
     if format not in ("svmlight", "vw"):
         raise ValueError(f"format must be 'svmlight' or 'vw', got {format!r}")
     parser = LabelParser(format == "vw", False)
-    distinct = [np.unique(labels) for labels, _ in _parse_file(
-        fspath(path), parser, 2**20, _check_int("block_size", block_size, 1),
-        _check_int("max_line_bytes", max_line_bytes, 1))]
-    return np.unique(np.concatenate(distinct)) if distinct else np.zeros(0)
+    counter = LabelOrderCounter()
+    for labels, _ in _parse_file(fspath(path), parser, 2**20,
+                                 _check_int("block_size", block_size, 1),
+                                 _check_int("max_line_bytes", max_line_bytes, 1)):
+        counter.add(labels)
+    distinct = counter.distinct()
+    return (distinct, counter.order()) if return_order else distinct
 
 
 class _ReadsReader:

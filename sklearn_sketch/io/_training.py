@@ -185,7 +185,7 @@ class _Progress:
     def __init__(self, verbose, description, every=5.0):
         self.description = description
         self.start = self.last = time.perf_counter()
-        self.rows = 0
+        self.rows = self.printed_rows = 0
         self.every = every
         self.enabled = bool(verbose)
         self.bar = None
@@ -211,6 +211,7 @@ class _Progress:
             self._print(now)
 
     def _print(self, now):
+        self.printed_rows = self.rows
         elapsed = now - self.start
         print(f"{self.description}: {self.rows:,} rows, {self.rows / max(elapsed, 1e-9):,.0f} "
               f"rows/s, {elapsed:.1f} s", file=sys.stderr)
@@ -218,5 +219,6 @@ class _Progress:
     def close(self):
         if self.bar is not None:
             self.bar.close()
-        elif self.enabled:
+        elif self.enabled and (self.rows != self.printed_rows or not self.rows):
+            # The pass's line, unless the last update printed these very rows.
             self._print(time.perf_counter())
