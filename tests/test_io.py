@@ -245,7 +245,9 @@ def test_svmlight_no_trailing_newline_and_empty_files(tmp_path):
 
 SVMLIGHT_ERRORS = [
     ("1 1:1\n1 2:abc\n", {}, 2, "bad feature value 'abc'"),
-    ("x 1:1\n", {}, 1, "bad label 'x'"),
+    ("x 1:1\n", {}, 1, r"bad label 'x': not a number$"),
+    ("1 1:1\n2,7 3:1\n", {}, 2, r"bad label '2,7': not a number \(labels joined by ',' make "
+                                 "a multi-label example"),
     ("1 1:1\n\n-1 2\n", {}, 3, "feature '2' has no ':'"),
     ("1 99999999999999999999:1\n", {}, 1, "out of the int64 range"),
     ("1 -3:1\n", {}, 1, "negative feature index '-3'"),

@@ -532,6 +532,9 @@ cdef class _BlockParser:
             text += "..."
         reason = _MESSAGES[self.error].format(token=f"'{text}'", a=self.error_a,
                                               b=self.error_b, **self._message_fields())
+        if self.error == E_BAD_LABEL and b"," in token:
+            reason += (" (labels joined by ',' make a multi-label example: an example "
+                       "takes one label here)")
         return self.error_line, reason
 
     def _message_fields(self):
