@@ -47,7 +47,7 @@ from ._sorted_keys import keys_in_heaps
 from ._step_probe import StepProbe, choose_step
 
 CONSTANT, OPTIMAL, INVSCALING = Schedule.CONSTANT, Schedule.OPTIMAL, Schedule.INVSCALING
-NORMALIZED = Schedule.NORMALIZED
+NORMALIZED, FREQUENCY = Schedule.NORMALIZED, Schedule.FREQUENCY
 PASS_DIVERGED, PASS_OK = PassStatus.PASS_DIVERGED, PassStatus.PASS_OK
 
 #: Columns of a model trained on 64-bit keys (hashed names, stream chunks).
@@ -55,7 +55,12 @@ KEY_SPACE = 2**63 - 1
 
 _CLASSIFIER_LOSSES = {"log_loss", "hinge", "modified_huber"}
 _SCHEDULES = {"constant": CONSTANT, "optimal": OPTIMAL, "invscaling": INVSCALING,
-              "normalized": NORMALIZED}
+              "normalized": NORMALIZED, "frequency": FREQUENCY}
+#: Schedules that step by a row's norm (and floor it, and scale dense columns).
+_NORMALIZED_SCHEDULES = ("normalized", "frequency")
+#: Cells of the 'frequency' schedule's table of feature counts (uint32), shared by the
+#: classes: at most this many, and at most a sixteenth of a memory_budget.
+FEATURE_COUNT_CELLS, MIN_FEATURE_COUNT_CELLS = 2**14, 256
 _BINARY_LOSSES = {"log_loss": Loss.LOG_LOSS, "hinge": Loss.HINGE,
                   "modified_huber": Loss.MODIFIED_HUBER}
 
@@ -276,8 +281,11 @@ def _categories_hint():
 class _ModelState:
     """What training changes: sketches, heaps, intercepts and the clock."""
 
-    def __init__(self, sketches, heaps, intercept, t, n_passes, shuffle_seed, history=None):
+    def __init__(self, sketches, heaps, intercept, t, n_passes, shuffle_seed, history=None,
+                 feature_counts=None):
         self.sketches = sketches
+        # The 'frequency' schedule's counts of the features (hashed), or None.
+        self.feature_counts = feature_counts
         # Second-order state that training carries between batches (BEAR's pairs).
         self.history = history
         self.heaps = heaps
@@ -310,7 +318,9 @@ class _ModelState:
         """
         out = _ModelState(list(self.sketches), [heap.copy() for heap in self.heaps],
                           self.intercept.copy(), self.t, self.n_passes, self.shuffle_seed,
-                          history=None if self.history is None else self.history.copy())
+                          history=None if self.history is None else self.history.copy(),
+                          feature_counts=(None if self.feature_counts is None
+                                          else self.feature_counts.copy()))
         out.mistakes = self.mistakes
         out.last_pass_samples = self.last_pass_samples
         out.read_errors = self.read_errors.copy()
@@ -594,7 +604,7 @@ class _BaseSketchSGD(BaseEstimator):
         unchanged (their rows have equal norms). The floor scales with the
         data, so the step stays scale-free.
         """
-        return getattr(self, "learning_rate", None) == "normalized"
+        return getattr(self, "learning_rate", None) in _NORMALIZED_SCHEDULES
 
     def _update_norm_floor(self, csr, reset):
         """Set ``norm_floor_`` from a training call's rows (``csr``).
@@ -673,7 +683,8 @@ class _BaseSketchSGD(BaseEstimator):
         """Whether this model standardizes or scales its columns at all: under
         'normalized' steps, with a store that learns weights (see
         :meth:`_set_standardization` for the data that is still read as given)."""
-        return getattr(self, "learning_rate", None) == "normalized" and self._store.standardizes
+        return (getattr(self, "learning_rate", None) in _NORMALIZED_SCHEDULES
+                and self._store.standardizes)
 
     def _standardized(self, X):
         """``X`` in the coordinates the model trains and predicts in: each column
@@ -829,8 +840,10 @@ class _BaseSketchSGD(BaseEstimator):
         ``X``, the first training data, lets a subclass size what it reserves.
         """
         rng = check_random_state(self.random_state)
-        width, depth, capacity = self._model_shape(n_models,
-                                                   reserved + self._standardization_bytes())
+        counts = self._new_feature_counts()
+        width, depth, capacity = self._model_shape(
+            n_models, reserved + self._standardization_bytes()
+            + (0 if counts is None else counts.nbytes))
         sketches, heaps = [], []
         if self._store.uses_sketch:
             seeds = rng.randint(0, 2**32, size=depth, dtype=np.uint64)
@@ -839,7 +852,19 @@ class _BaseSketchSGD(BaseEstimator):
             heaps = [TopKHeap(capacity, aux=self._store.heap_aux, order=self._heap_order())
                      for _ in range(n_models)]
         return _ModelState(sketches, heaps, np.zeros(n_models), 1.0, 0,
-                           int(rng.randint(0, 2**31 - 1)))
+                           int(rng.randint(0, 2**31 - 1)), feature_counts=counts)
+
+    def _new_feature_counts(self):
+        """The 'frequency' schedule's zeroed table of feature counts (None under another):
+        ``FEATURE_COUNT_CELLS`` cells, at most a sixteenth of ``memory_budget``."""
+        if getattr(self, "learning_rate", None) != "frequency":
+            return None
+        cells = FEATURE_COUNT_CELLS
+        budget = getattr(self, "memory_budget", None)
+        if budget is not None:
+            cells = min(cells, max(MIN_FEATURE_COUNT_CELLS,
+                                   parse_memory_budget(budget) // (16 * 4)))
+        return np.zeros(cells, dtype=np.uint32)
 
     def _heap_order(self):
         """How the heaps order their entries: by ``|weight|`` unless a parameter says."""
@@ -933,7 +958,8 @@ class _BaseSketchSGD(BaseEstimator):
         def train(i):
             return sgd_pass(params, state.sketches, state.heaps, state.intercept, indptr,
                             indices, data, y, sample_weight, order, state.t, max_batch_nnz,
-                            class_start=bounds[i], class_stop=bounds[i + 1], team=team)
+                            class_start=bounds[i], class_stop=bounds[i + 1], team=team,
+                            feature_counts=state.feature_counts)
 
         with ThreadPoolExecutor(n_threads) as pool:
             results = list(pool.map(train, range(n_threads)))
@@ -1018,7 +1044,8 @@ class _BaseSketchSGD(BaseEstimator):
                     max_batch_nnz):
         """One compiled pass over ``order``: ``(t, status, mistakes, read_errors)``."""
         return sgd_pass(params, state.sketches, state.heaps, state.intercept, indptr, indices,
-                        data, y, sample_weight, order, state.t, max_batch_nnz)
+                        data, y, sample_weight, order, state.t, max_batch_nnz,
+                        feature_counts=state.feature_counts)
 
     @staticmethod
     def _state_is_finite(state):
@@ -1351,7 +1378,8 @@ class _BaseSketchSGD(BaseEstimator):
         self.memory_bytes_ = self._memory_bytes()
 
     def _model_bytes(self):
-        """Bytes of the arrays that training keeps: sketches, heaps, intercepts, history.
+        """Bytes of the arrays that training keeps: sketches, heaps, intercepts, history,
+        feature counts.
 
         ``intercept_`` is a copy of the intercepts, so they count twice.
         """
@@ -1359,7 +1387,8 @@ class _BaseSketchSGD(BaseEstimator):
         return int(sum(s.memory_bytes for s in state.sketches)
                    + sum(h.memory_bytes for h in state.heaps)
                    + 2 * state.intercept.nbytes
-                   + (state.history.memory_bytes if state.history else 0))
+                   + (state.history.memory_bytes if state.history else 0)
+                   + (0 if state.feature_counts is None else state.feature_counts.nbytes))
 
     def _standardization_bytes(self):
         """Bytes of ``feature_mean_`` and ``feature_scale_``, or of ``scaled_keys_`` and

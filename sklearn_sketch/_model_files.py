@@ -180,6 +180,8 @@ def _encode_fitted(est, arrays):
             arrays[f"heap_{i}_aux"] = aux
         heaps.append({"capacity": int(capacity), "scale": float(scale),
                       "aux_scale": float(aux_scale)})
+    if state.feature_counts is not None:  # learning_rate='frequency'
+        arrays["feature_counts"] = np.asarray(state.feature_counts, dtype=np.uint32)
     history = None
     if state.history is not None:
         size, n_models, pairs, n_pairs, head, n_batches = state.history.__reduce__()[1]
@@ -653,10 +655,15 @@ def _decode_state(est, spec, members, n_models):
         raise ModelFileError("a BEAR model has a history, and only a BEAR model")
     if bear:
         history = _decode_history(spec["history"], members, n_models)
+    counts = None
+    if getattr(est, "learning_rate", None) == "frequency":
+        counts = _array(members, "feature_counts", np.uint32, (None,))
+        if counts.size == 0:
+            raise ModelFileError("the array 'feature_counts' is empty")
     state = _ModelState(sketches, heaps, intercept, t,
                         _int(spec["n_passes"], "n_passes", 0, _MAX_INT64),
                         _int(spec["shuffle_seed"], "shuffle_seed", 0, 2**31 - 1),
-                        history=history)
+                        history=history, feature_counts=counts)
     state.mistakes = _int(spec["mistakes"], "mistakes", 0, _MAX_INT64)
     state.last_pass_samples = _int(spec["last_pass_samples"], "last_pass_samples", 0,
                                    _MAX_INT64)

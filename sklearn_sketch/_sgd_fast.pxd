@@ -23,6 +23,8 @@ cpdef enum Schedule:
     INVSCALING = 2
     # eta0 / ||x||^2 for the weights, eta0 for the intercept (see sgd_pass).
     NORMALIZED = 3
+    # NORMALIZED with each feature's step scaled by 1 / sqrt(its count so far).
+    FREQUENCY = 4
 
 
 cpdef enum WeightStore:
@@ -95,7 +97,7 @@ cdef inline double dloss(int loss, double p, double y, double margin) noexcept n
 
 
 cdef inline double learning_rate(SGDParams params, double t) noexcept nogil:
-    if params.schedule == CONSTANT or params.schedule == NORMALIZED:
+    if params.schedule == CONSTANT or params.schedule >= NORMALIZED:
         return params.eta0
     if params.schedule == OPTIMAL:
         return 1.0 / (params.alpha * (params.optimal_init + t - 1.0))

@@ -33,7 +33,7 @@ import numpy as np
 
 from cpython.ref cimport PyObject
 from libc.math cimport isfinite, log, sqrt
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort
 from libc.string cimport memcpy, memset
 
@@ -357,7 +357,7 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
              const int64_t[::1] indptr, const int64_t[::1] indices, const double[::1] data,
              const double[::1] y, const double[::1] sample_weight, const int64_t[::1] order,
              double t, Py_ssize_t max_batch_nnz, Py_ssize_t class_start=0,
-             Py_ssize_t class_stop=-1, ClassTeam team=None):
+             Py_ssize_t class_stop=-1, ClassTeam team=None, uint32_t[::1] feature_counts=None):
     """Train the ``K = len(intercept)`` models on the rows ``order``, in mini-batches.
 
     Parameters
@@ -388,6 +388,11 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
         ``mistakes`` and ``read_errors``) are those of one call over all of
         them, bit for bit: a model's arithmetic never reads another's weights,
         only every model's score, shared at each row.
+    feature_counts : ndarray of uint32, default=None
+        With ``FREQUENCY``: how often the features hashed to each cell
+        (``fmix64(key) % size``) occurred so far, shared by the models and
+        counted on (saturating). Each thread of a team counts in its own copy
+        (every thread reads every row), and the first writes it back.
 
     Returns
     -------
@@ -443,8 +448,17 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     cdef bint* in_heap = <bint*>malloc_array(max_batch_nnz, K, sizeof(bint))
     cdef double* row_delta = <double*>malloc_array(max_batch_nnz, 1, sizeof(double))
     cdef bint* row_flags = <bint*>malloc_array(max_batch_nnz, 1, sizeof(bint))
+    # FREQUENCY: each non-zero's 1 / sqrt(count) in the batch, and this call's counts.
+    cdef bint by_frequency = params.schedule == FREQUENCY
+    if by_frequency and (feature_counts is None or feature_counts.shape[0] == 0):
+        raise ValueError("the 'frequency' schedule needs a non-empty feature_counts array")
+    cdef Py_ssize_t n_counts = feature_counts.shape[0] if by_frequency else 0
+    cdef double* freq = <double*>malloc_array(max_batch_nnz if by_frequency else 0, 1,
+                                              sizeof(double))
+    cdef uint32_t* counts = <uint32_t*>malloc_array(n_counts, 1, sizeof(uint32_t))
     cdef bint allocated = (sk and hp and cells and signs and dl and row_norm2 and scores
-                           and sketch_scores and pairs and in_heap and row_delta and row_flags)
+                           and sketch_scores and pairs and in_heap and row_delta and row_flags
+                           and freq and counts)
     # A team's threads all start, or none: one that cannot allocate tells the others.
     cdef sks_waiter waiter
     waiter.sense = 0
@@ -459,8 +473,11 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     if not allocated or team_failed:
         free(sk); free(hp); free(cells); free(signs); free(dl); free(row_norm2); free(scores)
         free(sketch_scores); free(pairs); free(in_heap); free(row_delta); free(row_flags)
+        free(freq); free(counts)
         raise MemoryError(f"cannot allocate the buffers of a batch of {bs} rows and "
                           f"{max_batch_nnz} non-zeros for {K} model(s)")
+    if by_frequency:
+        memcpy(counts, &feature_counts[0], n_counts * sizeof(uint32_t))
     cdef Py_ssize_t c
     for c in range(K):
         if has_sketch:
@@ -471,7 +488,8 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     cdef Py_ssize_t start, stop, b, row, p, q, off, n_pairs, n_row
     # Weight-Median stores read and write the sketch through R = A / sqrt(depth).
     cdef double root = sqrt(<double>depth) if store == WEIGHT_MEDIAN or store == ACTIVE_SET else 1.0
-    cdef double eta, decay, step, x, w, s, dsum, s_sketch
+    cdef double eta, decay, step, x, w, s, dsum, s_sketch, s_freq
+    cdef Py_ssize_t slot
     cdef int64_t key, evicted_key
     cdef double evicted_weight
     cdef int status = PASS_OK
@@ -569,15 +587,31 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                 mistakes += sample_dloss(loss, K, scores, y[row], sample_weight[row],
                                          params.margin, &dl[b * K])
                 row_norm2[b] = 1.0
-                if params.schedule == NORMALIZED:
+                if by_frequency:
+                    # A feature seen n times steps by 1 / sqrt(n) of the others' share (the
+                    # per-coordinate step of AdaGrad, with counts for squared gradients).
+                    for p in range(indptr[row], indptr[row + 1]):
+                        slot = <Py_ssize_t>(_fmix64(<uint64_t>indices[p]) % <uint64_t>n_counts)
+                        if counts[slot] < 0xFFFFFFFFU:
+                            counts[slot] += 1
+                        freq[off + p - indptr[row]] = 1.0 / sqrt(<double>counts[slot])
+                if params.schedule >= NORMALIZED:
                     # Each sample moves its own margin by the same amount whatever the
                     # scale of its features: the weights step by eta0 / ||x||^2, and the
                     # intercept by eta0 / (nnz + 1), as one more feature of the row.
+                    # FREQUENCY steps x_j / sqrt(n_j) instead of x_j, divided by
+                    # sum(x_j^2 / sqrt(n_j)) (the floor scaling it as it would ||x||^2).
                     s = 0.0
+                    s_freq = 0.0
                     for p in range(indptr[row], indptr[row + 1]):
                         s += data[p] * data[p]
+                        if by_frequency:
+                            s_freq += data[p] * data[p] * freq[off + p - indptr[row]]
                     if s > 0.0 and isfinite(s):
-                        s = max(s, params.norm_floor)
+                        if by_frequency:
+                            s = s_freq * max(1.0, params.norm_floor / s)
+                        else:
+                            s = max(s, params.norm_floor)
                         row_norm2[b] = s / (indptr[row + 1] - indptr[row] + 1.0)
                         for c in range(K):
                             dl[b * K + c] /= s
@@ -609,14 +643,17 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                         status = PASS_DIVERGED
                 if store == HEAP_ONLY or store == PROB_TRUNCATION or store == SOFT_THRESHOLD:
                     n_pairs = 0
+                    off = 0
                     for b in range(stop - start):
                         row = order[start + b]
-                        if dl[b * K + c] == 0.0:
-                            continue
-                        for p in range(indptr[row], indptr[row + 1]):
-                            pairs[n_pairs].key = indices[p]
-                            pairs[n_pairs].delta = step * dl[b * K + c] * data[p]
-                            n_pairs += 1
+                        if dl[b * K + c] != 0.0:
+                            for p in range(indptr[row], indptr[row + 1]):
+                                pairs[n_pairs].key = indices[p]
+                                pairs[n_pairs].delta = step * dl[b * K + c] * data[p]
+                                if by_frequency:
+                                    pairs[n_pairs].delta *= freq[off + p - indptr[row]]
+                                n_pairs += 1
+                        off += indptr[row + 1] - indptr[row]
                     # A single canonical CSR row has sorted, distinct keys already.
                     if store == HEAP_ONLY:
                         _hard_threshold_step(<TopKHeap>hp[c], pairs, n_pairs, stop - start == 1)
@@ -629,13 +666,17 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                         break
                     continue
                 if store == SPACE_SAVING:
+                    off = 0
                     for b in range(stop - start):
                         row = order[start + b]
                         n_row = indptr[row + 1] - indptr[row]
                         for p in range(n_row):
                             row_delta[p] = step * dl[b * K + c] * data[indptr[row] + p]
+                            if by_frequency:
+                                row_delta[p] *= freq[off + p]
                         _space_saving_step(<TopKHeap>hp[c], &indices[indptr[row]], row_delta,
                                            n_row)
+                        off += n_row
                     continue
                 if store == ACTIVE_SET:
                     off = 0
@@ -647,6 +688,8 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                         if dl[b * K + c] != 0.0:
                             for p in range(n_row):
                                 row_delta[p] = step * dl[b * K + c] * data[indptr[row] + p]
+                                if by_frequency:
+                                    row_delta[p] *= freq[off + p]
                                 # With one sample per batch, membership seen while scoring
                                 # still holds: this heap has not changed since.
                                 row_flags[p] = in_heap[(off + p) * K + c]
@@ -668,9 +711,11 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                     if dl[b * K + c] != 0.0:
                         for p in range(indptr[row], indptr[row + 1]):
                             q = off + p - indptr[row]
+                            x = step * dl[b * K + c] * data[p] / root
+                            if by_frequency:
+                                x *= freq[q]
                             if not (<CountSketch>sk[c]).add_located(
-                                    &cells[q * depth], &signs[q * depth],
-                                    step * dl[b * K + c] * data[p] / root):
+                                    &cells[q * depth], &signs[q * depth], x):
                                 # A cell overflowed: the median may hide it, not the sketch.
                                 status = PASS_DIVERGED
                     off += indptr[row + 1] - indptr[row]
@@ -710,8 +755,12 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                     break
                 in_team = False
                 c_hi = K
+    if by_frequency and c_lo == 0:
+        # Every thread of a team counted every row alike: the first writes them back.
+        memcpy(&feature_counts[0], counts, n_counts * sizeof(uint32_t))
     free(sk); free(hp); free(cells); free(signs); free(dl); free(row_norm2); free(own_scores)
     free(own_sketch_scores); free(pairs); free(in_heap); free(row_delta); free(row_flags)
+    free(freq); free(counts)
     return t, status, mistakes, (heap_error, sketch_error, log_loss)
 
 

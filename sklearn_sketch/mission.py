@@ -116,8 +116,8 @@ STANDARDIZE_ATTRIBUTES_DOC = """
         counts of words or k-mers and for indicators."""
 
 _LEARNING_RATE_DOC = """
-    learning_rate : {'normalized', 'invscaling', 'constant', 'optimal'}, \
-default='normalized'
+    learning_rate : {'normalized', 'frequency', 'invscaling', 'constant', \
+'optimal'}, default='normalized'
         Step size schedule. 'normalized' (normalized least mean squares; Vowpal
         Wabbit normalizes its updates too) steps each sample's weights by
         ``eta0 / max(||x||**2, norm_floor_)`` and the intercept by
@@ -129,7 +129,21 @@ default='normalized'
         median row would instead of throwing the weights by ``eta0 / ||x||``
         (5-fold CV on standardized iris: feature hashing 0.69 without the
         floor, 0.95 with it; 20 Newsgroups token counts up to 2 points better;
-        DNA reads and L2-normalized rows, of equal norms, unchanged).""" + STANDARDIZE_NOTE + """
+        DNA reads and L2-normalized rows, of equal norms, unchanged).
+        'frequency' steps as 'normalized' with each feature's share scaled by
+        ``1 / sqrt(n_j)``, ``n_j`` the times the feature occurred so far:
+        the update is ``eta0 x_j / sqrt(n_j)``, divided by
+        ``sum(x_j**2 / sqrt(n_j))`` (the floor scaling it as it would
+        ``||x||**2``). It is AdaGrad's per-coordinate step with counts for the
+        squared gradients (McMahan et al., 2013, "computing learning rates
+        with counts"): rare features (words, strain-specific k-mers) learn
+        faster than the frequent ones. The counts are kept in a table of
+        16,384 cells (uint32, 64 KB; at most a sixteenth of
+        ``memory_budget``) shared by the classes, hashed by key. Where every
+        feature is in every row (dense columns) it is 'normalized'. One pass
+        over 20 Newsgroups words as Vowpal Wabbit text (raw counts):
+        feature hashing 0.693 -> 0.803, the AWM-Sketch 0.692 -> 0.802, MISSION
+        0.703 -> 0.800 (Vowpal Wabbit with its defaults: 0.783).""" + STANDARDIZE_NOTE + """
         The others have scikit-learn's meanings:
         ``eta0 / t**power_t``, ``eta0``, or ``1 / (alpha * (t0 + t))``; ``t``
         counts samples."""
@@ -223,10 +237,12 @@ _SELECTOR_PARAMS_DOC = _LEARNING_RATE_DOC + _ETA0_SELECTOR_DOC + _OTHER_SGD_PARA
 _HASHING_PARAMS_DOC = _LEARNING_RATE_DOC + _ETA0_HASHING_DOC + _OTHER_SGD_PARAMS_DOC
 
 _REGRESSOR_PARAMS_DOC = """
-    learning_rate : {'normalized', 'invscaling', 'constant', 'optimal'}, \
-default='normalized'
+    learning_rate : {'normalized', 'frequency', 'invscaling', 'constant', \
+'optimal'}, default='normalized'
         Step size schedule: ``eta0 / max(||x||**2, norm_floor_)`` (normalized
         least mean squares, dense columns standardized: see the classifiers),
+        the same with each feature's share scaled by ``1 / sqrt(its count)``
+        (see the classifiers),
         ``eta0 / t**power_t``, ``eta0`` or ``1 / (alpha * (t0 + t))`` (``t``
         counts samples). The earlier default, 'invscaling' with ``eta0=0.01``
         (``SGDRegressor``'s), diverged on every raw table tried, as

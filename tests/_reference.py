@@ -258,7 +258,7 @@ def loss_derivatives(loss, scores, target, n_models, weight=1.0, margin=1.0, sta
 
 def step_size(learning_rate, eta0, power_t, t, alpha=0.0):
     """The schedule's step at clock ``t`` (scikit-learn's heuristic start for 'optimal')."""
-    if learning_rate in ("constant", "normalized"):
+    if learning_rate in ("constant", "normalized", "frequency"):
         return eta0
     if learning_rate == "optimal":
         typical_weight = np.sqrt(1.0 / np.sqrt(alpha))
@@ -296,13 +296,14 @@ def standardized(X, like=None):
 def model_coordinates(X, X_train, learning_rate):
     """Dense ``X`` as a model trained on dense ``X_train`` reads it: standardized by
     ``X_train``'s columns with 'normalized' steps, else as given."""
-    return standardized(X, X_train) if learning_rate == "normalized" else np.asarray(X)
+    return (standardized(X, X_train) if learning_rate in ("normalized", "frequency")
+            else np.asarray(X))
 
 
 def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power_t=0.5,
               alpha=0.0, batch_size=1, max_iter=1, sample_weight=None, fit_intercept=True,
               k=None, margin=1.0, stats=None, norm_floor=None, standardize=None,
-              progress=None):
+              progress=None, count_cells=2**14, counts=None):
     """Plain NumPy mini-batch SGD on a dense weight matrix, rows in order.
 
     Each mini-batch is scored at the current weights, then
@@ -310,7 +311,12 @@ def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power
     schedules of the kernel ('constant', 'invscaling', 'optimal', and
     'normalized': the weights step by ``eta0 / max(||x||**2, norm_floor)``, the
     intercept by ``eta0 / (nnz + 1)``; ``norm_floor`` defaults to the median
-    ``||x||**2`` of the rows, :func:`median_row_norm2`). Multi-class log loss
+    ``||x||**2`` of the rows, :func:`median_row_norm2`; 'frequency': as
+    'normalized', with each feature's ``x_j`` taken as ``x_j / sqrt(n_j)`` in
+    the step and ``sum x_j**2 / sqrt(n_j)`` for ``||x||**2`` (the floor
+    scaling it by ``max(1, norm_floor / ||x||**2)``), ``n_j`` the count of the
+    cell ``fmix64(j) % count_cells`` after the row's own, counted in column
+    order when the row is scored, in ``counts`` if given). Multi-class log loss
     ('log_loss' or 'softmax') is the multinomial loss, other losses one-vs-rest. With ``k``, hard thresholding
     keeps the top ``k`` entries of each model by ``(|w|, key)`` after every
     update (the entries kept so far and the keys that received a non-zero step
@@ -326,7 +332,7 @@ def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power
     """
     X = np.asarray(X, dtype=np.float64)
     if standardize is None:
-        standardize = learning_rate == "normalized"
+        standardize = learning_rate in ("normalized", "frequency")
     if standardize:
         X = standardized(X)
     n, p = X.shape
@@ -336,6 +342,10 @@ def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power
     kept = np.zeros((n_models, p), dtype=bool)
     if norm_floor is None:
         norm_floor = median_row_norm2(X)
+    if learning_rate == "frequency":
+        counts = np.zeros(count_cells, dtype=np.int64) if counts is None else counts
+        slots = np.array([fmix64(j) % counts.size for j in range(p)])
+    F = np.ones_like(X)
     t = 1.0
     for _ in range(max_iter):
         mistakes, log_loss = 0, 0.0
@@ -353,6 +363,14 @@ def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power
                     log_loss += np.logaddexp(0.0, -y_enc[r] * s[0])
                 D[i] = loss_derivatives(loss, s, y_enc[r], n_models, sw[r], margin, stats)
                 norm2 = X[r] @ X[r]
+                if learning_rate == "frequency":
+                    for j in np.flatnonzero(X[r]):
+                        counts[slots[j]] += 1
+                        F[r, j] = 1.0 / np.sqrt(counts[slots[j]])
+                    if norm2 > 0:
+                        scaled = (X[r] ** 2 * F[r]).sum() * max(1.0, norm_floor / norm2)
+                        D[i] /= scaled
+                        intercept_scale[i] = scaled / (np.count_nonzero(X[r]) + 1)
                 if learning_rate == "normalized" and norm2 > 0:
                     norm2 = max(norm2, norm_floor)
                     D[i] /= norm2
@@ -362,7 +380,7 @@ def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power
             step = -eta / m
             if fit_intercept:
                 b += step * (D * intercept_scale[:, None]).sum(axis=0)
-            delta = step * (D.T @ X[rows])
+            delta = step * (D.T @ (X[rows] * F[rows]))
             W += delta
             if k is not None:
                 for c in range(n_models):

@@ -1,0 +1,144 @@
+"""learning_rate='frequency': the 'normalized' step with each feature's share scaled by
+1 / sqrt(its count so far), the counts kept in a small hashed table shared by the classes.
+"""
+import pickle
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_sketch import (
+    AWMSketchClassifier,
+    FeatureHashingClassifier,
+    MissionClassifier,
+    WMSketchClassifier,
+    average_estimators,
+    load,
+)
+from sklearn_sketch._base import FEATURE_COUNT_CELLS, MIN_FEATURE_COUNT_CELLS
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _reference import dense_sgd, encode, fmix64  # noqa: E402
+
+
+def zipf_rows(n_rows=300, n_features=40, seed=0):
+    """Sparse rows whose columns occur at very different rates (a word-count table):
+    column j in about a 1 / (j + 1) share of the rows, counts as values."""
+    rng = np.random.default_rng(seed)
+    present = rng.random((n_rows, n_features)) < 0.9 / (1 + np.arange(n_features)) ** 0.7
+    present[np.arange(n_rows), rng.integers(n_features, size=n_rows)] = True
+    X = present * rng.integers(1, 4, size=(n_rows, n_features)).astype(float)
+    w = rng.normal(size=(n_features, 3))
+    return X, (X @ w).argmax(axis=1)
+
+
+def count_reference(X, cells=FEATURE_COUNT_CELLS, passes=1):
+    counts = np.zeros(cells, dtype=np.int64)
+    for _ in range(passes):
+        for j in np.flatnonzero(X.any(axis=0)):
+            counts[fmix64(int(j)) % cells] += np.count_nonzero(X[:, j])
+    return counts
+
+
+@pytest.mark.usefixtures("sparse_as_given")
+@pytest.mark.parametrize("n_classes, loss", [(2, "log_loss"), (3, "hinge"), (3, "log_loss")])
+@pytest.mark.parametrize("batch_size", [1, 4])
+@pytest.mark.parametrize("cls", [MissionClassifier, FeatureHashingClassifier])
+def test_frequency_steps_equal_the_dense_reference_without_collisions(cls, n_classes, loss,
+                                                                      batch_size):
+    X, y = zipf_rows()
+    if n_classes == 2:
+        y = (y == 0).astype(int)
+    extra = {"n_features_to_select": X.shape[1]} if cls is MissionClassifier else {}
+    est = cls(learning_rate="frequency", eta0=0.5, loss=loss, batch_size=batch_size,
+              max_iter=2, shuffle=False, sketch_width=2**20, random_state=0, **extra)
+    est.fit(sp.csr_matrix(X), y)
+    for sketch in est.sketches_:  # the reference has no collisions: neither may the sketch
+        assert np.unique(sketch.buckets(np.arange(X.shape[1]))[0][0]).size == X.shape[1]
+    n_models = 1 if n_classes == 2 else n_classes
+    ref_loss = "softmax" if loss == "log_loss" and n_classes > 2 else loss
+    W, b, t, mistakes = dense_sgd(X, encode(y, np.unique(y)), n_models=n_models,
+                                  loss=ref_loss, learning_rate="frequency", eta0=0.5,
+                                  batch_size=batch_size, max_iter=2, standardize=False)
+    coef = est.coef_.toarray() if cls is MissionClassifier else None
+    if coef is None:  # feature hashing: each column's weight is its cell's
+        cells, signs = est.sketches_[0].buckets(np.arange(X.shape[1]))
+        coef = np.array([s.to_array()[0, cells[0]] * signs[0] for s in est.sketches_])
+    assert np.abs(W).max() > 1e-2  # something was learned
+    np.testing.assert_allclose(coef, W, rtol=1e-4, atol=1e-5 * max(1.0, np.abs(W).max()))
+    np.testing.assert_allclose(est.intercept_, b, rtol=1e-4, atol=1e-6)
+    assert est.t_ == t and est.online_error_rate_ == mistakes / len(y)
+    np.testing.assert_array_equal(est._state.feature_counts, count_reference(X, passes=2))
+
+
+@pytest.mark.parametrize("cls", [MissionClassifier, FeatureHashingClassifier,
+                                 WMSketchClassifier, AWMSketchClassifier])
+def test_frequency_is_normalized_when_every_feature_is_in_every_row(cls):
+    # Standardized dense columns: every feature counted alike, every share alike.
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 12))
+    y = (X[:, 0] - X[:, 3] > 0).astype(int)
+    models = [cls(learning_rate=lr, eta0=1.0, random_state=0).fit(X, y)
+              for lr in ("normalized", "frequency")]
+    np.testing.assert_allclose(models[1].decision_function(X), models[0].decision_function(X),
+                               rtol=1e-6, atol=1e-8)
+    assert np.all(models[1]._state.feature_counts[[fmix64(j) % FEATURE_COUNT_CELLS
+                                                    for j in range(12)]] == 200 * 5)
+
+
+def test_frequency_counts_are_saved_copied_averaged_and_left_alone_by_a_failed_call(tmp_path):
+    X, y = zipf_rows(seed=3)
+    Xs = sp.csr_matrix(X)
+    est = AWMSketchClassifier(learning_rate="frequency", random_state=0).fit(Xs, y)
+    counts = est._state.feature_counts.copy()
+    assert counts.dtype == np.uint32 and counts.size == FEATURE_COUNT_CELLS
+    # A model file and a pickle hold the counts, and training goes on from them alike.
+    est.save(tmp_path / "m.skm")
+    for other in (load(tmp_path / "m.skm"), pickle.loads(pickle.dumps(est))):
+        np.testing.assert_array_equal(other._state.feature_counts, counts)
+        other.partial_fit(Xs, y)
+    est.partial_fit(Xs, y)
+    np.testing.assert_array_equal(other._state.feature_counts, est._state.feature_counts)
+    np.testing.assert_array_equal(other.decision_function(Xs), est.decision_function(Xs))
+    # A call that diverges leaves the model, counts included, as it was.
+    before = est._state.feature_counts.copy()
+    est.set_params(eta0=1e300)
+    with pytest.raises(ValueError):
+        est.partial_fit(Xs * 1e300, y)
+    np.testing.assert_array_equal(est._state.feature_counts, before)
+    # Averaged copies average their counts.
+    halves = [AWMSketchClassifier(learning_rate="frequency", random_state=0)
+              .partial_fit(Xs[i::2], y[i::2], classes=np.unique(y)) for i in range(2)]
+    merged = average_estimators(halves, weights=[1, 3])
+    expected = np.rint(0.25 * halves[0]._state.feature_counts.astype(float)
+                       + 0.75 * halves[1]._state.feature_counts)
+    np.testing.assert_array_equal(merged._state.feature_counts, expected)
+
+
+def test_frequency_threads_train_the_same_model_as_one():
+    X, y = zipf_rows(n_rows=2000, n_features=300, seed=4)
+    Xs = sp.csr_matrix(X)
+    models = [FeatureHashingClassifier(learning_rate="frequency", n_jobs=n_jobs,
+                                       random_state=0).fit(Xs, y) for n_jobs in (1, 2)]
+    np.testing.assert_array_equal(models[0]._state.feature_counts,
+                                  models[1]._state.feature_counts)
+    for a, b in zip(models[0].sketches_, models[1].sketches_):
+        np.testing.assert_array_equal(a.table, b.table)
+
+
+@pytest.mark.parametrize("budget", ["16KB", "64KB", "1MB", "8MB"])
+@pytest.mark.parametrize("cls", [MissionClassifier, WMSketchClassifier, AWMSketchClassifier])
+def test_frequency_counts_fit_in_the_budget_and_are_counted(cls, budget):
+    from sklearn_sketch._base import parse_memory_budget
+
+    X, y = zipf_rows(seed=5)
+    est = cls(learning_rate="frequency", memory_budget=budget, random_state=0).fit(X, y)
+    cells = est._state.feature_counts.size
+    limit = parse_memory_budget(budget)
+    assert cells == min(FEATURE_COUNT_CELLS, max(MIN_FEATURE_COUNT_CELLS, limit // 64))
+    assert est.memory_bytes_ <= limit
+    without = cls(learning_rate="normalized", memory_budget=budget, random_state=0).fit(X, y)
+    # The counts are in memory_bytes_, and the rest of the model made room for them.
+    assert est.memory_bytes_ - 4 * cells <= without.memory_bytes_
