@@ -97,7 +97,8 @@ cdef inline double dloss(int loss, double p, double y, double margin) noexcept n
 
 
 cdef inline double learning_rate(SGDParams params, double t) noexcept nogil:
-    if params.schedule == CONSTANT or params.schedule >= NORMALIZED:
+    if (params.schedule == CONSTANT or params.schedule == NORMALIZED
+            or params.schedule == FREQUENCY):
         return params.eta0
     if params.schedule == OPTIMAL:
         return 1.0 / (params.alpha * (params.optimal_init + t - 1.0))

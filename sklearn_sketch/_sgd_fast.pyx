@@ -588,14 +588,15 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                                          params.margin, &dl[b * K])
                 row_norm2[b] = 1.0
                 if by_frequency:
-                    # A feature seen n times steps by 1 / sqrt(n) of the others' share (the
-                    # per-coordinate step of AdaGrad, with counts for squared gradients).
+                    # A feature seen n times so far takes 1 / sqrt(n) of the share of the
+                    # step its value gives it (AdaGrad's per-coordinate step, with counts
+                    # for the squared gradients).
                     for p in range(indptr[row], indptr[row + 1]):
                         slot = <Py_ssize_t>(_fmix64(<uint64_t>indices[p]) % <uint64_t>n_counts)
                         if counts[slot] < 0xFFFFFFFFU:
                             counts[slot] += 1
                         freq[off + p - indptr[row]] = 1.0 / sqrt(<double>counts[slot])
-                if params.schedule >= NORMALIZED:
+                if params.schedule == NORMALIZED or by_frequency:
                     # Each sample moves its own margin by the same amount whatever the
                     # scale of its features: the weights step by eta0 / ||x||^2, and the
                     # intercept by eta0 / (nnz + 1), as one more feature of the row.

@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from sklearn_sketch import (
     AWMSketchClassifier,
     FeatureHashingClassifier,
+    IHTClassifier,
     MissionClassifier,
     WMSketchClassifier,
     average_estimators,
@@ -45,15 +46,19 @@ def count_reference(X, cells=FEATURE_COUNT_CELLS, passes=1):
 @pytest.mark.usefixtures("sparse_as_given")
 @pytest.mark.parametrize("n_classes, loss", [(2, "log_loss"), (3, "hinge"), (3, "log_loss")])
 @pytest.mark.parametrize("batch_size", [1, 4])
-@pytest.mark.parametrize("cls", [MissionClassifier, FeatureHashingClassifier])
+@pytest.mark.parametrize("cls", [MissionClassifier, FeatureHashingClassifier, IHTClassifier])
 def test_frequency_steps_equal_the_dense_reference_without_collisions(cls, n_classes, loss,
                                                                       batch_size):
     X, y = zipf_rows()
     if n_classes == 2:
         y = (y == 0).astype(int)
-    extra = {"n_features_to_select": X.shape[1]} if cls is MissionClassifier else {}
+    # Room for every feature: MISSION's heap, IHT's (the whole model), the sketches.
+    extra = ({"n_features_to_select": X.shape[1]} if cls is not FeatureHashingClassifier
+             else {})
+    if cls is not IHTClassifier:
+        extra["sketch_width"] = 2**20
     est = cls(learning_rate="frequency", eta0=0.5, loss=loss, batch_size=batch_size,
-              max_iter=2, shuffle=False, sketch_width=2**20, random_state=0, **extra)
+              max_iter=2, shuffle=False, random_state=0, **extra)
     est.fit(sp.csr_matrix(X), y)
     for sketch in est.sketches_:  # the reference has no collisions: neither may the sketch
         assert np.unique(sketch.buckets(np.arange(X.shape[1]))[0][0]).size == X.shape[1]
@@ -62,7 +67,7 @@ def test_frequency_steps_equal_the_dense_reference_without_collisions(cls, n_cla
     W, b, t, mistakes = dense_sgd(X, encode(y, np.unique(y)), n_models=n_models,
                                   loss=ref_loss, learning_rate="frequency", eta0=0.5,
                                   batch_size=batch_size, max_iter=2, standardize=False)
-    coef = est.coef_.toarray() if cls is MissionClassifier else None
+    coef = est.coef_.toarray() if cls is not FeatureHashingClassifier else None
     if coef is None:  # feature hashing: each column's weight is its cell's
         cells, signs = est.sketches_[0].buckets(np.arange(X.shape[1]))
         coef = np.array([s.to_array()[0, cells[0]] * signs[0] for s in est.sketches_])
