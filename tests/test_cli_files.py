@@ -610,9 +610,20 @@ def test_a_sorted_file_larger_than_the_whole_shuffle_is_mixed_and_warned(tmp_pat
     from sklearn_sketch.cli import _inputs
 
     paths = _sorted_task(tmp_path)
-    monkeypatch.setattr(_inputs, "FULL_SHUFFLE_ROWS", 2999)
+    packed = tmp_path / "sorted.svm.gz"
+    packed.write_bytes(gzip.compress(Path(paths["sorted"]).read_bytes()))
+    # A compressed file counts COMPRESSED_TEXT_RATIO (4) times its size as text.
+    assert _inputs._text_bytes([paths["sorted"], str(packed)]) == (
+        os.path.getsize(paths["sorted"]) + 4 * os.path.getsize(packed))
     model = str(tmp_path / "m.skm")
-    assert main(["fit", "--svmlight", paths["sorted"], "--quiet", "--output", model]) == 0
-    err = capsys.readouterr().err
-    assert "come in runs" in err and "mixes them 100,000 rows at a time" in err
-    assert "shuf" in err and "shuffles all" not in err
+    for limit, value, path in (("FULL_SHUFFLE_ROWS", 2999, paths["sorted"]),
+                               ("FULL_SHUFFLE_BYTES", 4 * os.path.getsize(packed) - 1, packed)):
+        monkeypatch.setattr(_inputs, limit, value)
+        assert main(["fit", "--svmlight", str(path), "--quiet", "--output", model]) == 0
+        err = capsys.readouterr().err
+        assert "come in runs" in err and "mixes them 100,000 rows at a time" in err, limit
+        assert "shuf" in err and "shuffles all" not in err
+        monkeypatch.undo()
+    # Within both limits, the compressed file is shuffled whole.
+    assert main(["fit", "--svmlight", str(packed), "--quiet", "--output", model]) == 0
+    assert "fit shuffles all 3,000 rows in memory" in capsys.readouterr().err

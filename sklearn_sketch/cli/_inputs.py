@@ -8,6 +8,7 @@ optionally sampled from long records, mixed across files at the read level
 shuffle buffer, so a model never learns one file after another.
 """
 import argparse
+import os
 import re
 import sys
 
@@ -18,8 +19,9 @@ from ._errors import CommandError
 
 #: Rows held by the shuffle buffer that mixes several training inputs.
 DEFAULT_SHUFFLE_BUFFER = 100_000
-#: Training input sorted by label, up to this many rows, is shuffled whole, in memory.
-FULL_SHUFFLE_ROWS = 400_000
+#: Training input sorted by label, up to this many rows and bytes of text (compressed
+#: files counted COMPRESSED_TEXT_RATIO times their size), is shuffled whole, in memory.
+FULL_SHUFFLE_ROWS, FULL_SHUFFLE_BYTES, COMPRESSED_TEXT_RATIO = 400_000, 2**30, 4
 #: The first rows of each svmlight training file that tell a table from keys.
 TABLE_ROWS = 10_000
 #: More classes than this, all of them whole numbers, look like a quantity: ``fit`` warns.
@@ -115,7 +117,8 @@ def add_input_arguments(parser, *, training):
                             help=f"rows mixed at a time; default {DEFAULT_SHUFFLE_BUFFER:,} "
                                  "when training on several files or on labels from record "
                                  "names, every row (up to "
-                                 f"{FULL_SHUFFLE_ROWS:,}) when the labels come sorted, "
+                                 f"{FULL_SHUFFLE_ROWS:,} and {FULL_SHUFFLE_BYTES // 2**30} GiB of "
+                                 "text) when the labels come sorted, "
                                  "else no shuffle (0: never)")
         parser.add_argument("--classes", metavar="A,B,...",
                             help="every class, comma-separated; default: read from the "
@@ -423,7 +426,9 @@ class InputStream:
         """Shuffle training input whose labels come in runs (a file sorted by label),
         unless ``--shuffle-buffer`` was given: in file order one pass learns the last
         labels (20 Newsgroups' TF-IDF rows sorted by group, one pass: 0.42 accuracy
-        against 0.84 shuffled). Up to ``FULL_SHUFFLE_ROWS`` rows are shuffled whole."""
+        against 0.84 shuffled). Up to ``FULL_SHUFFLE_ROWS`` rows and
+        ``FULL_SHUFFLE_BYTES`` of text are shuffled whole (held in memory as rows:
+        about as many bytes as their text)."""
         if getattr(self.args, "shuffle_buffer", 0) is not None or not order.sorted_by_label:
             return
         changes = f"{order.n_changes:,} change{'' if order.n_changes == 1 else 's'}"
@@ -431,16 +436,19 @@ class InputStream:
                 f"of label in {order.n_rows:,} rows, where a random order has about "
                 f"{order.expected_changes:,.0f}): trained in that order, a model learns "
                 "the last labels best")
-        if order.n_rows <= FULL_SHUFFLE_ROWS:
+        text_bytes = _text_bytes(self.args.svmlight or self.args.vw or self.args.csv)
+        if order.n_rows <= FULL_SHUFFLE_ROWS and text_bytes <= FULL_SHUFFLE_BYTES:
             self.shuffle_buffer = max(self.shuffle_buffer, order.n_rows)
             print(f"sklearn-sketch: note: {runs}, so fit shuffles all {order.n_rows:,} rows "
                   "in memory (--shuffle-buffer 0 trains in file order)", file=sys.stderr)
             return
         self.shuffle_buffer = max(self.shuffle_buffer, DEFAULT_SHUFFLE_BUFFER)
-        print(f"sklearn-sketch: warning: {runs}; fit mixes them {self.shuffle_buffer:,} rows "
-              "at a time, and longer runs stay together: shuffle the file first (for example "
-              "with shuf), or give a --shuffle-buffer as large as memory allows",
-              file=sys.stderr)
+        print(f"sklearn-sketch: warning: {runs}; {order.n_rows:,} rows and about "
+              f"{text_bytes / 2**20:,.0f} MiB of text are more than fit shuffles whole "
+              f"({FULL_SHUFFLE_ROWS:,} rows, {FULL_SHUFFLE_BYTES / 2**30:g} GiB), so it mixes "
+              f"them {self.shuffle_buffer:,} rows at a time, and longer runs stay together: "
+              "shuffle the file first (for example with shuf), or give a --shuffle-buffer as "
+              "large as memory allows", file=sys.stderr)
 
     def _header_labels(self, paths):
         from ..io import FastaReader, FastqReader
@@ -481,6 +489,18 @@ class InputStream:
                   "a regression: use MissionRegressor, BearRegressor or IHTRegressor in "
                   "Python", file=sys.stderr)
         return classes
+
+
+def _text_bytes(paths):
+    """Bytes of text in ``paths``: a gzip or zip file counts ``COMPRESSED_TEXT_RATIO``
+    times its size."""
+    total = 0
+    for path in paths:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+        compressed = magic[:2] == b"\x1f\x8b" or magic == b"PK\x03\x04"
+        total += os.path.getsize(path) * (COMPRESSED_TEXT_RATIO if compressed else 1)
+    return total
 
 
 def _numeric_labels(classes):
