@@ -627,3 +627,18 @@ def test_a_sorted_file_larger_than_the_whole_shuffle_is_mixed_and_warned(tmp_pat
     # Within both limits, the compressed file is shuffled whole.
     assert main(["fit", "--svmlight", str(packed), "--quiet", "--output", model]) == 0
     assert "fit shuffles all 3,000 rows in memory" in capsys.readouterr().err
+
+
+def test_reads_that_teach_nothing_are_warned_about_with_the_ways_out_for_reads(tmp_path,
+                                                                               capsys):
+    # One genome under two labels: nothing tells the labels apart.
+    genome = write_genome(tmp_path / "same.fa.gz", np.random.default_rng(3))
+    copy = tmp_path / "copy.fa.gz"
+    copy.write_bytes(genome.read_bytes())
+    model = str(tmp_path / "m.skm")
+    assert main(["fit", "--fasta", f"{genome}:one", f"{copy}:two", "--read-length", "100",
+                 "--n-reads", "3000", "--quiet", "--output", model]) == 0
+    err = capsys.readouterr().err
+    assert "warning: the model learned next to nothing" in err
+    assert "more reads (--n-reads or --coverage: in one pass over few reads, k-mers of 12" in err
+    assert "a shorter --k" in err and "numeric features" not in err
