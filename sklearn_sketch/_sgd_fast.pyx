@@ -587,15 +587,6 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                 mistakes += sample_dloss(loss, K, scores, y[row], sample_weight[row],
                                          params.margin, &dl[b * K])
                 row_norm2[b] = 1.0
-                if by_frequency:
-                    # A feature seen n times so far takes 1 / sqrt(n) of the share of the
-                    # step its value gives it (AdaGrad's per-coordinate step, with counts
-                    # for the squared gradients).
-                    for p in range(indptr[row], indptr[row + 1]):
-                        slot = <Py_ssize_t>(_fmix64(<uint64_t>indices[p]) % <uint64_t>n_counts)
-                        if counts[slot] < 0xFFFFFFFFU:
-                            counts[slot] += 1
-                        freq[off + p - indptr[row]] = 1.0 / sqrt(<double>counts[slot])
                 if params.schedule == NORMALIZED or by_frequency:
                     # Each sample moves its own margin by the same amount whatever the
                     # scale of its features: the weights step by eta0 / ||x||^2, and the
@@ -607,7 +598,16 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                     for p in range(indptr[row], indptr[row + 1]):
                         s += data[p] * data[p]
                         if by_frequency:
-                            s_freq += data[p] * data[p] * freq[off + p - indptr[row]]
+                            # A feature seen n times so far takes 1 / sqrt(n) of the share
+                            # of the step its value gives it (AdaGrad's per-coordinate
+                            # step, with counts for the squared gradients).
+                            slot = <Py_ssize_t>(_fmix64(<uint64_t>indices[p])
+                                                % <uint64_t>n_counts)
+                            if counts[slot] < 0xFFFFFFFFU:
+                                counts[slot] += 1
+                            q = off + p - indptr[row]
+                            freq[q] = 1.0 / sqrt(<double>counts[slot])
+                            s_freq += data[p] * data[p] * freq[q]
                     if s > 0.0 and isfinite(s):
                         if by_frequency:
                             s = s_freq * max(1.0, params.norm_floor / s)
