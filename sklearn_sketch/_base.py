@@ -1123,6 +1123,13 @@ class _BaseSketchSGD(BaseEstimator):
             state = probed[0] if probed is not None else self._new_state(n_models, X)
             journaled = []
         else:
+            if (getattr(self, "learning_rate", None) == "frequency"
+                    and self._state.feature_counts is None):
+                # Counting from here would grow the model past the shape its budget chose.
+                raise ValueError(
+                    "learning_rate='frequency' steps by feature counts that this model, "
+                    "trained under another learning_rate, does not have: fit it anew "
+                    "(warm_start=False) to change to 'frequency'")
             state, probed = self._state.training_copy(), None
             journaled = [] if disposable else state.sketches
         opened = []

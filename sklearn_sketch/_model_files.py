@@ -656,7 +656,9 @@ def _decode_state(est, spec, members, n_models):
     if bear:
         history = _decode_history(spec["history"], members, n_models)
     counts = None
-    if getattr(est, "learning_rate", None) == "frequency":
+    # Saved when the state has them: trained under 'frequency', whatever learning_rate
+    # says now (a model may be switched to another schedule, or to it, after training).
+    if "feature_counts" in members:
         counts = _array(members, "feature_counts", np.uint32, (None,))
         if counts.size == 0:
             raise ModelFileError("the array 'feature_counts' is empty")

@@ -147,3 +147,29 @@ def test_frequency_counts_fit_in_the_budget_and_are_counted(cls, budget):
     without = cls(learning_rate="normalized", memory_budget=budget, random_state=0).fit(X, y)
     # The counts are in memory_bytes_, and the rest of the model made room for them.
     assert est.memory_bytes_ - 4 * cells <= without.memory_bytes_
+
+
+def test_a_model_switched_to_or_from_frequency_is_refused_or_saved_as_it_is(tmp_path):
+    X, y = zipf_rows(seed=6)
+    Xs = sp.csr_matrix(X)
+    # Trained under 'normalized': no counts to step by, so 'frequency' is refused
+    # (partial_fit and a warm fit) with the way out, and the model is left as it was.
+    est = AWMSketchClassifier(random_state=0, warm_start=True).fit(Xs, y)
+    before = est.decision_function(Xs)
+    est.set_params(learning_rate="frequency")
+    for train in (est.partial_fit, est.fit):
+        with pytest.raises(ValueError, match=r"fit it anew \(warm_start=False\)"):
+            train(Xs, y)
+    np.testing.assert_array_equal(est.decision_function(Xs), before)
+    est.save(tmp_path / "switched.skm")  # saved as it is, and read back so
+    assert load(tmp_path / "switched.skm")._state.feature_counts is None
+    # Trained under 'frequency', then switched to 'normalized': it trains on, keeping
+    # its counts, and its file (counts included) loads.
+    est = AWMSketchClassifier(learning_rate="frequency", random_state=0).fit(Xs, y)
+    counts = est._state.feature_counts.copy()
+    est.set_params(learning_rate="normalized").partial_fit(Xs, y)
+    np.testing.assert_array_equal(est._state.feature_counts, counts)
+    est.save(tmp_path / "m.skm")
+    loaded = load(tmp_path / "m.skm")
+    np.testing.assert_array_equal(loaded._state.feature_counts, counts)
+    np.testing.assert_array_equal(loaded.decision_function(Xs), est.decision_function(Xs))
