@@ -470,8 +470,12 @@ def run_ours(est_id, budget, data, max_iter, max_bytes, **params):
     except Exception as exc:  # a benchmark reports errors, it does not stop on them
         return {"error": f"{type(exc).__name__}: {exc}"[:200]}
     memory = int(estimator.memory_bytes_)
-    return {"accuracy": accuracy, "memory_bytes": memory, "over_budget": memory > budget,
-            "seconds": seconds, "sized_by": sized_by}
+    result = {"accuracy": accuracy, "memory_bytes": memory, "over_budget": memory > budget,
+              "seconds": seconds, "sized_by": sized_by}
+    for chosen in ("learning_rate_", "eta0_"):  # what 'auto' chose
+        if hasattr(estimator, chosen):
+            result[chosen] = getattr(estimator, chosen)
+    return result
 
 
 # -------------------------------------------------------------------------- grid

@@ -1,5 +1,6 @@
-"""Steps by row norm ('normalized', the default) against steps by row norm and feature
-frequency ('frequency'), everything else at its default.
+"""Steps by row norm ('normalized') against steps by row norm and feature frequency
+('frequency'), and the choice of the two on the probe ('auto', the default), everything
+else at its default.
 
 1. The accuracy benchmark's data sets (20 Newsgroups word uni+bigrams as tokens and as
    ``HashingVectorizer`` rows, DNA 12-mers of four species, held-out strains), sized by
@@ -32,7 +33,7 @@ from _provenance import provenance  # noqa: E402
 from dna_task import resolve_data_dir  # noqa: E402
 from peers import _vw_command  # noqa: E402
 
-SCHEDULES = ("normalized", "frequency")
+SCHEDULES = ("auto", "normalized", "frequency")
 ESTIMATORS = ("mission", "wm", "awm", "hashing")
 #: CountVectorizer's default tokens: lower case, words of 2+ characters.
 WORD = re.compile(r"(?u)\b\w\w+\b")
@@ -53,8 +54,10 @@ def budget_table(name, data, estimators, budgets, n_jobs):
         rows.append([bam.ESTIMATORS[e][0], "difference (points)",
                      *[_points(cells[e, b, "frequency"], cells[e, b, "normalized"])
                        for b in budgets]])
-    table = {"title": f"{name}: test accuracy, 'normalized' against 'frequency' steps "
-                      "(defaults otherwise, 5 passes)",
+        rows.append([bam.ESTIMATORS[e][0], "'auto' chose",
+                     *[cells[e, b, "auto"].get("learning_rate_") for b in budgets]])
+    table = {"title": f"{name}: test accuracy, 'auto' (the default), 'normalized' and "
+                      "'frequency' steps (defaults otherwise, 5 passes)",
              "columns": ["estimator", "learning_rate", *budgets], "rows": rows}
     return table, {f"{e}|{b}|{lr}": r for (e, b, lr), r in cells.items()}
 

@@ -171,7 +171,7 @@ def _check_compatible(estimators):
                              f"{_column_reading(first)} (feature_mean_, feature_scale_, "
                              "scaled_keys_, key_scales_): train the copies on the same kind "
                              "of input (dense or sparse, narrow or wide)")
-        for name in ("classes_", "n_features_in_", "feature_names_in_",
+        for name in ("classes_", "n_features_in_", "feature_names_in_", "learning_rate_",
                      "sketch_width_", "sketch_depth_", "n_features_to_select_"):
             if hasattr(first, name) != hasattr(est, name) or (
                     hasattr(first, name) and not np.array_equal(getattr(first, name),

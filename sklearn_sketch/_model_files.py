@@ -203,6 +203,8 @@ def _encode_fitted(est, arrays):
         fitted["state"]["log_loss"] = float(state.log_loss)
     if hasattr(est, "eta0_"):  # eta0='auto': the step chosen at the first fit
         fitted["eta0_"] = float(est.eta0_)
+    if hasattr(est, "learning_rate_"):  # the schedule trained under ('auto' chooses it)
+        fitted["learning_rate_"] = str(est.learning_rate_)
     if hasattr(est, "norm_floor_"):  # 'normalized': the first data's median ||x||**2
         fitted["norm_floor_"] = float(est.norm_floor_)
     if "_norm_sample" in est.__dict__:  # the rows' norms, while too few fix the floor
@@ -509,14 +511,19 @@ def _decode_classes(spec, members):
 
 
 def _decode_fitted(est, fitted, members):
-    from ._base import KEY_SPACE, NORM_FLOOR_MIN_ROWS
+    from ._base import _SCHEDULES, KEY_SPACE, NORM_FLOOR_MIN_ROWS
 
     _check_dict(fitted, "fitted", ("n_features_in_", "n_iter_", "feature_names_in_",
                                    "feature_names", "classes", "state"),
-                optional=("eta0_", "norm_floor_", "norm_sample", "standardized", "key_scaled"))
+                optional=("eta0_", "learning_rate_", "norm_floor_", "norm_sample",
+                          "standardized", "key_scaled"))
     eta0 = fitted.get("eta0_")
     if eta0 is not None and not (isinstance(eta0, float) and math.isfinite(eta0) and eta0 > 0):
         raise ModelFileError(f"eta0_ must be a positive number, got {eta0!r}")
+    schedule = fitted.get("learning_rate_")
+    if schedule is not None and schedule not in _SCHEDULES:
+        raise ModelFileError(f"learning_rate_ must be one of {sorted(_SCHEDULES)}, "
+                             f"got {schedule!r}")
     # A file written before the floor existed trained without one: 0.0 keeps that.
     norm_floor = fitted.get("norm_floor_", 0.0)
     if not (isinstance(norm_floor, float) and math.isfinite(norm_floor) and norm_floor >= 0):
@@ -585,7 +592,13 @@ def _decode_fitted(est, fitted, members):
     est.n_features_in_ = n_features
     if names_in is not None:
         est.feature_names_in_ = np.array(names_in, dtype=object)
+    if schedule == "frequency" and state.feature_counts is None:
+        raise ModelFileError("learning_rate_ 'frequency' needs the feature_counts array")
     est._state = state
+    if schedule is not None:
+        est.learning_rate_ = schedule
+    elif est._schedule_name() is not None:  # a file from before learning_rate='auto'
+        est.learning_rate_ = est._schedule_name()
     est.n_iter_ = n_iter
     est._feature_names = PackedNames(feature_names)
     if eta0 is not None:

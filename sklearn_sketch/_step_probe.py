@@ -1,4 +1,5 @@
-"""eta0='auto''s probe: the candidate steps trained on the first rows of the first pass.
+"""eta0='auto''s and learning_rate='auto''s probe: the candidate steps (and schedules)
+trained on the first rows of the first pass.
 
 One fit probes its own first rows (:func:`choose_step`). A model trained as copies
 on partitions (:mod:`sklearn_sketch.dask`) probes a share of those rows on each
@@ -18,14 +19,17 @@ PARTS = 4
 class StepProbe:
     """The candidates of one probe (or of one partition's share of it), part by part.
 
-    Each candidate of ``estimator._AUTO_ETA0`` trains a fresh model (the same
-    hashes and order for all) on the first rows of the first pass's order
+    Each candidate ``(learning_rate, eta0)`` of ``estimator._probe_candidates()``
+    trains a fresh model (the same hashes and order for all) on the first rows
+    of the first pass's order
     (``estimator._probe_rows``; a ``1/share`` part of them for one of
     ``share`` partitions), in ``PARTS`` parts, each of whole batches of the
     pass (``estimator._batch_starts``),
     counting the samples it misclassifies just before their update
-    (progressive validation). A candidate larger than the first is tried only
-    on a lightly loaded sketch (``estimator._probe_is_light``). A candidate is
+    (progressive validation). A candidate of a larger step than the first's,
+    or of another schedule ('frequency': larger steps for rare features), is
+    tried only on a lightly loaded sketch (``estimator._probe_is_light``). A
+    candidate is
     lost when it diverges, ends with a weight that is not finite, or is
     stopped; its count is then inf.
 
@@ -42,13 +46,13 @@ class StepProbe:
     """
 
     def __init__(self, estimator, n_models, X, csr, y, sample_weight, share=1):
-        self.estimator, self.n_models = estimator, n_models
+        self.estimator, self.n_models, self.X = estimator, n_models, X
         self.csr, self.y, self.sample_weight = csr, y, sample_weight
-        self.template = estimator._new_state(n_models, X)
-        order = estimator._pass_order(self.template, csr[0].shape[0] - 1)
+        template = estimator._new_state(n_models, X)
+        order = estimator._pass_order(template, csr[0].shape[0] - 1)
         # The probe ends, and its parts, where a batch of the pass starts: the first
         # pass goes on after the probe as if never cut.
-        starts = estimator._batch_starts(self.template, csr, order)
+        starts = estimator._batch_starts(template, csr, order)
         batch = max(1, int(estimator.batch_size))
 
         def whole_batches(n_rows):
@@ -63,12 +67,14 @@ class StepProbe:
         ends = sorted({min(rows, whole_batches(-(-rows * k // PARTS)))
                        for k in range(1, PARTS + 1)})
         self.parts = [order[a:b] for a, b in zip([0] + ends[:-1], ends)]
-        self.candidates = list(estimator._AUTO_ETA0)
-        first = self.candidates[0]
-        light = (first >= max(self.candidates)
-                 or estimator._probe_is_light(self.template, csr, order[:rows]))
+        self.candidates = estimator._probe_candidates()
+        schedule, first = self.candidates[0]
+        self.templates = {schedule: template}
+        bolder = [s != schedule or step > first for s, step in self.candidates]
+        light = (not any(bolder)
+                 or estimator._probe_is_light(template, csr, order[:rows]))
         n = len(self.candidates)
-        self.lost = [not light and step > first for step in self.candidates]
+        self.lost = [not light and bold for bold in bolder]
         self.mistakes = [0] * n
         # The kernel's errors of heap-only and sketch reads, and its log loss.
         self.read_errors = [np.zeros(3) for _ in range(n)]
@@ -76,18 +82,26 @@ class StepProbe:
         self.states = {}
 
     def start(self, i):
-        """Give candidate ``i`` its fresh model: a copy of the template, or the
-        template itself for the last candidate (start it after the others)."""
-        last = len(self.candidates) - 1
-        self.states[i] = self.template if i == last else self.template.independent_copy()
+        """Give candidate ``i`` its fresh model: a copy of its schedule's template, or
+        the template itself for the schedule's last candidate (start it after the
+        others). A schedule other than the first's has a template of its own
+        (the 'frequency' schedule's model holds its feature counts in the budget)."""
+        schedule = self.candidates[i][0]
+        if schedule not in self.templates:
+            self.templates[schedule] = self.estimator._new_state(
+                self.n_models, self.X, schedule=schedule)
+        template = self.templates[schedule]
+        last = max(j for j, c in enumerate(self.candidates) if c[0] == schedule)
+        self.states[i] = template if i == last else template.independent_copy()
         if i == last:
-            self.template = None
+            del self.templates[schedule]
 
     def train_part(self, i):
         """Train candidate ``i`` (started, not lost) on its next part."""
         state = self.states[i]
         est = self.estimator
-        params = est._sgd_params(self.n_models, eta0=self.candidates[i])
+        schedule, step = self.candidates[i]
+        params = est._sgd_params(self.n_models, eta0=step, schedule=schedule)
         params.seed = state.shuffle_seed
         t, status, more, errors = est._train_order(state, params, self.csr, self.y,
                                                    self.sample_weight, self.parts[self.done[i]])
@@ -150,8 +164,8 @@ def choose_step(probe, n_threads=1, stop_losers=True):
     have to end ahead by as much. With ``n_threads``
     the candidates train in rounds of that many threads (the compiled pass
     releases the GIL); only the first's and the best other's models are kept
-    between rounds. ``winner`` indexes the candidate of
-    ``estimator._auto_step_index`` (None when every candidate was lost);
+    between rounds (each schedule's best other). ``winner`` indexes the candidate of
+    ``estimator._auto_choice`` (None when every candidate was lost);
     ``probe.kept(winner)`` is its model.
     """
     est = probe.estimator
@@ -181,7 +195,7 @@ def choose_step(probe, n_threads=1, stop_losers=True):
             limit[0] = bar(probe.mistakes[0], est._AUTO_Z)
 
     n = len(probe.candidates)
-    best = None
+    best = {}  # each schedule's best candidate but the first
     for first in range(0, n, n_threads):
         indices = range(first, min(first + n_threads, n))
         # Started before any trains: the last candidate trains the template itself.
@@ -197,11 +211,12 @@ def choose_step(probe, n_threads=1, stop_losers=True):
             for i in indices:
                 train(i)
         for i in indices:
-            if i and (best is None or probe.count(i) < probe.count(best)):
-                best = i
-        probe.keep_only({0, best})
+            schedule = probe.candidates[i][0]
+            if i and (schedule not in best or probe.count(i) < probe.count(best[schedule])):
+                best[schedule] = i
+        probe.keep_only({0, *best.values()})
     counts = [probe.count(i) for i in range(n)]
-    return est._auto_step_index(counts), counts
+    return est._auto_choice(counts), counts
 
 
 def train_share(probe):
@@ -209,7 +224,7 @@ def train_share(probe):
 
     Every candidate trains on the whole share: one that loses here may win
     summed over the partitions (:mod:`sklearn_sketch.dask` sums the counts and
-    chooses with ``estimator._auto_step_index``). Only the first candidate's
-    model and the best other's are kept (``probe.kept``).
+    chooses with ``estimator._auto_choice``). Only the first candidate's
+    model and each schedule's best other's are kept (``probe.kept``).
     """
     return choose_step(probe, stop_losers=False)[1]

@@ -329,7 +329,7 @@ class SparsePerceptronClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchC
         self.warm_start = warm_start
         self.verbose = verbose
 
-    def _sgd_params(self, n_models, eta0=None):
+    def _sgd_params(self, n_models, eta0=None, schedule=None):
         return SGDParams(
             loss=Loss.MARGIN_PERCEPTRON, schedule=Schedule.CONSTANT, store=self._store.code,
             eta0=float(self.eta0 if eta0 is None else eta0), power_t=0.0, alpha=0.0,

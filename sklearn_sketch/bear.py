@@ -246,8 +246,8 @@ class _BearMixin:
         # row shares its batch's scale, so no floor is needed.
         return False
 
-    def _sgd_params(self, n_models, eta0=None):
-        params = super()._sgd_params(n_models, eta0)
+    def _sgd_params(self, n_models, eta0=None, schedule=None):
+        params = super()._sgd_params(n_models, eta0, schedule)
         params.damping = float(self.damping)
         return params
 

@@ -39,8 +39,8 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     mistakes are summed over the partitions, and every copy of the first
     epoch goes on from its own probe's model where the probe kept one; a
     single partition chooses it in its own ``partial_fit``, as a plain fit
-    does. Files choose it on each file's first chunk, and the average keeps
-    the first file's. With ``w`` partitions and ``eta0='auto'``, a
+    does. Files take the choice of a probe of the first file's first chunk
+    (learning_rate='auto''s schedule too). With ``w`` partitions and ``eta0='auto'``, a
     classifier's copies train with ``w`` times the step so chosen (the
     result's ``eta0_``): while the updates are small, an average of ``w``
     copies that each took ``1/w`` of the steps moves as one model with a
@@ -149,7 +149,7 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     # plain fit does.
     places = _places(client, parts)
     step, probes = None, [None] * len(parts)
-    new_auto = "_state" not in model.__dict__ and getattr(model, "eta0", None) == "auto"
+    new_auto = "_state" not in model.__dict__ and model._probes()
     scale = len(parts) if new_auto and model._copies_scale_the_step() else 1
     if new_auto and len(parts) > 1 and parts[0][0] != "file":
         probes = [client.submit(_probe_partition, current, i, part, classes, len(parts),
@@ -157,6 +157,9 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
                   for i, part in enumerate(parts)]
         counts = [client.submit(_counts, p, pure=False, retries=retries) for p in probes]
         step = client.submit(_pick_step, current, counts, pure=False, retries=retries)
+    elif new_auto and len(parts) > 1:
+        step = client.submit(_first_chunk_step, current, parts[0], classes, reader,
+                             pure=False, retries=retries, **places[0])
     for epoch in range(epochs):
         futures = [client.submit(_train_partition, current, i, part, classes, reader,
                                  step if epoch == 0 else None,
@@ -309,7 +312,7 @@ def _train_partition(model, index, part, classes, reader, step=None, probe=None,
     if step is not None:
         est._preset_eta0 = step
         if probe is not None and probe[0] is not None:
-            est._preset_probe = probe[0].kept(list(est._AUTO_ETA0).index(step))
+            est._preset_probe = probe[0].kept(est._probe_candidates().index(step))
     try:
         if part[0] == "file":
             from .io import partial_fit_stream
@@ -344,6 +347,22 @@ def _probe_partition(model, index, part, classes, share):
         raise _with_partition(error, index, part) from error
 
 
+def _first_chunk_step(model, part, classes, reader):
+    """The ``(learning_rate, eta0)`` the probe of a copy of ``model`` chooses on the
+    first chunk of file ``part``: every file's copy trains with it (copies that
+    chose schedules of their own could not be averaged: the 'frequency' model
+    holds a table of counts the other has not)."""
+    from itertools import islice
+
+    from .io import partial_fit_stream
+
+    est = copy.deepcopy(model)
+    kwargs = {"classes": classes} if classes is not None and est._is_classifier() else {}
+    partial_fit_stream(est, islice((reader or _default_reader)(part[1]), 1), epochs=1,
+                       prefetch=False, **kwargs)
+    return est.learning_rate_, est._eta0()
+
+
 def _counts(probe):
     """A probe's counts alone: what the step's task gathers (the models stay put)."""
     return probe[1]
@@ -356,8 +375,8 @@ def _pick_step(model, counts):
     counts = [c for c in counts if c is not None]
     if not counts:
         return None
-    winner = model._auto_step_index([sum(c) for c in zip(*counts)])
-    return None if winner is None else model._AUTO_ETA0[winner]
+    winner = model._auto_choice([sum(c) for c in zip(*counts)])
+    return None if winner is None else model._probe_candidates()[winner]
 
 
 def _partition_data(part):

@@ -24,6 +24,7 @@ from ._base import (  # noqa: F401  (parse_memory_budget is public here)
 )
 from . import _stores
 from .mission import (
+    AUTO_SCHEDULE_NOTE,
     ETA0_AUTO_NOTE,
     LARGER_STEP_NOTE,
     NORM_FLOOR_DOC,
@@ -72,9 +73,10 @@ _WM_PARAMS_DOC = """
         Sketch rows ``s``: overrides the default ({default_depth}).
     loss : {{'log_loss', 'hinge', 'modified_huber'}}, default='log_loss'
         Loss minimized (the paper uses the logistic loss).
-    learning_rate : {{'normalized', 'frequency', 'invscaling', 'constant', \
-'optimal'}}, default='normalized'
-        Step size schedule. 'normalized' steps by
+    learning_rate : {{'auto', 'normalized', 'frequency', 'invscaling', 'constant', \
+'optimal'}}, default='auto'
+        Step size schedule. {auto_schedule}
+        'normalized' steps by
         ``eta0 / max(||x||**2, norm_floor_)`` (the intercept by
         ``eta0 / (nnz(x) + 1)``; ``norm_floor_``, the median ``||x||**2`` of the
         first data's rows, keeps a row near the origin from throwing the
@@ -121,6 +123,9 @@ _WM_ATTRIBUTES_DOC = """
         The heap weights (one model per class for multi-class, else one).
     intercept_ : ndarray of shape (n_models,)
         Intercepts.
+    learning_rate_ : str
+        The schedule trained under: ``learning_rate``, or for 'auto' the one
+        the first fit chose ('normalized' or 'frequency').
     selected_features_ : SelectedFeatures
         Keys and weights of the selected features, most important first.
     sketches_, heaps_ : list of CountSketch, list of TopKHeap
@@ -223,7 +228,7 @@ class _WeightMedianBase(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
     _budget_heap_share = 0.05
 
     def __init__(self, memory_budget="4MB", *, n_features_to_select=None, sketch_width=None,
-                 sketch_depth=None, loss="log_loss", learning_rate="normalized", eta0="auto",
+                 sketch_depth=None, loss="log_loss", learning_rate="auto", eta0="auto",
                  power_t=0.5, alpha=0.0, fit_intercept=True, batch_size=1, max_iter=5,
                  shuffle=True, random_state=None, warm_start=False, verbose=0, n_jobs=None):
         self.n_jobs = n_jobs
@@ -255,7 +260,7 @@ class WMSketchClassifier(_WeightMedianBase):
     features of largest recovered weight: they are the selected features.
 
     Parameters
-    ----------{_WM_PARAMS_DOC.format(standardize_note=STANDARDIZE_NOTE, default_depth=_WM_DEPTH, heap_share=_WM_SHARE, default_eta0="'auto'", eta0_note=_WM_ETA0, eta0_auto=ETA0_AUTO_NOTE + LARGER_STEP_NOTE)}{N_JOBS_DOC}
+    ----------{_WM_PARAMS_DOC.format(standardize_note=STANDARDIZE_NOTE, default_depth=_WM_DEPTH, heap_share=_WM_SHARE, default_eta0="'auto'", eta0_note=_WM_ETA0, eta0_auto=ETA0_AUTO_NOTE + LARGER_STEP_NOTE, auto_schedule=AUTO_SCHEDULE_NOTE)}{N_JOBS_DOC}
 
     Attributes
     ----------{_WM_ATTRIBUTES_DOC}{NORM_FLOOR_DOC}{STANDARDIZE_ATTRIBUTES_DOC}
@@ -277,7 +282,7 @@ class WMSketchClassifier(_WeightMedianBase):
     _budget_heap_share = 0.01
 
     def __init__(self, memory_budget="4MB", *, n_features_to_select=None, sketch_width=None,
-                 sketch_depth=None, loss="log_loss", learning_rate="normalized", eta0="auto",
+                 sketch_depth=None, loss="log_loss", learning_rate="auto", eta0="auto",
                  power_t=0.5, alpha=0.0, fit_intercept=True, batch_size=1, max_iter=5,
                  shuffle=True, random_state=None, warm_start=False, verbose=0, n_jobs=None):
         super().__init__(memory_budget, n_features_to_select=n_features_to_select,
@@ -301,7 +306,7 @@ class AWMSketchClassifier(_WeightMedianBase):
     8 bytes).
 
     Parameters
-    ----------{_WM_PARAMS_DOC.format(standardize_note=STANDARDIZE_NOTE, default_depth=1, heap_share=_AWM_SHARE, default_eta0="'auto'", eta0_note=_AWM_ETA0, eta0_auto=ETA0_AUTO_NOTE + LARGER_STEP_NOTE)}{N_JOBS_DOC}{_HEAP_ORDER_DOC}
+    ----------{_WM_PARAMS_DOC.format(standardize_note=STANDARDIZE_NOTE, default_depth=1, heap_share=_AWM_SHARE, default_eta0="'auto'", eta0_note=_AWM_ETA0, eta0_auto=ETA0_AUTO_NOTE + LARGER_STEP_NOTE, auto_schedule=AUTO_SCHEDULE_NOTE)}{N_JOBS_DOC}{_HEAP_ORDER_DOC}
 
     Attributes
     ----------{_WM_ATTRIBUTES_DOC}{NORM_FLOOR_DOC}{STANDARDIZE_ATTRIBUTES_DOC}
@@ -324,7 +329,7 @@ class AWMSketchClassifier(_WeightMedianBase):
     _parameter_constraints = _AWM_CONSTRAINTS
 
     def __init__(self, memory_budget="4MB", *, n_features_to_select=None, sketch_width=None,
-                 sketch_depth=None, loss="log_loss", learning_rate="normalized", eta0="auto",
+                 sketch_depth=None, loss="log_loss", learning_rate="auto", eta0="auto",
                  power_t=0.5, alpha=0.0, fit_intercept=True, batch_size=1, max_iter=5,
                  shuffle=True, random_state=None, warm_start=False, verbose=0, n_jobs=None,
                  heap_order="magnitude"):

@@ -296,7 +296,7 @@ def standardized(X, like=None):
 def model_coordinates(X, X_train, learning_rate):
     """Dense ``X`` as a model trained on dense ``X_train`` reads it: standardized by
     ``X_train``'s columns with 'normalized' steps, else as given."""
-    return (standardized(X, X_train) if learning_rate in ("normalized", "frequency")
+    return (standardized(X, X_train) if learning_rate in ("normalized", "frequency", "auto")
             else np.asarray(X))
 
 

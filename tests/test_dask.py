@@ -78,21 +78,22 @@ def test_partitions_train_copies_that_are_averaged_by_rows(client):
     probes = [fresh()._step_probe(X[a:b], y[a:b], classes=[0, 1], share=3)
               for a, b in zip(bounds[:-1], bounds[1:])]
     counts = [train_share(p) for p in probes]
-    winner = MissionClassifier._auto_step_index([sum(c) for c in zip(*counts)])
-    step = MissionClassifier._AUTO_ETA0[winner]
+    winner = mission()._auto_choice([sum(c) for c in zip(*counts)])
+    schedule, step = mission()._probe_candidates()[winner]
     local = None
     for _ in range(2):
         copies = []
         for (a, b), probe in zip(zip(bounds[:-1], bounds[1:]), probes):
             if local is None:
                 part = fresh()
-                part._preset_eta0, part._eta0_scale = step, 3
+                part._preset_eta0, part._eta0_scale = (schedule, step), 3
                 part._preset_probe = probe.kept(winner)
             else:
                 part = average_estimators([local])
             copies.append(part.partial_fit(X[a:b], y[a:b], classes=[0, 1]))
         local = average_estimators(copies, weights=np.diff(bounds))
     assert model.eta0 == "auto" and model.eta0_ == 3 * step
+    assert model.learning_rate == "auto" and model.learning_rate_ == schedule
     np.testing.assert_array_equal(model.sketches_[0].to_array(), local.sketches_[0].to_array())
     np.testing.assert_array_equal(model.coef_.toarray(), local.coef_.toarray())
     np.testing.assert_array_equal(model.intercept_, local.intercept_)

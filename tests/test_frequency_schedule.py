@@ -173,3 +173,105 @@ def test_a_model_switched_to_or_from_frequency_is_refused_or_saved_as_it_is(tmp_
     loaded = load(tmp_path / "m.skm")
     np.testing.assert_array_equal(loaded._state.feature_counts, counts)
     np.testing.assert_array_equal(loaded.decision_function(Xs), est.decision_function(Xs))
+
+
+# ------------------------------------------------------------ learning_rate='auto'
+def word_rows(n_rows=4000, n_words=20000, n_classes=4, seed=0):
+    """Rows of 30 words drawn from a Zipf vocabulary, each class favouring its own
+    twentieth of the words (five times as likely): rare words carry the classes."""
+    rng = np.random.RandomState(seed)
+    p = 1 / np.arange(1, n_words + 1) ** 1.1
+    favoured = rng.rand(n_classes, n_words) < 0.05
+    rows, y = [], np.arange(n_rows) % n_classes
+    for c in y:
+        q = p * np.where(favoured[c], 5, 1)
+        rows.append(np.unique(rng.choice(n_words, 30, p=q / q.sum())))
+    indptr = np.cumsum([0] + [r.size for r in rows])
+    indices = np.concatenate(rows)
+    return sp.csr_matrix((np.ones(indices.size), indices, indptr), shape=(n_rows, n_words)), y
+
+
+AUTO_MAKERS = [
+    lambda **k: MissionClassifier(200, sketch_width=2**14, random_state=0, **k),
+    lambda **k: FeatureHashingClassifier(random_state=0, **k),
+    lambda **k: WMSketchClassifier(random_state=0, **k),
+    lambda **k: AWMSketchClassifier(random_state=0, **k),
+]
+
+
+@pytest.mark.parametrize("make", AUTO_MAKERS)
+def test_auto_is_the_default_and_trains_the_model_of_the_schedule_it_chose(make):
+    X, y = word_rows()
+    auto = make().fit(X, y)
+    assert auto.learning_rate == "auto" and auto.learning_rate_ in ("normalized", "frequency")
+    assert (auto._state.feature_counts is not None) == (auto.learning_rate_ == "frequency")
+    # The first pass goes on from the probe's model: one thread, the same model as
+    # the chosen schedule and step given from the start.
+    fixed = make(learning_rate=auto.learning_rate_, eta0=auto.eta0_).fit(X, y)
+    np.testing.assert_array_equal(auto.intercept_, fixed.intercept_)
+    np.testing.assert_array_equal(auto.decision_function(X), fixed.decision_function(X))
+    assert auto.memory_bytes_ == fixed.memory_bytes_
+
+
+@pytest.mark.parametrize("make", AUTO_MAKERS[1:])
+def test_auto_chooses_frequency_where_rare_words_carry_the_classes(make):
+    # Lightly loaded sketches (the defaults): 'frequency' errs on far fewer probe rows.
+    X, y = word_rows()
+    assert make().fit(X, y).learning_rate_ == "frequency"
+
+
+@pytest.mark.parametrize("make", AUTO_MAKERS)
+def test_auto_keeps_normalized_on_a_loaded_sketch_without_training_frequency(make, monkeypatch):
+    X, y = word_rows(n_rows=2000)
+    est = make()
+    monkeypatch.setattr(type(est), "_AUTO_LIGHT_LOAD", 1e-9)
+    probe = est._step_probe(X, y, classes=np.unique(y))
+    lost = [probe.lost[i] for i, c in enumerate(probe.candidates) if c[0] == "frequency"]
+    assert lost and all(lost)
+    est.fit(X, y)
+    assert est.learning_rate_ == "normalized" and est._state.feature_counts is None
+
+
+def test_auto_takes_another_schedule_only_by_more_than_the_noise():
+    est = WMSketchClassifier(learning_rate="auto", eta0=1.0)
+    assert est._probe_candidates() == [("normalized", 1.0), ("frequency", 1.0)]
+    assert est._auto_choice([400.0, 361.0]) == 0  # 400 - 2 * 20 = 360 to beat
+    assert est._auto_choice([400.0, 359.0]) == 1
+    assert est._auto_choice([np.inf, 500.0]) == 1  # 'normalized' diverged
+    assert est._auto_choice([np.inf, np.inf]) is None
+    est.set_params(eta0="auto")
+    candidates = est._probe_candidates()
+    assert candidates[:5] == [("normalized", s) for s in WMSketchClassifier._AUTO_ETA0]
+    assert candidates[5:] == [("frequency", 1.0), ("frequency", 3.0)]
+    # Within each schedule the step is chosen as eta0='auto' chooses it; the fewest
+    # of 'normalized' (here its step 3) is the count 'frequency' must beat.
+    counts = [400.0, 300.0, 410.0, 420.0, 430.0, 280.0, 270.0]
+    assert est._auto_choice(counts) == 1  # 270 is not under 300 - 2 * sqrt(300)
+    counts[6] = 240.0  # under 280 - 2 * sqrt(280) and 300 - 2 * sqrt(300)
+    assert est._auto_choice(counts) == 6
+    counts[5] = 250.0  # frequency's own first: its 3 (240) does not beat it by the noise
+    assert est._auto_choice(counts) == 5
+    # A schedule given is used as it is.
+    est.set_params(learning_rate="frequency")
+    assert {c[0] for c in est._probe_candidates()} == {"frequency"}
+
+
+def test_auto_schedule_is_saved_and_a_file_without_it_loads(tmp_path):
+    X, y = word_rows(n_rows=1000)
+    est = AWMSketchClassifier("1MB", random_state=0).fit(X, y)
+    path = tmp_path / "m.skm"
+    est.save(path)
+    assert load(path).learning_rate_ == est.learning_rate_ == "frequency"
+    from test_model_files import edit_header  # noqa: E402
+    edit_header(path, lambda h: h["fitted"].pop("learning_rate_"))
+    loaded = load(path)  # a file of before 'auto': the counts tell
+    assert loaded.learning_rate_ == "frequency"
+    np.testing.assert_array_equal(loaded.predict(X), est.predict(X))
+    edit_header(path, lambda h: h["fitted"].update(learning_rate_="adagrad"))
+    with pytest.raises(Exception, match="learning_rate_ must be one of"):
+        load(path)
+    without = AWMSketchClassifier("1MB", learning_rate="normalized", random_state=0).fit(X, y)
+    without.set_params(learning_rate="auto").save(path)
+    edit_header(path, lambda h: h["fitted"].update(learning_rate_="frequency"))
+    with pytest.raises(Exception, match="'frequency' needs the feature_counts"):
+        load(path)

@@ -402,7 +402,7 @@ def test_a_file_without_the_step_floor_loads_as_trained_without_one(tmp_path):
     X, y = data("MissionClassifier", 3)
     path = tmp_path / "m.skm"
     model = make("MissionClassifier").fit(X, y)
-    assert model.learning_rate == "normalized" and model.norm_floor_ > 0
+    assert model.learning_rate == "auto" and model.norm_floor_ > 0
     save(model, path)
     assert load(path).norm_floor_ == model.norm_floor_
     edit_header(path, lambda h: h["fitted"].pop("norm_floor_"))

@@ -25,12 +25,16 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _reference import assert_same_snapshot, snapshot  # noqa: E402
 
 MAKERS = {
-    # Fixed steps: eta0='auto' would choose on each copy's own rows.
-    "mission": lambda **k: MissionClassifier(8, sketch_width=128, eta0=3.0, random_state=0,
-                                             **k),
-    "wm": lambda **k: WMSketchClassifier("8KB", eta0=1.0, random_state=0, **k),
-    "awm": lambda **k: AWMSketchClassifier("8KB", eta0=1.0, random_state=0, **k),
-    "hashing": lambda **k: FeatureHashingClassifier(sketch_width=256, eta0=1.0, random_state=0,
+    # Fixed steps and schedules: eta0='auto' and learning_rate='auto' would choose on
+    # each copy's own rows.
+    "mission": lambda **k: MissionClassifier(8, sketch_width=128, eta0=3.0,
+                                             learning_rate="normalized", random_state=0, **k),
+    "wm": lambda **k: WMSketchClassifier("8KB", eta0=1.0, learning_rate="normalized",
+                                         random_state=0, **k),
+    "awm": lambda **k: AWMSketchClassifier("8KB", eta0=1.0, learning_rate="normalized",
+                                           random_state=0, **k),
+    "hashing": lambda **k: FeatureHashingClassifier(sketch_width=256, eta0=1.0,
+                                                    learning_rate="normalized", random_state=0,
                                                     **k),
     "iht": lambda **k: IHTClassifier(8, eta0=3.0, random_state=0, **k),
     "bear": lambda **k: BearClassifier(8, sketch_width=256, eta0=3.0, random_state=0, **k),
