@@ -61,7 +61,7 @@ _SCHEDULES = {"constant": CONSTANT, "optimal": OPTIMAL, "invscaling": INVSCALING
 _NORMALIZED_SCHEDULES = ("normalized", "frequency", "auto")
 #: Cells of the 'frequency' schedule's table of feature counts (uint32), shared by the
 #: classes: at most this many, and at most a sixteenth of a memory_budget.
-FEATURE_COUNT_CELLS, MIN_FEATURE_COUNT_CELLS = 2**14, 256
+FEATURE_COUNT_CELLS, MIN_FEATURE_COUNT_CELLS = 2**16, 256
 _BINARY_LOSSES = {"log_loss": Loss.LOG_LOSS, "hinge": Loss.HINGE,
                   "modified_huber": Loss.MODIFIED_HUBER}
 

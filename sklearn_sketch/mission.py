@@ -157,7 +157,7 @@ _LEARNING_RATE_DOC = """
         squared gradients (McMahan et al., 2013, "computing learning rates
         with counts"): rare features (words, strain-specific k-mers) learn
         faster than the frequent ones. The counts are kept in a table of
-        16,384 cells (uint32, 64 KB; at most a sixteenth of
+        65,536 cells (uint32, 256 KB; at most a sixteenth of
         ``memory_budget``) shared by the classes, hashed by key. Where every
         feature is in every row (dense columns) it is 'normalized'. One pass
         over 20 Newsgroups words as Vowpal Wabbit text (raw counts):
