@@ -148,6 +148,23 @@ def test_files_are_read_on_the_workers(client, tmp_path):
         sk_dask.fit(WMSketchClassifier("16KB", random_state=0), paths, client=client)
 
 
+def test_files_train_with_the_choice_of_the_first_files_first_chunk(client, tmp_path):
+    # Copies that chose schedules of their own could not be averaged: one probe, on
+    # the first file's first chunk, chooses for all (learning_rate and eta0 'auto').
+    from itertools import islice
+
+    from sklearn_sketch.io import SvmlightReader, partial_fit_stream
+
+    X, y = data()
+    paths = svmlight_halves(tmp_path, X, y)
+    first = WMSketchClassifier("16KB", random_state=0)
+    partial_fit_stream(first, islice(SvmlightReader(paths[0]), 1), classes=[0, 1])
+    model = sk_dask.fit(WMSketchClassifier("16KB", random_state=0), paths, client=client,
+                        classes=[0, 1])
+    assert model.learning_rate_ == first.learning_rate_
+    assert model.eta0_ == 2 * first.eta0_  # two copies: twice the step
+
+
 def test_bad_input_on_one_partition_names_the_partition(client):
     X, y = data()
     X[2500, 3] = np.nan
