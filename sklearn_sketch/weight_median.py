@@ -86,8 +86,9 @@ _WM_PARAMS_DOC = """
         L2-normalized 20 Newsgroups).{standardize_note} 'frequency' also scales
         each feature's share by ``1 / sqrt(its count so far)``, so rare
         features learn faster (see :class:`~sklearn_sketch.MissionClassifier`;
-        one pass over 20 Newsgroups words as Vowpal Wabbit text: the WM-Sketch
-        0.699 -> 0.796, the AWM-Sketch 0.692 -> 0.802). The others:
+        one pass over 20 Newsgroups words as Vowpal Wabbit text from the
+        command line: the WM-Sketch 0.702 -> 0.808, the AWM-Sketch 0.711 ->
+        0.808). The others:
         ``eta0 / t**power_t``, ``eta0``, or ``1 / (alpha * (t0 + t))``.
     eta0 : float or 'auto', default={default_eta0}
         Step size (the first one for 'invscaling'; the paper's ``eta_0``).
