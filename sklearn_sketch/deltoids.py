@@ -349,11 +349,12 @@ class RelativeDeltoids(BaseEstimator):
         if capacity < 1 or left <= 0:
             raise ValueError(f"memory_budget={self.memory_budget!r} is too small for a heap "
                              "and a sketch; give at least a few kilobytes")
-        # alpha: the penalty bench_streams measured it with (the classifier's default
-        # before 0).
+        # alpha and learning_rate: what bench_streams measured it with (the classifier's
+        # defaults before 0 and 'auto').
         self.estimator_ = AWMSketchClassifier(
             memory_budget=left - tracked * capacity, n_features_to_select=capacity,
-            eta0=self.eta0, alpha=1e-6, shuffle=False, random_state=self.random_state)
+            learning_rate="normalized", eta0=self.eta0, alpha=1e-6, shuffle=False,
+            random_state=self.random_state)
         self.estimator_._shortest_name = _SHORTEST_ITEM_NAME
         self._rng = np.random.default_rng(seed)
         self.n_a_ = self.n_b_ = 0

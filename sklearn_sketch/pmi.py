@@ -326,9 +326,12 @@ class StreamingPMI(BaseEstimator):
         if capacity < 1:
             raise ValueError(f"memory_budget={self.memory_budget!r} is too small for the "
                              f"counts, a reservoir of {self.reservoir_size} words and a heap")
+        # learning_rate: what bench_streams measured it with (the classifier's default
+        # before 'auto'; the step is a given eta0, tuned for it).
         self.estimator_ = AWMSketchClassifier(
             memory_budget=left - tracked * capacity, n_features_to_select=capacity,
-            eta0=self.eta0, alpha=self.alpha, shuffle=False, random_state=self.random_state)
+            learning_rate="normalized", eta0=self.eta0, alpha=self.alpha, shuffle=False,
+            random_state=self.random_state)
         self._rng = np.random.default_rng(seed)
         self.reservoir_ = np.zeros(0, dtype=np.int64)
         self._reservoir_names = {}
