@@ -251,6 +251,10 @@ def test_auto_takes_another_schedule_only_by_more_than_the_noise():
     assert est._auto_choice(counts) == 6
     counts[5] = 250.0  # frequency's own first: its 3 (240) does not beat it by the noise
     assert est._auto_choice(counts) == 5
+    # 'normalized' keeps its first (3's 370 is not under 400 - 40), but 'frequency'
+    # must beat the fewest, 370 - 2 * sqrt(370) = 331.5, not the kept 400's 360.
+    assert est._auto_choice([400.0, 370.0, 410.0, 420.0, 430.0, 340.0, 380.0]) == 0
+    assert est._auto_choice([400.0, 370.0, 410.0, 420.0, 430.0, 330.0, 380.0]) == 5
     # A schedule given is used as it is.
     est.set_params(learning_rate="frequency")
     assert {c[0] for c in est._probe_candidates()} == {"frequency"}
