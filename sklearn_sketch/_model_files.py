@@ -595,10 +595,14 @@ def _decode_fitted(est, fitted, members):
     if schedule == "frequency" and state.feature_counts is None:
         raise ModelFileError("learning_rate_ 'frequency' needs the feature_counts array")
     est._state = state
+    if schedule is None and getattr(est, "learning_rate", None) is not None:
+        # A file from before learning_rate_: 'auto' trained under 'frequency' where it
+        # kept counts.
+        schedule = est.learning_rate
+        if schedule == "auto":
+            schedule = "frequency" if state.feature_counts is not None else "normalized"
     if schedule is not None:
         est.learning_rate_ = schedule
-    elif est._schedule_name() is not None:  # a file from before learning_rate='auto'
-        est.learning_rate_ = est._schedule_name()
     est.n_iter_ = n_iter
     est._feature_names = PackedNames(feature_names)
     if eta0 is not None:
