@@ -758,14 +758,15 @@ class _BaseSketchSGD(BaseEstimator):
     def _probe_candidates(self):
         """The ``(learning_rate, eta0)`` pairs a new model's probe tries, the first
         first: the steps of ``_AUTO_ETA0`` for eta0='auto', else ``eta0``; under
-        learning_rate='auto', each under 'normalized', then those no smaller than
-        the first under 'frequency'."""
+        learning_rate='auto', each under 'normalized', then the largest under
+        'frequency' (on 20 Newsgroups and DNA reads, at every budget and
+        estimator where it was tried, 'frequency' erred less with step 3 than
+        with 1; one candidate fewer makes the probe shorter)."""
         steps = list(self._AUTO_ETA0) if self.eta0 == "auto" else [float(self.eta0)]
         rate = self.learning_rate
         if rate != "auto":
             return [(rate, step) for step in steps]
-        return ([("normalized", step) for step in steps]
-                + [("frequency", step) for step in steps if step >= steps[0]])
+        return [("normalized", step) for step in steps] + [("frequency", max(steps))]
 
     def _auto_choice(self, counts):
         """Index of the probe candidate (:meth:`_probe_candidates`) kept, from each

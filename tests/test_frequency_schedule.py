@@ -242,19 +242,17 @@ def test_auto_takes_another_schedule_only_by_more_than_the_noise():
     est.set_params(eta0="auto")
     candidates = est._probe_candidates()
     assert candidates[:5] == [("normalized", s) for s in WMSketchClassifier._AUTO_ETA0]
-    assert candidates[5:] == [("frequency", 1.0), ("frequency", 3.0)]
-    # Within each schedule the step is chosen as eta0='auto' chooses it; the fewest
+    assert candidates[5:] == [("frequency", 3.0)]  # the largest step alone
+    # Within 'normalized' the step is chosen as eta0='auto' chooses it; the fewest
     # of 'normalized' (here its step 3) is the count 'frequency' must beat.
-    counts = [400.0, 300.0, 410.0, 420.0, 430.0, 280.0, 270.0]
+    counts = [400.0, 300.0, 410.0, 420.0, 430.0, 270.0]
     assert est._auto_choice(counts) == 1  # 270 is not under 300 - 2 * sqrt(300)
-    counts[6] = 240.0  # under 280 - 2 * sqrt(280) and 300 - 2 * sqrt(300)
-    assert est._auto_choice(counts) == 6
-    counts[5] = 250.0  # frequency's own first: its 3 (240) does not beat it by the noise
+    counts[5] = 260.0  # under 300 - 2 * sqrt(300) = 265.4
     assert est._auto_choice(counts) == 5
     # 'normalized' keeps its first (3's 370 is not under 400 - 40), but 'frequency'
     # must beat the fewest, 370 - 2 * sqrt(370) = 331.5, not the kept 400's 360.
-    assert est._auto_choice([400.0, 370.0, 410.0, 420.0, 430.0, 340.0, 380.0]) == 0
-    assert est._auto_choice([400.0, 370.0, 410.0, 420.0, 430.0, 330.0, 380.0]) == 5
+    assert est._auto_choice([400.0, 370.0, 410.0, 420.0, 430.0, 340.0]) == 0
+    assert est._auto_choice([400.0, 370.0, 410.0, 420.0, 430.0, 330.0]) == 5
     # A schedule given is used as it is.
     est.set_params(learning_rate="frequency")
     assert {c[0] for c in est._probe_candidates()} == {"frequency"}
