@@ -592,6 +592,13 @@ class _BaseSketchSGD(BaseEstimator):
     # +1.4 points at 1MB to 64MB (21 to 25 probe features a cell at 1MB), -0.4 to
     # +0.1 at 256KB (82 to 100), -2.1 to -3.3 at 64KB (330 to 1000, WM's too).
     _AUTO_LIGHT_LOAD = 50
+    # Another schedule must beat the first's fewest mistakes by this many square
+    # roots of them (_auto_choice). The two counts come from the same rows, so their
+    # difference is less noisy than either: on DNA reads, where the schedules score
+    # alike, 'frequency' was ahead by at most 1.2 roots (0.7 but at 100,000 reads a
+    # strain); on 20 Newsgroups TF-IDF rows, where it scores 1 to 1.6 points
+    # higher, by 1.2 to 1.7 (2 kept 'normalized'); on its words by 7 to 9.
+    _AUTO_SCHEDULE_Z = 1.5
     _AUTO_PROBE_ROWS, _AUTO_PROBE_NNZ, _AUTO_PROBE_TENTH = 2000, 500_000, 10_000
     # None: another candidate runs until it reaches the bar (it cannot win); a number
     # z: also until it trails the first by z sqrt(count) (_step_probe.choose_step).
@@ -775,11 +782,13 @@ class _BaseSketchSGD(BaseEstimator):
         Within each schedule, :meth:`_auto_step_index` chooses a step. Another
         schedule's ('frequency', under learning_rate='auto') is kept only when it
         made fewer mistakes than the first schedule's fewest, by more than
-        ``_AUTO_Z`` times their square root: on DNA reads the two schedules
-        were within that noise at every budget, and there 'frequency' scored 0.2
-        to 1.4 points under 'normalized' after 5 passes below 4MB; on 20
-        Newsgroups it erred on about a fifth fewer of the probe's rows and scored
-        0.7 to 4.4 points over after 5 passes from 1MB.
+        ``_AUTO_SCHEDULE_Z`` times their square root: on DNA reads the two
+        schedules were within 1.2 of that root at every budget and estimator
+        (20,000 and 100,000 reads a strain; within 0.2 points of each other
+        after 5 passes where 'frequency' is tried); on 20 Newsgroups words 'frequency' erred on about a fifth
+        fewer of the probe's rows (8 roots) and scored 0.7 to 4.4 points over
+        after 5 passes from 1MB, and on its TF-IDF rows from the command line
+        1.7 roots fewer (1.3 to 1.6 points over).
         """
         candidates = self._probe_candidates()
         picks, fewest = [], None
@@ -793,7 +802,7 @@ class _BaseSketchSGD(BaseEstimator):
         for pick in others:
             if pick is not None and (
                     first is None
-                    or counts[pick] < fewest - self._AUTO_Z * math.sqrt(fewest)):
+                    or counts[pick] < fewest - self._AUTO_SCHEDULE_Z * math.sqrt(fewest)):
                 return pick
         return first
 

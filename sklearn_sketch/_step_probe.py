@@ -157,7 +157,8 @@ def choose_step(probe, n_threads=1, stop_losers=True):
 
     The first candidate trains on the whole probe, and its count sets the bar;
     another stops at the end of a part once it has made as many mistakes as the
-    bar (it cannot win), unless ``stop_losers`` is False. Where
+    bar (it cannot win; for another schedule the bar of ``_AUTO_SCHEDULE_Z``
+    roots), unless ``stop_losers`` is False. Where
     ``estimator._AUTO_RACE_Z`` is a number ``z`` (BEAR), another also stops at
     the end of a part once it trails the first on the same rows by ``z`` times
     the square root of the first's count there (:func:`trails`): to win it would
@@ -169,7 +170,11 @@ def choose_step(probe, n_threads=1, stop_losers=True):
     ``probe.kept(winner)`` is its model.
     """
     est = probe.estimator
-    limit = [None]  # the bar, once the first candidate is done
+    schedule = probe.candidates[0][0]
+    # Each candidate's bar, once the first candidate is done: another schedule must
+    # beat the first schedule's fewest by _AUTO_SCHEDULE_Z roots, hence the first's.
+    z = [est._AUTO_Z if c[0] == schedule else est._AUTO_SCHEDULE_Z for c in probe.candidates]
+    limit = [None]  # the first candidate's count, once it is done
     first_parts = []  # the first candidate's count after each of its parts
     race_z = est._AUTO_RACE_Z
 
@@ -183,7 +188,7 @@ def choose_step(probe, n_threads=1, stop_losers=True):
             if i == 0:
                 first_parts.append(probe.mistakes[0])
             elif stop_losers and limit[0] is not None and (
-                    probe.mistakes[i] >= limit[0]
+                    probe.mistakes[i] >= bar(limit[0], z[i])
                     # Not beside the first in threads: what stops a candidate there
                     # would depend on the threads' timing.
                     or (race_z is not None and i >= n_threads and not probe.finished(i)
@@ -192,7 +197,7 @@ def choose_step(probe, n_threads=1, stop_losers=True):
                 probe.lose(i)
                 return
         if i == 0:
-            limit[0] = bar(probe.mistakes[0], est._AUTO_Z)
+            limit[0] = probe.mistakes[0]
 
     n = len(probe.candidates)
     best = {}  # each schedule's best candidate but the first

@@ -124,14 +124,16 @@ AUTO_SCHEDULE_NOTE = """'auto' chooses 'normalized' or 'frequency' on the
         ``eta0``), with the largest step ``eta0`` tries (3; it erred less
         than 1 under 'frequency' wherever both were measured), and kept
         only where it misclassified fewer of the probe's samples than the
-        best 'normalized' step, by more than twice the square root of that
-        one's count. On 20 Newsgroups (20 classes; words, and L2-normalized
-        rows) it erred on about a fifth fewer and was kept from 1MB up:
-        1.8 to 3.6 points over 'normalized' after 5 passes (at 64KB and 256KB,
-        where the sketch is loaded, it scored 2.3 under to 0.9 over). On DNA
-        reads the two were within the probe's noise at every budget and
-        'normalized' stayed ('frequency' scored 0.2 to 1.4 points under it
-        below 4MB). MISSION tries it where it tries the step 3, from about
+        best 'normalized' step, by more than 1.5 times the square root of
+        that one's count. On 20 Newsgroups (20 classes; words, and
+        L2-normalized rows) it erred on about a fifth fewer and was kept from
+        1MB up: 1.8 to 3.6 points over 'normalized' after 5 passes (at 64KB
+        and 256KB, where the sketch is loaded, it scored 2.3 under to 0.9
+        over); on its TF-IDF rows from the command line it was kept for
+        feature hashing, the AWM-Sketch and MISSION (1.0 to 1.6 points over;
+        1.2 roots fell short for the WM-Sketch). On DNA reads the two were
+        within 1.2 roots at every budget and 'normalized' stayed
+        ('frequency' scored 0.2 to 1.4 points under it below 4MB). MISSION tries it where it tries the step 3, from about
         16MB for 20 classes: at 1MB its heap-read gradient fell from 0.654 to
         0.490 under 'frequency'."""
 

@@ -234,9 +234,10 @@ def test_auto_keeps_normalized_on_a_loaded_sketch_without_training_frequency(mak
 
 def test_auto_takes_another_schedule_only_by_more_than_the_noise():
     est = WMSketchClassifier(learning_rate="auto", eta0=1.0)
+    assert est._AUTO_Z == 2.0 and est._AUTO_SCHEDULE_Z == 1.5
     assert est._probe_candidates() == [("normalized", 1.0), ("frequency", 1.0)]
-    assert est._auto_choice([400.0, 361.0]) == 0  # 400 - 2 * 20 = 360 to beat
-    assert est._auto_choice([400.0, 359.0]) == 1
+    assert est._auto_choice([400.0, 371.0]) == 0  # 400 - 1.5 * 20 = 370 to beat
+    assert est._auto_choice([400.0, 369.0]) == 1
     assert est._auto_choice([np.inf, 500.0]) == 1  # 'normalized' diverged
     assert est._auto_choice([np.inf, np.inf]) is None
     est.set_params(eta0="auto")
@@ -245,14 +246,15 @@ def test_auto_takes_another_schedule_only_by_more_than_the_noise():
     assert candidates[5:] == [("frequency", 3.0)]  # the largest step alone
     # Within 'normalized' the step is chosen as eta0='auto' chooses it; the fewest
     # of 'normalized' (here its step 3) is the count 'frequency' must beat.
-    counts = [400.0, 300.0, 410.0, 420.0, 430.0, 270.0]
-    assert est._auto_choice(counts) == 1  # 270 is not under 300 - 2 * sqrt(300)
-    counts[5] = 260.0  # under 300 - 2 * sqrt(300) = 265.4
+    counts = [400.0, 300.0, 410.0, 420.0, 430.0, 275.0]
+    assert est._auto_choice(counts) == 1  # 275 is not under 300 - 1.5 * sqrt(300)
+    counts[5] = 273.0  # under 300 - 1.5 * sqrt(300) = 274.0
     assert est._auto_choice(counts) == 5
-    # 'normalized' keeps its first (3's 370 is not under 400 - 40), but 'frequency'
-    # must beat the fewest, 370 - 2 * sqrt(370) = 331.5, not the kept 400's 360.
-    assert est._auto_choice([400.0, 370.0, 410.0, 420.0, 430.0, 340.0]) == 0
-    assert est._auto_choice([400.0, 370.0, 410.0, 420.0, 430.0, 330.0]) == 5
+    # 'normalized' keeps its first (3's 370 is not under 400 - 2 * 20), but
+    # 'frequency' must beat the fewest, 370 - 1.5 * sqrt(370) = 341.1, not the kept
+    # 400's 370.
+    assert est._auto_choice([400.0, 370.0, 410.0, 420.0, 430.0, 345.0]) == 0
+    assert est._auto_choice([400.0, 370.0, 410.0, 420.0, 430.0, 340.0]) == 5
     # A schedule given is used as it is.
     est.set_params(learning_rate="frequency")
     assert {c[0] for c in est._probe_candidates()} == {"frequency"}
@@ -277,3 +279,52 @@ def test_auto_schedule_is_saved_and_a_file_without_it_loads(tmp_path):
     edit_header(path, lambda h: h["fitted"].update(learning_rate_="frequency"))
     with pytest.raises(Exception, match="'frequency' needs the feature_counts"):
         load(path)
+
+
+class ScriptedProbe:
+    """A probe whose candidates make the given mistakes in each part (what
+    ``choose_step`` reads of a :class:`~sklearn_sketch._step_probe.StepProbe`)."""
+
+    def __init__(self, estimator, script):
+        self.estimator, self.script = estimator, script
+        self.candidates = estimator._probe_candidates()
+        self.parts = [None] * len(script[0])
+        n = len(self.candidates)
+        self.lost, self.mistakes, self.done = [False] * n, [0] * n, [0] * n
+
+    def start(self, i):
+        pass
+
+    def train_part(self, i):
+        self.mistakes[i] += self.script[i][self.done[i]]
+        self.done[i] += 1
+
+    def finished(self, i):
+        return self.done[i] == len(self.parts)
+
+    def lose(self, i):
+        self.lost[i] = True
+
+    def keep_only(self, indices):
+        pass
+
+    def count(self, i):
+        return np.inf if self.lost[i] else float(self.mistakes[i])
+
+
+@pytest.mark.parametrize("last_parts, winner, done", [((90, 90, 90, 95), 5, 4),
+                                                      ((120, 120, 130, 0), 0, 3)])
+def test_a_frequency_candidate_stops_only_where_it_cannot_win(last_parts, winner, done):
+    """'normalized' candidates stop at the first's bar of 2 roots (400 - 40), the
+    'frequency' one at 1.5 roots (400 - 30): it could still win under that."""
+    from sklearn_sketch._step_probe import choose_step
+
+    est = WMSketchClassifier()
+    script = [(100, 100, 100, 100), (100, 100, 100, 65)] + [(150,) * 4] * 3 + [last_parts]
+    probe = ScriptedProbe(est, script)
+    chosen, counts = choose_step(probe)
+    # Step 3 under 'normalized' reached 365 >= 360 in its last part; the small steps
+    # passed 360 in their third.
+    assert probe.done[:5] == [4, 4, 3, 3, 3] and counts[:5] == [400.0] + [np.inf] * 4
+    assert chosen == winner and probe.done[5] == done
+    assert counts[5] == (sum(last_parts) if winner == 5 else np.inf)
