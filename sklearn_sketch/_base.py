@@ -596,8 +596,8 @@ class _BaseSketchSGD(BaseEstimator):
     # roots of them (_auto_choice). The two counts come from the same rows, so their
     # difference is less noisy than either: on DNA reads, where the schedules score
     # alike, 'frequency' was ahead by at most 1.2 roots (0.7 but at 100,000 reads a
-    # strain); on 20 Newsgroups TF-IDF rows, where it scores 1 to 1.6 points
-    # higher, by 1.2 to 1.7 (2 kept 'normalized'); on its words by 7 to 9.
+    # strain); on 20 Newsgroups TF-IDF rows, where it scores 1.4 points higher
+    # (AWM, hashing), by 1.2 to 1.7 (2 kept 'normalized'); on its words by 7 to 9.
     _AUTO_SCHEDULE_Z = 1.5
     _AUTO_PROBE_ROWS, _AUTO_PROBE_NNZ, _AUTO_PROBE_TENTH = 2000, 500_000, 10_000
     # None: another candidate runs until it reaches the bar (it cannot win); a number
@@ -788,7 +788,7 @@ class _BaseSketchSGD(BaseEstimator):
         after 5 passes where 'frequency' is tried); on 20 Newsgroups words 'frequency' erred on about a fifth
         fewer of the probe's rows (8 roots) and scored 0.7 to 4.4 points over
         after 5 passes from 1MB, and on its TF-IDF rows from the command line
-        1.7 roots fewer (1.3 to 1.6 points over).
+        1.7 roots fewer (1.4 points over).
         """
         candidates = self._probe_candidates()
         picks, fewest = [], None

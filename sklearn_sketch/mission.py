@@ -130,8 +130,9 @@ AUTO_SCHEDULE_NOTE = """'auto' chooses 'normalized' or 'frequency' on the
         1MB up: 1.8 to 3.6 points over 'normalized' after 5 passes (at 64KB
         and 256KB, where the sketch is loaded, it scored 2.3 under to 0.9
         over); on its TF-IDF rows from the command line it was kept for
-        feature hashing, the AWM-Sketch and MISSION (1.0 to 1.6 points over;
-        1.2 roots fell short for the WM-Sketch). On DNA reads the two were
+        feature hashing, the AWM-Sketch and MISSION (1.4 points over
+        'normalized' for the first two; 1.2 roots fell short for the
+        WM-Sketch). On DNA reads the two were
         within 1.2 roots at every budget and 'normalized' stayed
         ('frequency' scored 0.2 to 1.4 points under it below 4MB). MISSION tries it where it tries the step 3, from about
         16MB for 20 classes: at 1MB its heap-read gradient fell from 0.654 to
