@@ -850,11 +850,14 @@ class _BaseSketchSGD(BaseEstimator):
         ``csr`` is ``X`` as :func:`_as_csr_int64` gives it.
         """
         probe = StepProbe(self, n_models, X, csr, y, sample_weight)
-        batch = max(1, int(self.batch_size))
-        n_threads = min(len(probe.candidates), self._n_threads(probe.rows, batch))
-        winner, _ = choose_step(probe, n_threads)
-        winner = winner or 0
+        winner = self._run_probe(probe)[0] or 0
         return probe.candidates[winner], probe.kept(winner)
+
+    def _run_probe(self, probe):
+        """:func:`~._step_probe.choose_step` on ``probe``, in as many threads as
+        ``n_jobs`` gives its rows (at most one a candidate)."""
+        batch = max(1, int(self.batch_size))
+        return choose_step(probe, min(len(probe.candidates), self._n_threads(probe.rows, batch)))
 
     def _probe_is_light(self, state, csr, rows):
         """Whether the probe ``rows`` of ``csr`` hold at most ``_AUTO_LIGHT_LOAD``

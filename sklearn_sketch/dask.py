@@ -349,18 +349,29 @@ def _probe_partition(model, index, part, classes, share):
 
 def _first_chunk_step(model, part, classes, reader):
     """The ``(learning_rate, eta0)`` the probe of a copy of ``model`` chooses on the
-    first chunk of file ``part``: every file's copy trains with it (copies that
+    first chunk of file ``part`` that has a weight (None when every candidate
+    diverged or no chunk has one): every file's copy trains with it (copies that
     chose schedules of their own could not be averaged: the 'frequency' model
-    holds a table of counts the other has not)."""
-    from itertools import islice
-
-    from .io import partial_fit_stream
+    holds a table of counts the other has not). The chunk is probed as its
+    ``partial_fit`` would probe it (its names remembered first, as
+    :func:`~sklearn_sketch.io.partial_fit_stream` does), and not trained on:
+    that partition's own task does."""
+    from .io._training import _check_labelled
 
     est = copy.deepcopy(model)
     kwargs = {"classes": classes} if classes is not None and est._is_classifier() else {}
-    partial_fit_stream(est, islice((reader or _default_reader)(part[1]), 1), epochs=1,
-                       prefetch=False, **kwargs)
-    return est.learning_rate_, est._eta0()
+    for chunk in (reader or _default_reader)(part[1]):
+        weight = getattr(chunk, "sample_weight", None)
+        if weight is not None and not np.any(weight):
+            continue
+        _check_labelled(chunk)
+        names = getattr(chunk, "feature_names", None)
+        if names is not None and hasattr(est, "remember_feature_names"):
+            est.remember_feature_names(names)
+        probe = est._step_probe(chunk.X, chunk.y, sample_weight=weight, **kwargs)
+        winner, _ = est._run_probe(probe)
+        return None if winner is None else probe.candidates[winner]
+    return None
 
 
 def _counts(probe):

@@ -165,6 +165,28 @@ def test_files_train_with_the_choice_of_the_first_files_first_chunk(client, tmp_
     assert model.eta0_ == 2 * first.eta0_  # two copies: twice the step
 
 
+def test_the_first_chunk_with_a_weight_chooses_the_step_of_files():
+    """The choice for files is the probe of the first chunk with a weight, as
+    ``partial_fit_stream`` would make it there (None when no chunk has one)."""
+    from types import SimpleNamespace
+
+    from sklearn_sketch.io import partial_fit_stream
+
+    X, y = data()
+    X = sp.csr_matrix(X)
+    chunks = [SimpleNamespace(X=X[:500], y=y[:500], sample_weight=np.zeros(500)),
+              SimpleNamespace(X=X[500:], y=y[500:], sample_weight=np.ones(3500))]
+    for make in (mission, lambda: WMSketchClassifier("16KB", random_state=0)):
+        model = make()
+        step = sk_dask._first_chunk_step(model, ("file", "chunks"), [0, 1],
+                                         lambda path: iter(chunks))
+        streamed = partial_fit_stream(make(), chunks, classes=[0, 1])
+        assert step == (streamed.learning_rate_, streamed.eta0_)
+        assert "_state" not in model.__dict__
+    assert sk_dask._first_chunk_step(mission(), ("file", "none"), [0, 1],
+                                     lambda path: iter(chunks[:1])) is None
+
+
 def test_bad_input_on_one_partition_names_the_partition(client):
     X, y = data()
     X[2500, 3] = np.nan
