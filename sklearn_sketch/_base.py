@@ -775,9 +775,12 @@ class _BaseSketchSGD(BaseEstimator):
             return [(rate, step) for step in steps]
         return [("normalized", step) for step in steps] + [("frequency", max(steps))]
 
-    def _auto_choice(self, counts):
+    def _auto_choice(self, counts, stopped=None):
         """Index of the probe candidate (:meth:`_probe_candidates`) kept, from each
-        one's mistakes ``counts``; None when none is finite.
+        one's mistakes ``counts``; None when none is finite. ``stopped`` holds,
+        for a candidate stopped at the bar (its count inf: it cannot win), the
+        mistakes it had made by then, no more than its whole probe's would
+        have been: the first schedule's fewest is taken over those too.
 
         Within each schedule, :meth:`_auto_step_index` chooses a step. Another
         schedule's ('frequency', under learning_rate='auto') is kept only when it
@@ -797,7 +800,8 @@ class _BaseSketchSGD(BaseEstimator):
             pick = self._auto_step_index([counts[i] for i in group])
             picks.append(None if pick is None else group[pick])
             if fewest is None:
-                fewest = min(counts[i] for i in group)
+                fewest = min(min(counts[i], math.inf if stopped is None else stopped[i])
+                             for i in group)
         first, *others = picks
         for pick in others:
             if pick is not None and (

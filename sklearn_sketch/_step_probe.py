@@ -166,7 +166,9 @@ def choose_step(probe, n_threads=1, stop_losers=True):
     the candidates train in rounds of that many threads (the compiled pass
     releases the GIL); only the first's and the best other's models are kept
     between rounds (each schedule's best other). ``winner`` indexes the candidate of
-    ``estimator._auto_choice`` (None when every candidate was lost);
+    ``estimator._auto_choice`` (None when every candidate was lost), told the
+    mistakes of those stopped at the bar (their whole probe's count is no
+    smaller; the first schedule's fewest is taken over them too);
     ``probe.kept(winner)`` is its model.
     """
     est = probe.estimator
@@ -175,6 +177,7 @@ def choose_step(probe, n_threads=1, stop_losers=True):
     # beat the first schedule's fewest by _AUTO_SCHEDULE_Z roots, hence the first's.
     z = [est._AUTO_Z if c[0] == schedule else est._AUTO_SCHEDULE_Z for c in probe.candidates]
     limit = [None]  # the first candidate's count, once it is done
+    stopped = [math.inf] * len(probe.candidates)  # counts of those stopped at the bar
     first_parts = []  # the first candidate's count after each of its parts
     race_z = est._AUTO_RACE_Z
 
@@ -187,15 +190,18 @@ def choose_step(probe, n_threads=1, stop_losers=True):
                 return
             if i == 0:
                 first_parts.append(probe.mistakes[0])
-            elif stop_losers and limit[0] is not None and (
-                    probe.mistakes[i] >= bar(limit[0], z[i])
-                    # Not beside the first in threads: what stops a candidate there
-                    # would depend on the threads' timing.
-                    or (race_z is not None and i >= n_threads and not probe.finished(i)
+            elif stop_losers and limit[0] is not None:
+                if probe.mistakes[i] >= bar(limit[0], z[i]):
+                    stopped[i] = probe.mistakes[i]
+                    probe.lose(i)
+                    return
+                # Not beside the first in threads: what stops a candidate there
+                # would depend on the threads' timing.
+                if (race_z is not None and i >= n_threads and not probe.finished(i)
                         and trails(probe.mistakes[i], first_parts[probe.done[i] - 1],
-                                   race_z))):
-                probe.lose(i)
-                return
+                                   race_z)):
+                    probe.lose(i)
+                    return
         if i == 0:
             limit[0] = probe.mistakes[0]
 
@@ -221,7 +227,7 @@ def choose_step(probe, n_threads=1, stop_losers=True):
                 best[schedule] = i
         probe.keep_only({0, *best.values()})
     counts = [probe.count(i) for i in range(n)]
-    return est._auto_choice(counts), counts
+    return est._auto_choice(counts, stopped), counts
 
 
 def train_share(probe):

@@ -312,19 +312,29 @@ class ScriptedProbe:
         return np.inf if self.lost[i] else float(self.mistakes[i])
 
 
-@pytest.mark.parametrize("last_parts, winner, done", [((90, 90, 90, 95), 5, 4),
-                                                      ((120, 120, 130, 0), 0, 3)])
-def test_a_frequency_candidate_stops_only_where_it_cannot_win(last_parts, winner, done):
+STOPPED = (150, 150, 150, 150)  # past the bar of 400 - 2 * 20 after three parts
+
+
+@pytest.mark.parametrize("step_3, frequency, winner, done", [
+    # 'frequency' ends at 365: over the 'normalized' bar (360), under its own (370).
+    (STOPPED, (90, 90, 90, 95), 5, [4, 3, 3, 3, 3, 4]),
+    # Stopped at its own bar, 370, after three parts.
+    (STOPPED, (120, 120, 130, 0), 0, [4, 3, 3, 3, 3, 3]),
+    # Step 3 under 'normalized' was stopped at 365 (no fewer over its whole probe):
+    # 'frequency''s 365 does not beat that by 1.5 roots.
+    ((100, 100, 100, 65), (90, 90, 90, 95), 0, [4, 4, 3, 3, 3, 4]),
+])
+def test_a_frequency_candidate_stops_at_its_own_bar_and_beats_the_stopped_counts(
+        step_3, frequency, winner, done):
     """'normalized' candidates stop at the first's bar of 2 roots (400 - 40), the
-    'frequency' one at 1.5 roots (400 - 30): it could still win under that."""
+    'frequency' one at 1.5 roots (400 - 30): it could still win under that. What
+    a 'normalized' candidate stopped at its bar had made counts as its fewest."""
     from sklearn_sketch._step_probe import choose_step
 
     est = WMSketchClassifier()
-    script = [(100, 100, 100, 100), (100, 100, 100, 65)] + [(150,) * 4] * 3 + [last_parts]
+    script = [(100, 100, 100, 100), step_3] + [STOPPED] * 3 + [frequency]
     probe = ScriptedProbe(est, script)
     chosen, counts = choose_step(probe)
-    # Step 3 under 'normalized' reached 365 >= 360 in its last part; the small steps
-    # passed 360 in their third.
-    assert probe.done[:5] == [4, 4, 3, 3, 3] and counts[:5] == [400.0] + [np.inf] * 4
-    assert chosen == winner and probe.done[5] == done
-    assert counts[5] == (sum(last_parts) if winner == 5 else np.inf)
+    assert probe.done == done and chosen == winner
+    assert counts[:5] == [400.0] + [np.inf] * 4
+    assert counts[5] == (sum(frequency) if done[5] == 4 else np.inf)
