@@ -602,7 +602,12 @@ class _BaseSketchSGD(BaseEstimator):
     _AUTO_PROBE_ROWS, _AUTO_PROBE_NNZ, _AUTO_PROBE_TENTH = 2000, 500_000, 10_000
     # None: another candidate runs until it reaches the bar (it cannot win); a number
     # z: also until it trails the first by z sqrt(count) (_step_probe.choose_step).
-    _AUTO_RACE_Z = None
+    # Per-part counts of every candidate (/work/runs/s51/race_log.py): on DNA reads
+    # the smaller steps trailed by that much after a quarter or a half (6 to 9 of
+    # 22-24 candidate parts saved, a third of the probe); on the flights the larger
+    # steps and 'frequency' did (6 of 24); on 20 Newsgroups 5 of 16-24; the
+    # candidate chosen never trailed so.
+    _AUTO_RACE_Z = 2.0
 
     def _floors_row_norms(self):
         """Whether 'normalized' steps by ``eta0 / max(||x||**2, norm_floor_)``.

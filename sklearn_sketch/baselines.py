@@ -156,6 +156,7 @@ class TruncationClassifier(_BudgetedBaseline):
 
     # Argmin over a tenth of the first pass, however large.
     _AUTO_ETA0, _AUTO_Z, _AUTO_PROBE_NNZ, _AUTO_PROBE_TENTH = (1.0, 3.0, 10.0), 0.0, 0, None
+    _AUTO_RACE_Z = None  # the argmin: every candidate runs its whole probe
     _parameter_constraints = {**_BUDGET_CONSTRAINTS,
                               "truncation": [StrOptions({"simple", "probabilistic"})]}
 

@@ -515,6 +515,7 @@ class IHTClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifierMixi
     _store = _stores.HEAP_ONLY
     # Argmin over a tenth of the first pass, however large.
     _AUTO_ETA0, _AUTO_Z, _AUTO_PROBE_NNZ, _AUTO_PROBE_TENTH = (1.0, 3.0, 10.0), 0.0, 0, None
+    _AUTO_RACE_Z = None  # the argmin: every candidate runs its whole probe
     _parameter_constraints = {
         **_BaseSketchSGD._parameter_constraints, **_SELECTION_CONSTRAINTS,
         "loss": [StrOptions(_CLASSIFIER_LOSSES)],

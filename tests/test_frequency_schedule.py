@@ -325,12 +325,13 @@ STOPPED = (150, 150, 150, 150)  # past the bar of 400 - 2 * 20 after three parts
     ((100, 100, 100, 65), (90, 90, 90, 95), 0, [4, 4, 3, 3, 3, 4]),
 ])
 def test_a_frequency_candidate_stops_at_its_own_bar_and_beats_the_stopped_counts(
-        step_3, frequency, winner, done):
+        step_3, frequency, winner, done, monkeypatch):
     """'normalized' candidates stop at the first's bar of 2 roots (400 - 40), the
     'frequency' one at 1.5 roots (400 - 30): it could still win under that. What
     a 'normalized' candidate stopped at its bar had made counts as its fewest."""
     from sklearn_sketch._step_probe import choose_step
 
+    monkeypatch.setattr(WMSketchClassifier, "_AUTO_RACE_Z", None)  # the bars alone
     est = WMSketchClassifier()
     script = [(100, 100, 100, 100), step_3] + [STOPPED] * 3 + [frequency]
     probe = ScriptedProbe(est, script)
@@ -338,3 +339,21 @@ def test_a_frequency_candidate_stops_at_its_own_bar_and_beats_the_stopped_counts
     assert probe.done == done and chosen == winner
     assert counts[:5] == [400.0] + [np.inf] * 4
     assert counts[5] == (sum(frequency) if done[5] == 4 else np.inf)
+
+
+def test_a_candidate_that_trails_the_first_stops_and_its_count_is_no_floor():
+    """A candidate 2 roots of the first's count behind it after a part (but the
+    last) stops there; what it had made then says nothing of its whole probe
+    (it is behind, not ahead): the fewest 'normalized' count stays the first's."""
+    from sklearn_sketch._step_probe import choose_step
+
+    est = WMSketchClassifier()
+    assert est._AUTO_RACE_Z == 2.0
+    # After one part: 121 - 100 >= 2 * sqrt(100), 119 - 100 is not.
+    script = [(100, 100, 100, 100), (121, 0, 0, 0), (119, 100, 100, 100),
+              (150, 0, 0, 0), (150, 0, 0, 0), (90, 90, 90, 95)]
+    probe = ScriptedProbe(est, script)
+    chosen, counts = choose_step(probe)
+    # Step 0.3 (119 ...) reached the bar, 360, in its last part.
+    assert probe.done == [4, 1, 4, 1, 1, 4]
+    assert chosen == 5 and counts == [400.0] + [np.inf] * 4 + [365.0]
