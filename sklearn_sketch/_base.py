@@ -595,18 +595,19 @@ class _BaseSketchSGD(BaseEstimator):
     # Another schedule must beat the first's fewest mistakes by this many square
     # roots of them (_auto_choice). The two counts come from the same rows, so their
     # difference is less noisy than either: on DNA reads, where the schedules score
-    # alike, 'frequency' was ahead by at most 1.2 roots (0.7 but at 100,000 reads a
-    # strain); on 20 Newsgroups TF-IDF rows, where it scores 1.4 points higher
-    # (AWM, hashing), by 1.2 to 1.7 (2 kept 'normalized'); on its words by 7 to 9.
+    # alike, 'frequency' was never more than 1.2 roots ahead (at 20,000 reads a
+    # strain 0.7); on 20 Newsgroups TF-IDF rows, where it scores 1.4 points higher
+    # (AWM, hashing), it was 1.2 to 1.7 ahead (2 kept 'normalized'); on its words 7
+    # to 9.
     _AUTO_SCHEDULE_Z = 1.5
     _AUTO_PROBE_ROWS, _AUTO_PROBE_NNZ, _AUTO_PROBE_TENTH = 2000, 500_000, 10_000
     # None: another candidate runs until it reaches the bar (it cannot win); a number
     # z: also until it trails the first by z sqrt(count) (_step_probe.choose_step).
-    # Per-part counts of every candidate (/work/runs/s51/race_log.py): on DNA reads
-    # the smaller steps trailed by that much after a quarter or a half (6 to 9 of
-    # 22-24 candidate parts saved, a third of the probe); on the flights the larger
-    # steps and 'frequency' did (6 of 24); on 20 Newsgroups 5 of 16-24; the
-    # candidate chosen never trailed so.
+    # Measured with every candidate's count after each part: on DNA reads the
+    # smaller steps trailed by that much after a quarter or a half (6 to 9 of 22-24
+    # candidate parts saved, a third of the probe); on the flights the larger steps
+    # and 'frequency' did (6 of 24); on 20 Newsgroups 5 of 16-24; the candidate
+    # chosen never trailed so.
     _AUTO_RACE_Z = 2.0
 
     def _floors_row_norms(self):
@@ -793,10 +794,11 @@ class _BaseSketchSGD(BaseEstimator):
         ``_AUTO_SCHEDULE_Z`` times their square root: on DNA reads the two
         schedules were within 1.2 of that root at every budget and estimator
         (20,000 and 100,000 reads a strain; within 0.2 points of each other
-        after 5 passes where 'frequency' is tried); on 20 Newsgroups words 'frequency' erred on about a fifth
-        fewer of the probe's rows (8 roots) and scored 0.7 to 4.4 points over
-        after 5 passes from 1MB, and on its TF-IDF rows from the command line
-        1.7 roots fewer (1.4 points over).
+        after 5 passes where 'frequency' is tried); on 20 Newsgroups words
+        'frequency' erred on about a fifth fewer of the probe's rows (8
+        roots) and scored 0.7 to 4.4 points over after 5 passes from 1MB, and
+        on its TF-IDF rows from the command line 1.7 roots fewer (1.4 points
+        over).
         """
         candidates = self._probe_candidates()
         picks, fewest = [], None
@@ -846,14 +848,16 @@ class _BaseSketchSGD(BaseEstimator):
         times the square root of its own count; then the fewest of those wins,
         ties going to the earlier (:meth:`_auto_choice` says how a schedule is
         chosen); a candidate stops at the end of a quarter
-        of the probe once it has made that many mistakes
-        (:func:`~._step_probe.choose_step`). With ``n_jobs`` the candidates
+        of the probe once it has made that many mistakes, or once it trails
+        the first on the same rows by ``_AUTO_RACE_Z`` times the square root
+        of the first's count there (:func:`~._step_probe.choose_step`). With
+        ``n_jobs`` the candidates
         train in threads (the compiled pass releases the GIL).
 
         Returns the candidate ``(learning_rate, eta0)`` and ``(state, rows,
         mistakes, read_errors)``: the
         winner's model after the probe, from which the first pass goes on (so
-        the probe costs at most ``len(_AUTO_ETA0) - 1`` trainings on it, and
+        the probe costs at most one training on it for each other candidate, and
         with one thread the model equals one trained with that step from the
         start); None when every candidate diverged (the fit then raises).
         ``csr`` is ``X`` as :func:`_as_csr_int64` gives it.
