@@ -356,15 +356,14 @@ def _first_chunk_step(model, part, classes, reader):
     ``partial_fit`` would probe it (its names remembered first, as
     :func:`~sklearn_sketch.io.partial_fit_stream` does), and not trained on:
     that partition's own task does."""
-    from .io._training import _check_labelled
+    from .io._training import _weight_to_learn
 
     est = copy.deepcopy(model)
     kwargs = {"classes": classes} if classes is not None and est._is_classifier() else {}
     for chunk in (reader or _default_reader)(part[1]):
-        weight = getattr(chunk, "sample_weight", None)
-        if weight is not None and not np.any(weight):
+        weight = _weight_to_learn(chunk)
+        if weight is False:
             continue
-        _check_labelled(chunk)
         names = getattr(chunk, "feature_names", None)
         if names is not None and hasattr(est, "remember_feature_names"):
             est.remember_feature_names(names)

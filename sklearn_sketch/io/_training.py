@@ -73,11 +73,10 @@ def partial_fit_stream(estimator, chunks, *, classes=None, epochs=1, verbose=0,
         for epoch in range(epochs):
             progress = _Progress(verbose, f"epoch {epoch + 1}/{epochs}")
             for chunk in (_prefetched(chunks) if prefetch else chunks):
-                weight = getattr(chunk, "sample_weight", None)
-                if weight is not None and not np.any(weight):
+                weight = _weight_to_learn(chunk)
+                if weight is False:
                     progress.update(chunk.X.shape[0])
-                    continue  # Legal (VW importance 0) but nothing to learn.
-                _check_labelled(chunk)
+                    continue
                 names = getattr(chunk, "feature_names", None)
                 remember = names is not None and hasattr(estimator, "remember_feature_names")
                 # A new model takes the names before its first call (which names its
@@ -165,6 +164,17 @@ class Prefetcher:
     def close(self):
         self._stop.set()
         self._thread.join()
+
+
+def _weight_to_learn(chunk):
+    """The ``sample_weight`` to train on ``chunk`` with (None: every example counts
+    once), or False when every weight is 0 (legal, Vowpal Wabbit's importance 0,
+    but nothing to learn); an example without a label raises."""
+    weight = getattr(chunk, "sample_weight", None)
+    if weight is not None and not np.any(weight):
+        return False
+    _check_labelled(chunk)
+    return weight
 
 
 def _check_labelled(chunk):
