@@ -39,10 +39,10 @@ from ._columns import (
     standardization_bytes,
 )
 from ._core import CountSketch, TopKHeap
-from ._names import PackedNames, gather_segments, mean_name_bytes, reserved_name_bytes
+from ._names import PackedNames, mean_name_bytes, reserved_name_bytes
 from ._raw_features import CATEGORIES_HINT, hash_raw, is_raw_input
 from ._sgd_fast import ClassTeam, Loss, PassStatus, Schedule, SGDParams, sgd_pass
-from ._sgd_fast import decision_function_kernel, rows_repeat_a_column
+from ._sgd_fast import decision_function_kernel, rows_hold_more_keys_than, rows_repeat_a_column
 from ._sorted_keys import keys_in_heaps
 from ._step_probe import StepProbe, choose_step
 
@@ -607,7 +607,14 @@ class _BaseSketchSGD(BaseEstimator):
     # smaller steps trailed by that much after a quarter or a half (6 to 9 of 22-24
     # candidate parts saved, a third of the probe); on the flights the larger steps
     # and 'frequency' did (6 of 24); on 20 Newsgroups 5 of 16-24; the candidate
-    # chosen never trailed so.
+    # chosen never trailed so. With a number, the steps under the first's are also
+    # tried largest first, and no further once one errs no less than the next larger
+    # (_step_probe.smaller_steps_above). Replayed on every candidate's count after
+    # each part of 101 probes (DNA reads: the papers' shapes, 20,000 reads a strain
+    # at 24 settings, 100,000 at 16; 20 Newsgroups tokens and L2 rows at 24 each; the
+    # flights from the command line, 8) no choice changed and 1,708 candidate parts
+    # fell to 1,284; nor did one of the probes of bench_dense_columns,
+    # bench_vw_interactions, bench_bear_folds and the command line on real files.
     _AUTO_RACE_Z = 2.0
 
     def _floors_row_norms(self):
@@ -850,7 +857,9 @@ class _BaseSketchSGD(BaseEstimator):
         chosen); a candidate stops at the end of a quarter
         of the probe once it has made that many mistakes, or once it trails
         the first on the same rows by ``_AUTO_RACE_Z`` times the square root
-        of the first's count there (:func:`~._step_probe.choose_step`). With
+        of the first's count there; the steps smaller than the first's are
+        tried largest first, and no further once one makes no fewer mistakes
+        than the next larger on the same rows (:func:`~._step_probe.choose_step`). With
         ``n_jobs`` the candidates
         train in threads (the compiled pass releases the GIL).
 
@@ -878,16 +887,8 @@ class _BaseSketchSGD(BaseEstimator):
         collides in a heap)."""
         if not state.sketches:
             return True
-        indptr, indices, _ = csr
-        starts = indptr[rows]
-        lengths = indptr[rows + 1] - starts
         room = self._AUTO_LIGHT_LOAD * state.sketches[0].width * state.sketches[0].depth
-        if lengths.sum() <= room:  # no more distinct features than non-zeros
-            return True
-        # Distinct keys counted after a sort (NumPy's hashed unique took 10 times as
-        # long).
-        keys = np.sort(gather_segments(indices, starts, lengths))
-        return 1 + np.count_nonzero(keys[1:] != keys[:-1]) <= room
+        return not rows_hold_more_keys_than(csr[0], csr[1], rows, math.floor(room))
 
     # Share of each model's bytes that its heap gets under ``memory_budget``.
     _budget_heap_share = 0.25

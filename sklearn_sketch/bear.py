@@ -95,7 +95,8 @@ _BEAR_CLASSIFIER_PARAMS_DOC = _BEAR_PARAMS_DOC.format(
         2,000 rows), and keeps 3 unless a smaller step misclassified clearly
         fewer samples just before their update (``eta0_``); a smaller step
         that trails 3 by twice the square root of 3's count at the end of a
-        quarter of the probe stops there. The first pass
+        quarter of the probe stops there, and the steps below one that
+        misclassified no fewer than the step above it are not tried. The first pass
         goes on from the probe's model, so a kept step gives the model that
         step gives. It kept 3 on DNA reads and 20 Newsgroups (raw counts and
         L2-normalized rows; without a budget and at 256KB, 1MB and 4MB: the

@@ -194,7 +194,11 @@ ETA0_AUTO_NOTE = """It keeps that step unless smaller ones (down to 0.03)
         allows it, or trails the first on the same rows by twice the square
         root of the first's count there (on 200,000 DNA reads the smaller
         steps stopped after a quarter or a half; the chosen one never trailed
-        so on any data measured). The probe favours steps
+        so on any data measured); the smaller steps are tried largest first,
+        and no further once one misclassifies no fewer than the next larger
+        (on DNA reads, 20 Newsgroups and the flights the mistakes fell with
+        the step to a best one and rose, or stayed level, below it: the same
+        choices, a quarter fewer trainings). The probe favours steps
         that learn fast, so a smaller step that still wins it clearly is
         taken: labels that are mostly noise (delays, clicks) want one. On the
         flights out of New York (delayed more than 15 minutes, 1MB, 5 epochs)

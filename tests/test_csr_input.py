@@ -5,7 +5,7 @@ import scipy.sparse as sp
 
 from sklearn_sketch import FeatureHashingClassifier
 from sklearn_sketch._base import _as_csr_int64
-from sklearn_sketch._sgd_fast import rows_repeat_a_column
+from sklearn_sketch._sgd_fast import rows_hold_more_keys_than, rows_repeat_a_column
 
 
 def random_rows(rng, n_rows, repeat, max_len=40):
@@ -46,6 +46,26 @@ def test_rows_repeat_a_column_matches_numpy(max_len):
     # The same column in two different rows is no repeat.
     assert not rows_repeat_a_column(np.array([0, 1, 2]), np.array([7, 7]))
     assert not rows_repeat_a_column(np.array([0]), np.zeros(0, dtype=np.int64))
+
+
+def test_rows_hold_more_keys_than_matches_numpy():
+    # The eta0='auto' probe's load test: distinct columns of some rows (a row may
+    # be read twice, and rows share columns) against a limit on either side.
+    rng = np.random.default_rng(0)
+    for trial in range(40):
+        indptr, indices = random_rows(rng, 30, repeat=False, max_len=60)
+        # Columns shared between rows, and some differing only in high bits.
+        indices[rng.random(indices.size) < 0.5] = rng.integers(0, 50) << 40
+        indices[rng.random(indices.size) < 0.3] = rng.integers(-20, 20)
+        rows = rng.integers(0, 30, size=int(rng.integers(0, 40))).astype(np.int64)
+        parts = [indices[indptr[r]:indptr[r + 1]] for r in rows]
+        distinct = np.unique(np.concatenate(parts)).size if parts else 0
+        for limit in {0, max(distinct - 1, 0), distinct, distinct + 1, 10**6}:
+            assert rows_hold_more_keys_than(indptr, indices, rows, limit) == (distinct > limit)
+    with pytest.raises(ValueError, match="limit"):
+        rows_hold_more_keys_than(np.array([0, 1]), np.array([3]), np.array([0]), -1)
+    with pytest.raises(IndexError, match="row 1"):
+        rows_hold_more_keys_than(np.array([0, 1]), np.array([3]), np.array([1]), 0)
 
 
 def test_unsorted_unique_rows_are_taken_without_copy():

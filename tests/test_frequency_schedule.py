@@ -354,6 +354,52 @@ def test_a_candidate_that_trails_the_first_stops_and_its_count_is_no_floor():
               (150, 0, 0, 0), (150, 0, 0, 0), (90, 90, 90, 95)]
     probe = ScriptedProbe(est, script)
     chosen, counts = choose_step(probe)
-    # Step 0.3 (119 ...) reached the bar, 360, in its last part.
-    assert probe.done == [4, 1, 4, 1, 1, 4]
+    # Step 0.3 (119 ...) reached the bar, 360, in its last part; having made more
+    # mistakes than the first, it leaves 0.1 and 0.03 untried.
+    assert probe.done == [4, 1, 4, 0, 0, 4]
     assert chosen == 5 and counts == [400.0] + [np.inf] * 4 + [365.0]
+
+
+@pytest.mark.parametrize("script, done, winner", [
+    # 0.3 ahead of the first, 0.1 behind 0.3 after its first part (raced: 130 - 100
+    # >= 20): 0.03 is not tried.
+    ([(100,) * 4, (130, 0, 0, 0), (95,) * 4, (130, 0, 0, 0), (50,) * 4, (200,) * 4],
+     [4, 1, 4, 1, 0, 1], 0),
+    # Each smaller step ahead of the one above it: all are tried, and 0.03 wins.
+    ([(100,) * 4, (130, 0, 0, 0), (95,) * 4, (90,) * 4, (80,) * 4, (200,) * 4],
+     [4, 1, 4, 4, 4, 1], 4),
+    # 0.1 level with 0.3 on the rows both trained: no fewer mistakes, 0.03 untried.
+    ([(100,) * 4, (130, 0, 0, 0), (85,) * 4, (85,) * 4, (50,) * 4, (200,) * 4],
+     [4, 1, 4, 4, 0, 1], 2),
+])
+def test_smaller_steps_are_tried_until_one_errs_no_less_than_the_step_above(
+        script, done, winner):
+    """The steps under the first's are tried largest first, and no further once
+    one makes no fewer mistakes than the next larger one tried: a step that
+    would have won below that (50 a part) is not trained."""
+    from sklearn_sketch._step_probe import choose_step
+
+    est = WMSketchClassifier()
+    assert [c for c in est._probe_candidates()] == [
+        ("normalized", 1.0), ("normalized", 3.0), ("normalized", 0.3), ("normalized", 0.1),
+        ("normalized", 0.03), ("frequency", 3.0)]
+    probe = ScriptedProbe(est, script)
+    chosen, counts = choose_step(probe)
+    assert probe.done == done and chosen == winner
+    assert all(np.isinf(c) for c, d in zip(counts, done) if d < 4)
+
+
+def test_in_threads_a_smaller_step_waits_for_the_one_above_in_an_earlier_round():
+    """In rounds of threads a candidate is told only what earlier rounds did: 0.1,
+    in the round of 0.3, trains though 0.3 does worse than the first; 0.03, in a
+    later round, is not tried."""
+    from sklearn_sketch._step_probe import choose_step
+
+    est = WMSketchClassifier()
+    script = [(100,) * 4, (130,) * 4, (105,) * 4, (110,) * 4, (50,) * 4, (200,) * 4]
+    probe = ScriptedProbe(est, script)
+    chosen, counts = choose_step(probe, n_threads=2)
+    # Rounds: (1, 3), (0.3, 0.1), (0.03, 'frequency'); the first two rounds' other
+    # candidates train whole (no race beside the first), 'frequency' meets its bar.
+    assert probe.done[:4] == [4, 4, 4, 4] and probe.done[4] == 0
+    assert chosen == 0
