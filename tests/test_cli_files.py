@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -613,8 +614,12 @@ def test_a_sorted_file_larger_than_the_whole_shuffle_is_mixed_and_warned(tmp_pat
     packed = tmp_path / "sorted.svm.gz"
     packed.write_bytes(gzip.compress(Path(paths["sorted"]).read_bytes()))
     # A compressed file counts COMPRESSED_TEXT_RATIO (4) times its size as text.
-    assert _inputs._text_bytes([paths["sorted"], str(packed)]) == (
-        os.path.getsize(paths["sorted"]) + 4 * os.path.getsize(packed))
+    zipped = tmp_path / "sorted.zip"
+    with zipfile.ZipFile(zipped, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.write(paths["sorted"], "sorted.svm")
+    assert _inputs._text_bytes([paths["sorted"], str(packed), str(zipped)]) == (
+        os.path.getsize(paths["sorted"]) + 4 * os.path.getsize(packed)
+        + 4 * os.path.getsize(zipped))
     model = str(tmp_path / "m.skm")
     for limit, value, path in (("FULL_SHUFFLE_ROWS", 2999, paths["sorted"]),
                                ("FULL_SHUFFLE_BYTES", 4 * os.path.getsize(packed) - 1, packed)):

@@ -494,13 +494,10 @@ class InputStream:
 def _text_bytes(paths):
     """Bytes of text in ``paths``: a gzip or zip file counts ``COMPRESSED_TEXT_RATIO``
     times its size."""
-    total = 0
-    for path in paths:
-        with open(path, "rb") as f:
-            magic = f.read(4)
-        compressed = magic[:2] == b"\x1f\x8b" or magic == b"PK\x03\x04"
-        total += os.path.getsize(path) * (COMPRESSED_TEXT_RATIO if compressed else 1)
-    return total
+    from ..io._readers import is_compressed
+
+    return sum(os.path.getsize(path) * (COMPRESSED_TEXT_RATIO if is_compressed(path) else 1)
+               for path in paths)
 
 
 def _numeric_labels(classes):

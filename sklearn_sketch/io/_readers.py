@@ -32,6 +32,7 @@ from ._parsers import (
 
 MAX_FEATURES = 2**63 - 1
 _GZIP_MAGIC = b"\x1f\x8b"
+_ZIP_MAGIC = b"PK\x03\x04"
 _BASES = {True: 0, False: 1, "auto": 2}
 #: Default longest line (svmlight, Vowpal Wabbit) or record (FASTA, FASTQ) in bytes.
 MAX_LINE_BYTES = 2**28
@@ -164,6 +165,13 @@ def _check_options(on_error, block_size, max_line_bytes):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     return (_check_int("block_size", block_size, 1),
             _check_int("max_line_bytes", max_line_bytes, 1))
+
+
+def is_compressed(path):
+    """Whether ``path`` starts with the gzip or the zip magic, whatever its name."""
+    with open(path, "rb") as f:
+        magic = f.read(len(_ZIP_MAGIC))
+    return magic.startswith(_GZIP_MAGIC) or magic == _ZIP_MAGIC
 
 
 @contextmanager
