@@ -140,14 +140,13 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
     # the rows one fit would probe, where it lives, and the mistakes summed over the
     # partitions pick the step. The probe's cost (at least 2,000 rows, up to six
     # candidates) then falls with the workers instead of holding them all back. A
-    # share stops none of its candidates early: one that loses on a share may win
-    # summed, so each share trains every candidate whole where one process stops
-    # about a third of their parts (to stop the losers on summed counts took a round
-    # trip per quarter of the probe, which cost DNA reads more than it saved on 20
-    # Newsgroups). A partition whose probe kept the chosen step's model goes on from
-    # it, as a plain fit goes on from its probe (the probe stays on its worker, where
-    # the partition's first training task runs). One partition probes inside its own
-    # partial_fit, as a plain fit does.
+    # share stops the candidates that trail on its own rows and the smaller steps
+    # past its best, but none at the bar (train_share says why); stopping at the
+    # bar on summed counts took a round trip per quarter of the probe, which cost DNA
+    # reads more than it saved on 20 Newsgroups. A partition whose probe kept the
+    # chosen step's model goes on from it, as a plain fit goes on from its probe (the
+    # probe stays on its worker, where the partition's first training task runs). One
+    # partition probes inside its own partial_fit, as a plain fit does.
     places = _places(client, parts)
     step, probes = None, [None] * len(parts)
     new_auto = "_state" not in model.__dict__ and model._probes()

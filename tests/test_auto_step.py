@@ -21,7 +21,11 @@ from sklearn_sketch import (
 sys.path.insert(0, str(Path(__file__).parent))
 from _reference import model_coordinates  # noqa: E402
 
-from sklearn_sketch._step_probe import choose_step, train_share  # noqa: E402
+from sklearn_sketch._step_probe import (  # noqa: E402
+    choose_step,
+    smaller_steps_above,
+    train_share,
+)
 
 CANDIDATES = IHTClassifier._AUTO_ETA0
 
@@ -306,9 +310,12 @@ def test_a_share_of_the_probe_counts_mistakes_on_that_share_of_its_rows(share):
         assert chosen == make("iht", 200, eta0="auto").fit(X, y).eta0_
 
 
-def test_a_partition_trains_every_candidate_on_its_whole_share():
-    """On one partition a candidate may lose, and still win over all of them (summed
-    counts): a share stops none early, where the whole probe stops the losers."""
+def test_a_share_stops_candidates_that_trail_or_descend_but_none_at_the_bar():
+    """A partition's share of the probe (sklearn_sketch.dask sums the shares' counts)
+    stops, on its own counts, a candidate that trails the first after a part and
+    the smaller steps past its best, as one probe does; but never at the bar, where
+    one probe stops the losers: a candidate that reaches the share's bar may still
+    win summed."""
     X, y = narrow_task(n=20_000, noise=0.1)
     est = FeatureHashingClassifier(memory_budget="64KB", random_state=0)
     whole = est._step_probe(X, y, classes=[0, 1])
@@ -318,8 +325,29 @@ def test_a_partition_trains_every_candidate_on_its_whole_share():
                for i, c in enumerate(counts))
     for half in (slice(0, 10_000), slice(10_000, None)):
         share = est._step_probe(X[half], y[half], classes=[0, 1], share=2)
-        assert np.isfinite(train_share(share)).all()
-        assert all(done == len(share.parts) for done in share.done)
+        plain = est._step_probe(X[half], y[half], classes=[0, 1], share=2)
+        parts = _probe_parts(plain)
+        every = choose_step(plain, stop_losers=False)[1]  # each candidate whole
+        shared = train_share(share)
+        first = parts[0]
+        above = smaller_steps_above(share.candidates)
+        for i, count in enumerate(shared):
+            if np.isfinite(count):  # trained whole, never stopped at the bar
+                assert share.done[i] == len(share.parts) and count == every[i]
+                continue
+            if i not in parts:  # lost before its probe (not light)
+                assert share.done[i] == 0
+                continue
+            done = share.done[i]
+            trailed = done > 0 and parts[i][done - 1] - first[done - 1] >= (
+                2 * np.sqrt(first[done - 1]))
+            previous = above.get(i, 0)
+            skipped = done == 0 and previous != 0 and (
+                not np.isfinite(shared[previous]) and share.done[previous] < len(share.parts)
+                or every[previous] >= every[above[previous]])
+            assert trailed or skipped, (i, done, parts[i], first)
+        # Some candidates stopped early (the point of it).
+        assert sum(share.done) < sum(plain.done)
 
 
 @pytest.mark.parametrize("kind", ["iht", "truncation"])
