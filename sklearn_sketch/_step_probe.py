@@ -179,10 +179,11 @@ def choose_step(probe, n_threads=1, stop_losers=True, bar_stops=True):
     best step and rise below it: on DNA reads, 20 Newsgroups and the flights
     each smaller step past the best erred more, or as often where the steps
     are small enough to score alike); the smaller ones are not trained (these
-    two, unless ``stop_losers`` is False). With ``n_threads``
-    the candidates train in rounds of that many threads (the compiled pass
-    releases the GIL), each round told only what earlier rounds did; only the first's and the best other's models are kept
-    between rounds (each schedule's best other). ``winner`` indexes the candidate of
+    two, unless ``stop_losers`` is False). With ``n_threads`` the candidates
+    train in rounds of that many threads (the compiled pass releases the GIL),
+    each round told only what earlier rounds did, and a candidate trained beside
+    the first is not stopped; only the first's and the best other's models are
+    kept between rounds (each schedule's best other). ``winner`` indexes the candidate of
     ``estimator._auto_choice`` (None when every candidate was lost), told the
     mistakes of those stopped at the bar (their whole probe's count is no
     smaller; the first schedule's fewest is taken over them too);
