@@ -204,13 +204,13 @@ def choose_step(probe, n_threads=1, stop_losers=True, bar_stops=True):
     def train(i):
         if probe.lost[i]:
             return
-        parts = history.setdefault(i, [])
+        after_each_part = history.setdefault(i, [])
         while not probe.finished(i):
             probe.train_part(i)
             if probe.lost[i]:
                 diverged.add(i)
                 return
-            parts.append(probe.mistakes[i])
+            after_each_part.append(probe.mistakes[i])
             # Not beside the first in threads: what stops a candidate there would
             # depend on the threads' timing.
             if i >= n_threads and stop_losers and limit[0] is not None:
@@ -235,9 +235,9 @@ def choose_step(probe, n_threads=1, stop_losers=True, bar_stops=True):
         if previous == 0 or previous in diverged:
             return False
         # Empty in threads when it trains in this round.
-        done, larger = history.get(previous, []), history.get(above[previous], [])
-        k = min(len(done), len(larger))
-        return k > 0 and done[k - 1] >= larger[k - 1]
+        its, larger = history.get(previous, []), history.get(above[previous], [])
+        k = min(len(its), len(larger))
+        return k > 0 and its[k - 1] >= larger[k - 1]
 
     n = len(probe.candidates)
     best = {}  # each schedule's best candidate but the first
