@@ -169,8 +169,7 @@ def choose_step(probe, n_threads=1, stop_losers=True, bar_stops=True):
     another stops at the end of a part once it has made as many mistakes as the
     bar (it cannot win; for another schedule the bar of ``_AUTO_SCHEDULE_Z``
     roots), unless ``stop_losers`` or ``bar_stops`` is False. Where
-    ``estimator._AUTO_RACE_Z`` is a number ``z`` (2; None for IHT and truncation,
-    whose choice is the argmin), another also stops at
+    ``estimator._AUTO_RACE_Z`` is a number ``z`` (2), another also stops at
     the end of a part once it trails the first on the same rows by ``z`` times
     the square root of the first's count there (:func:`trails`): to win it would
     have to end ahead by as much; and the steps smaller than the first's are

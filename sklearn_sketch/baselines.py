@@ -23,7 +23,8 @@ from ._base import (
 from . import _stores
 from ._sgd_fast import Loss, Schedule, SGDParams
 from ._base import _budget_less, budget_shape
-from .mission import ETA0_AUTO_DOC, NORM_FLOOR_DOC, STANDARDIZE_ATTRIBUTES_DOC
+from .mission import (ETA0_AUTO_DOC, HEAP_ONLY_AUTO_ETA0, HEAP_ONLY_RACE_Z, NORM_FLOOR_DOC,
+                      STANDARDIZE_ATTRIBUTES_DOC)
 from .weight_median import _BUDGET_CONSTRAINTS
 
 _SGD_PARAMS_DOC = """
@@ -154,9 +155,8 @@ class TruncationClassifier(_BudgetedBaseline):
     (46, True, True)
     """
 
-    # Argmin over a tenth of the first pass, however large.
-    _AUTO_ETA0, _AUTO_Z, _AUTO_PROBE_NNZ, _AUTO_PROBE_TENTH = (1.0, 3.0, 10.0), 0.0, 0, None
-    _AUTO_RACE_Z = None  # the argmin: every candidate runs its whole probe
+    _AUTO_ETA0, _AUTO_Z, _AUTO_PROBE_NNZ, _AUTO_PROBE_TENTH = HEAP_ONLY_AUTO_ETA0, 0.0, 0, None
+    _AUTO_RACE_Z = HEAP_ONLY_RACE_Z
     _parameter_constraints = {**_BUDGET_CONSTRAINTS,
                               "truncation": [StrOptions({"simple", "probabilistic"})]}
 

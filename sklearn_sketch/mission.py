@@ -260,14 +260,32 @@ _ETA0_HASHING_DOC = """
         scikit-learn's check that a classifier fits a small dense task:
         'auto' starts from 1. """ + ETA0_AUTO_NOTE + LARGER_STEP_NOTE
 
+# eta0='auto' of the heap-only models (IHT, truncation): the fewest mistakes
+# (_AUTO_Z = 0) over a tenth of the first pass, however large (capped at 10,000 rows
+# it chose 3 for 10 on 400,000 DNA reads, 0.7 points lower). Largest first, with a
+# race of three roots (_step_probe.choose_step): on DNA reads and 20 Newsgroups the
+# largest erred least, the others soon trailed it, and the descent left 1 untried;
+# on small tables (iris, wine, breast cancer, digits) and the flights 1 or 3 won.
+# Replayed on every candidate's count after each part of 94 probes (DNA reads,
+# 20,000 a strain at 5 budgets, 100,000 at 3, 200,000 and 400,000 at 7 shapes each,
+# for IHT, truncation and probabilistic truncation; 20 Newsgroups tokens and L2 rows
+# at 15 settings each; the four tables, raw and standardised, 24; the flights from
+# the command line, 2): every choice the same as the argmin of every candidate
+# trained whole, and 1,102 candidate parts fell to 795 (12 to 5-8 on DNA, 7-8 on 20
+# Newsgroups; 8-12 to 12 on the small sets). A race of two roots (756) stopped 3 on
+# a test's task where it ended 0.2 roots ahead.
+HEAP_ONLY_AUTO_ETA0, HEAP_ONLY_RACE_Z = (10.0, 3.0, 1.0), 3.0
+
 # Measured with benchmarks/bench_accuracy_memory.py's data, 5 epochs (IHT, heaps of
 # 11540 and 2307 per class), and the probe's choice on each.
 ETA0_AUTO_DOC = """
     eta0 : float or 'auto', default='auto'
-        Step size (the first one for 'invscaling'). 'auto' tries 1, 3 and 10
+        Step size (the first one for 'invscaling'). 'auto' tries 10, 3 and 1
         on the first tenth of the first pass (at least 2000 rows) and keeps
         the step that misclassified the fewest samples just before their
-        update (``eta0_``; about 0.3 passes more). A heap-only model keeps a
+        update (``eta0_``; a step that trails the first by three square roots of
+        its count is stopped there, and 1 is not tried where 3 erred no less
+        than 10: 0.03 to 0.1 passes more where 10 wins, 0.2 where 1 does). A heap-only model keeps a
         step only on the features that stay in its heap, so its best step
         depends on how much of a sample the heap holds: with 'normalized', 30
         scored 0.679 and 3 0.627 on DNA 12-mers, 3 scored 0.783 and 30 0.757
@@ -527,9 +545,8 @@ class IHTClassifier(_SketchSelectorMixin, ClassifierMixin, _SketchClassifierMixi
     """
 
     _store = _stores.HEAP_ONLY
-    # Argmin over a tenth of the first pass, however large.
-    _AUTO_ETA0, _AUTO_Z, _AUTO_PROBE_NNZ, _AUTO_PROBE_TENTH = (1.0, 3.0, 10.0), 0.0, 0, None
-    _AUTO_RACE_Z = None  # the argmin: every candidate runs its whole probe
+    _AUTO_ETA0, _AUTO_Z, _AUTO_PROBE_NNZ, _AUTO_PROBE_TENTH = HEAP_ONLY_AUTO_ETA0, 0.0, 0, None
+    _AUTO_RACE_Z = HEAP_ONLY_RACE_Z
     _parameter_constraints = {
         **_BaseSketchSGD._parameter_constraints, **_SELECTION_CONSTRAINTS,
         "loss": [StrOptions(_CLASSIFIER_LOSSES)],

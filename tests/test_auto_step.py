@@ -21,7 +21,9 @@ from sklearn_sketch import (
 sys.path.insert(0, str(Path(__file__).parent))
 from _reference import model_coordinates  # noqa: E402
 
+from sklearn_sketch import _base  # noqa: E402
 from sklearn_sketch._step_probe import (  # noqa: E402
+    StepProbe,
     choose_step,
     smaller_steps_above,
     train_share,
@@ -92,6 +94,31 @@ def test_partial_fit_chooses_on_its_first_call_and_keeps_the_step():
     # A number set later is used as given.
     est.set_params(eta0=0.5)
     assert est._sgd_params(1).eta0 == 0.5
+
+
+@pytest.mark.parametrize("kind", ["iht", "truncation"])
+def test_heap_only_probe_tries_the_largest_step_first_and_stops_the_trailing(kind, monkeypatch):
+    # A task where 10 wins: 3 trails it by more than three roots after the first part
+    # and is stopped there, and 1, below a step that erred more, is not tried.
+    X, y = narrow_task(seed=2, noise=0.25)
+    parts = []
+    real_train_part = StepProbe.train_part
+
+    def counted(probe, i):
+        parts.append(probe.candidates[i][1])
+        real_train_part(probe, i)
+
+    monkeypatch.setattr(StepProbe, "train_part", counted)
+    auto = make(kind, 5, eta0="auto").fit(X, y)
+    n_parts = parts.count(10.0)
+    assert parts[:n_parts] == [10.0] * n_parts and n_parts >= 3
+    assert parts[n_parts:] == [3.0]
+    # The same choice as every candidate trained whole.
+    monkeypatch.setattr(_base, "choose_step",
+                        lambda probe, n_threads=1: choose_step(probe, n_threads, False))
+    whole = make(kind, 5, eta0="auto").fit(X, y)
+    assert auto.eta0_ == whole.eta0_ == 10.0
+    assert sorted(parts[n_parts + 1:]) == sorted([10.0, 3.0, 1.0] * n_parts)
 
 
 def test_auto_step_survives_a_model_file(tmp_path):
