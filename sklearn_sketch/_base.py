@@ -601,17 +601,6 @@ class _BaseSketchSGD(BaseEstimator):
     # to 9.
     _AUTO_SCHEDULE_Z = 1.5
     _AUTO_PROBE_ROWS, _AUTO_PROBE_NNZ, _AUTO_PROBE_TENTH = 2000, 500_000, 10_000
-    # Rows long enough that fewer than _AUTO_PROBE_ROWS hold _AUTO_PROBE_NNZ
-    # non-zeros probe only those, and at least this many: on 20 Newsgroups token
-    # counts (415 a row, 11,314 rows) 2,000 rows were a sixth of the pass, and every
-    # candidate's count after 1,000 of them chose as after all 2,000 (48 settings:
-    # WM, AWM, hashing and MISSION, two encodings, 64KB to 64MB; after 500, one
-    # differed). Measured probes at 1,131-1,169 rows chose as at 2,000 (the command
-    # line on bench_schedules' words, 4 estimators; bench_accuracy_memory's two
-    # encodings at 30 settings each, BEAR included), so the same models: one pass of
-    # `sklearn-sketch fit --vw` on those words took 4.3 s for 5.2 (hashing) and 4.0 for
-    # 4.9 (AWM), best of 3.
-    _AUTO_PROBE_MIN_ROWS = 1000
     # None: another candidate runs until it reaches the bar (it cannot win); a number
     # z: also until it trails the first by z sqrt(count) (_step_probe.choose_step).
     # Measured with every candidate's count after each part: on DNA reads the
@@ -753,14 +742,11 @@ class _BaseSketchSGD(BaseEstimator):
         tenth = n_samples // 10
         if self._AUTO_PROBE_TENTH is not None:
             tenth = min(tenth, self._AUTO_PROBE_TENTH)
-        floor = self._AUTO_PROBE_ROWS
-        rows = tenth
+        rows = max(self._AUTO_PROBE_ROWS, tenth)
         if self._AUTO_PROBE_NNZ:
             nnz = np.cumsum(np.diff(csr[0])[order])
-            holding = int(np.searchsorted(nnz, self._AUTO_PROBE_NNZ)) + 1
-            floor = max(self._AUTO_PROBE_MIN_ROWS, min(floor, holding))
-            rows = max(rows, holding)
-        return min(n_samples, max(rows, floor))
+            rows = max(rows, int(np.searchsorted(nnz, self._AUTO_PROBE_NNZ)) + 1)
+        return min(n_samples, rows)
 
     def _batch_starts(self, state, csr, order):
         """Where the pass's batches over ``order`` start (and ``len(order)``), for a
@@ -861,9 +847,8 @@ class _BaseSketchSGD(BaseEstimator):
         Each candidate of :meth:`_probe_candidates` trains a fresh model (the same hashes
         and order for all) on the first rows of the first pass's order
         (:meth:`_probe_rows`: a tenth, at most ``_AUTO_PROBE_TENTH`` rows, at
-        least ``_AUTO_PROBE_ROWS`` or, where fewer rows hold ``_AUTO_PROBE_NNZ``
-        non-zeros, those and at least ``_AUTO_PROBE_MIN_ROWS``, and until they
-        hold ``_AUTO_PROBE_NNZ`` non-zeros; at most all: a stream's first chunk is all a
+        least ``_AUTO_PROBE_ROWS``, and until they hold ``_AUTO_PROBE_NNZ``
+        non-zeros; at most all: a stream's first chunk is all a
         ``partial_fit`` probe sees), counting the samples it misclassifies
         just before their update (progressive validation). The first candidate
         is kept unless others made fewer mistakes, by more than ``_AUTO_Z``

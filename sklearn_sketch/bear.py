@@ -92,9 +92,8 @@ _BEAR_CLASSIFIER_PARAMS_DOC = _BEAR_PARAMS_DOC.format(
     standardize_note=STANDARDIZE_NOTE, damping="3e-2", damping_note="\n        It and ``eta0`` were chosen together (see ``eta0``).",
     eta0_type="float or 'auto'", eta0="'auto'", eta0_note=""". 'auto' tries 3, then
         1, 0.3, 0.1 and 0.03, on the first tenth of the first pass (at least
-        2,000 rows, or the 1,000 or more that hold 500,000 non-zeros), and
-        keeps 3 unless a smaller step misclassified clearly fewer samples just
-        before their update (``eta0_``); a smaller step
+        2,000 rows), and keeps 3 unless a smaller step misclassified clearly
+        fewer samples just before their update (``eta0_``); a smaller step
         that trails 3 by twice the square root of 3's count at the end of a
         quarter of the probe stops there, and the steps below one that
         misclassified no fewer than the step above it are not tried. The first pass

@@ -138,7 +138,7 @@ def fit(estimator, X, y=None, *, client=None, epochs=1, classes=None, reader=Non
         current = client.submit(_same, model, pure=False, retries=retries)
     # eta0='auto' is chosen once for every partition: each probes its own share of
     # the rows one fit would probe, where it lives, and the mistakes summed over the
-    # partitions pick the step. The probe's cost (1,000 to 2,000 rows at least, up to six
+    # partitions pick the step. The probe's cost (at least 2,000 rows, up to six
     # candidates) then falls with the workers instead of holding them all back. A
     # share stops the candidates that trail on its own rows and the smaller steps
     # past its best, but none at the bar (train_share says why); stopping at the

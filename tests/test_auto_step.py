@@ -196,22 +196,6 @@ def test_a_larger_step_is_tried_only_on_a_lightly_loaded_sketch(cls, depth):
             assert counts[larger] == np.inf
 
 
-@pytest.mark.parametrize("row_nnz, n_rows, expected", [
-    (10, 5000, 5000),      # short rows: until 500,000 non-zeros, here all of them
-    (200, 30_000, 3000),   # a tenth, and 2,000 rows hold fewer than 500,000
-    (400, 11_000, 1250),   # long rows: the 1,250 that hold 500,000, over a tenth
-    (2000, 5000, 1000),    # longer: 250 hold them, but at least 1,000 rows
-    (2000, 800, 800),      # at most all
-])
-def test_the_probe_takes_fewer_rows_where_fewer_hold_its_non_zeros(row_nnz, n_rows,
-                                                                   expected):
-    indptr = np.arange(n_rows + 1, dtype=np.int64) * row_nnz
-    order = np.random.RandomState(0).permutation(n_rows)
-    assert FeatureHashingClassifier()._probe_rows((indptr,), order) == expected
-    # Without a non-zero target (IHT, truncation): a tenth, at least 2,000 rows.
-    assert IHTClassifier()._probe_rows((indptr,), order) == min(n_rows, max(2000, n_rows // 10))
-
-
 @pytest.mark.parametrize("cls", [FeatureHashingClassifier, WMSketchClassifier,
                                  AWMSketchClassifier, MissionClassifier])
 @pytest.mark.parametrize("rows", [2500, 12_000])
