@@ -389,6 +389,26 @@ def test_smaller_steps_are_tried_until_one_errs_no_less_than_the_step_above(
     assert all(np.isinf(c) for c, d in zip(counts, done) if d < 4)
 
 
+@pytest.mark.parametrize("learning_rate, done, winner", [
+    ("normalized", [4, 4, 0], 0),    # 3 level with 10: 1 is not tried, 10 kept
+    ("constant", [4, 4, 4], 2),      # level counts are no reason to stop: 1 wins
+    ("invscaling", [4, 4, 4], 2),
+])
+def test_the_descent_stops_only_under_the_schedules_it_was_measured_on(
+        learning_rate, done, winner):
+    """IHT's probe (10, 3, 1; the fewest mistakes win): 3 errs as often as 10 and 1
+    a little less. Under 'normalized' the descent leaves 1 untried; under
+    'constant' and 'invscaling', where the counts were often level and not ordered
+    by the step, every step trains and the fewest wins."""
+    from sklearn_sketch._step_probe import choose_step
+
+    est = IHTClassifier(learning_rate=learning_rate)
+    assert [c[1] for c in est._probe_candidates()] == [10.0, 3.0, 1.0]
+    probe = ScriptedProbe(est, [(100,) * 4, (100,) * 4, (95,) * 4])
+    chosen, _ = choose_step(probe)
+    assert probe.done == done and chosen == winner
+
+
 def test_in_threads_a_smaller_step_waits_for_the_one_above_in_an_earlier_round():
     """In rounds of threads a candidate is told only what earlier rounds did: 0.1,
     in the round of 0.3, trains though 0.3 does worse than the first; 0.03, in a
