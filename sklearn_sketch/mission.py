@@ -284,8 +284,9 @@ ETA0_AUTO_DOC = """
         on the first tenth of the first pass (at least 2000 rows) and keeps
         the step that misclassified the fewest samples just before their
         update (``eta0_``; a step that trails 10 by three square roots of its
-        count is stopped there, and 1 is not tried where 3 erred no less than
-        10: 0.03 to 0.1 passes more where 10 wins, 0.2 where 1 does). A
+        count is stopped there, and, under 'normalized', 1 is not tried where 3
+        erred no less than 10: 0.03 to 0.1 passes more where 10 wins, 0.2
+        where 1 does). A
         heap-only model keeps a step only on the features that stay in its
         heap, so its best step depends on how much of a sample the heap holds:
         with 'normalized', 30 scored 0.679 and 3 0.627 on DNA 12-mers, 3
