@@ -12,20 +12,7 @@ import numpy as np
 import pytest
 
 import sklearn_sketch
-from sklearn_sketch import (
-    AWMSketchClassifier,
-    BearClassifier,
-    BearRegressor,
-    FeatureHashingClassifier,
-    IHTClassifier,
-    IHTRegressor,
-    MissionClassifier,
-    MissionRegressor,
-    SpaceSavingClassifier,
-    SparsePerceptronClassifier,
-    TruncationClassifier,
-    WMSketchClassifier,
-)
+from sklearn_sketch import MissionClassifier
 
 # Where the package under test was imported from: the checkout when built in
 # place, site-packages when installed (a checkout without compiled extensions
