@@ -286,12 +286,11 @@ ETA0_AUTO_DOC = """
         update (``eta0_``; a step that trails 10 by three square roots of its
         count is stopped there, and, under 'normalized', 1 is not tried where 3
         erred no less than 10: 0.03 to 0.1 passes more where 10 wins, 0.2
-        where 1 does). A
-        heap-only model keeps a step only on the features that stay in its
-        heap, so its best step depends on how much of a sample the heap holds:
-        with 'normalized', 30 scored 0.679 and 3 0.627 on DNA 12-mers, 3
-        scored 0.783 and 30 0.757 on L2-normalized 20 Newsgroups; 'auto'
-        chose 10 on both (0.661 and 0.782)."""
+        where 1 does). A heap-only model keeps a step only on the features
+        that stay in its heap, so its best step depends on how much of a
+        sample the heap holds: with 'normalized', 30 scored 0.679 and 3 0.627
+        on DNA 12-mers, 3 scored 0.783 and 30 0.757 on L2-normalized 20
+        Newsgroups; 'auto' chose 10 on both (0.661 and 0.782)."""
 _AUTO_LEARNING_RATE_DOC = (_LEARNING_RATE_DOC.replace("@DEFAULT@", "'auto'")
                            .replace("@AUTO@", AUTO_SCHEDULE_NOTE + "\n        "))
 _GIVEN_LEARNING_RATE_DOC = (_LEARNING_RATE_DOC.replace("@DEFAULT@", "'normalized'")
