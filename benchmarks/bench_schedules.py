@@ -1,6 +1,6 @@
 """Steps by row norm ('normalized') against steps by row norm and feature frequency
-('frequency'), and the choice of the two on the probe ('auto', the default), everything
-else at its default.
+('frequency') or squared gradients ('adaptive'), and the choice on the probe ('auto',
+the default), everything else at its default.
 
 1. The accuracy benchmark's data sets (20 Newsgroups word uni+bigrams as tokens and as
    ``HashingVectorizer`` rows, DNA 12-mers of four species, held-out strains), sized by
@@ -33,7 +33,7 @@ from _provenance import provenance  # noqa: E402
 from dna_task import resolve_data_dir  # noqa: E402
 from peers import _vw_command  # noqa: E402
 
-SCHEDULES = ("auto", "normalized", "frequency")
+SCHEDULES = ("auto", "normalized", "frequency", "adaptive")
 ESTIMATORS = ("mission", "wm", "awm", "hashing")
 #: CountVectorizer's default tokens: lower case, words of 2+ characters.
 WORD = re.compile(r"(?u)\b\w\w+\b")
@@ -54,10 +54,13 @@ def budget_table(name, data, estimators, budgets, n_jobs):
         rows.append([bam.ESTIMATORS[e][0], "difference (points)",
                      *[_points(cells[e, b, "frequency"], cells[e, b, "normalized"])
                        for b in budgets]])
+        rows.append([bam.ESTIMATORS[e][0], "'adaptive' - 'frequency' (points)",
+                     *[_points(cells[e, b, "adaptive"], cells[e, b, "frequency"])
+                       for b in budgets]])
         rows.append([bam.ESTIMATORS[e][0], "'auto' chose",
                      *[cells[e, b, "auto"].get("learning_rate_") for b in budgets]])
-    table = {"title": f"{name}: test accuracy, 'auto' (the default), 'normalized' and "
-                      "'frequency' steps (defaults otherwise, 5 passes)",
+    table = {"title": f"{name}: test accuracy, 'auto' (the default), 'normalized', "
+                      "'frequency' and 'adaptive' steps (defaults otherwise, 5 passes)",
              "columns": ["estimator", "learning_rate", *budgets], "rows": rows}
     return table, {f"{e}|{b}|{lr}": r for (e, b, lr), r in cells.items()}
 
@@ -160,7 +163,7 @@ def main(argv=None):
         table = vw_text_table(data_dir, cache, estimators)
         table["headline"] = True
         record["tables"].append(table)
-    for name in args.datasets.split(","):
+    for name in [n for n in args.datasets.split(",") if n]:  # "": the VW text alone
         print(f"== {name} ==", flush=True)
         data = bam.load_dataset(name, data_dir, cache, args.dna_reads)
         table, cells = budget_table(name, data, estimators, budgets, args.n_jobs)

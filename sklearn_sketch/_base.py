@@ -47,7 +47,7 @@ from ._sorted_keys import keys_in_heaps
 from ._step_probe import StepProbe, choose_step
 
 CONSTANT, OPTIMAL, INVSCALING = Schedule.CONSTANT, Schedule.OPTIMAL, Schedule.INVSCALING
-NORMALIZED, FREQUENCY = Schedule.NORMALIZED, Schedule.FREQUENCY
+NORMALIZED, FREQUENCY, ADAPTIVE = Schedule.NORMALIZED, Schedule.FREQUENCY, Schedule.ADAPTIVE
 PASS_DIVERGED, PASS_OK = PassStatus.PASS_DIVERGED, PassStatus.PASS_OK
 
 #: Columns of a model trained on 64-bit keys (hashed names, stream chunks).
@@ -55,15 +55,24 @@ KEY_SPACE = 2**63 - 1
 
 _CLASSIFIER_LOSSES = {"log_loss", "hinge", "modified_huber"}
 _SCHEDULES = {"constant": CONSTANT, "optimal": OPTIMAL, "invscaling": INVSCALING,
-              "normalized": NORMALIZED, "frequency": FREQUENCY}
+              "normalized": NORMALIZED, "frequency": FREQUENCY, "adaptive": ADAPTIVE}
 #: Schedules that step by a row's norm (and floor it, and scale dense columns);
-#: 'auto' chooses one of the first two.
-_NORMALIZED_SCHEDULES = ("normalized", "frequency", "auto")
-#: Cells of the 'frequency' schedule's table of feature counts (uint32), shared by the
-#: classes: at most this many, and at most a sixteenth of a memory_budget.
+#: 'auto' chooses between 'normalized' and 'adaptive'.
+_NORMALIZED_SCHEDULES = ("normalized", "frequency", "adaptive", "auto")
+#: The schedules that keep a table of the features' counts (uint32) or of their
+#: squared gradients (float32), and that table's dtype.
+_FEATURE_TABLES = {"frequency": np.uint32, "adaptive": np.float32}
+#: Cells of that table (4 bytes each), shared by the classes: at most this many, and
+#: at most a sixteenth of a memory_budget.
 FEATURE_COUNT_CELLS, MIN_FEATURE_COUNT_CELLS = 2**16, 256
 _BINARY_LOSSES = {"log_loss": Loss.LOG_LOSS, "hinge": Loss.HINGE,
                   "modified_huber": Loss.MODIFIED_HUBER}
+
+
+def _kernel_table(table):
+    """The feature table as the compiled pass takes it: uint32 (the float32 squared
+    gradients of 'adaptive' as their bits), or None."""
+    return None if table is None else table.view(np.uint32)
 
 
 @dataclass(frozen=True)
@@ -775,18 +784,22 @@ class _BaseSketchSGD(BaseEstimator):
         ``learning_rate='auto'``."""
         return self.eta0 == "auto" or getattr(self, "learning_rate", None) == "auto"
 
+    #: The schedule learning_rate='auto' tries beside 'normalized' (see _probe_candidates).
+    _AUTO_OTHER_SCHEDULE = "frequency"
+
     def _probe_candidates(self):
         """The ``(learning_rate, eta0)`` pairs a new model's probe tries, the first
         first: the steps of ``_AUTO_ETA0`` for eta0='auto', else ``eta0``; under
         learning_rate='auto', each under 'normalized', then the largest under
-        'frequency' (on 20 Newsgroups and DNA reads, at every budget and
-        estimator where it was tried, 'frequency' erred less with step 3 than
-        with 1; one candidate fewer makes the probe shorter)."""
+        ``_AUTO_OTHER_SCHEDULE`` (on 20 Newsgroups and DNA reads, at every budget
+        and estimator where it was tried, 'frequency' erred less with step 3
+        than with 1; one candidate fewer makes the probe shorter)."""
         steps = list(self._AUTO_ETA0) if self.eta0 == "auto" else [float(self.eta0)]
         rate = self.learning_rate
         if rate != "auto":
             return [(rate, step) for step in steps]
-        return [("normalized", step) for step in steps] + [("frequency", max(steps))]
+        return ([("normalized", step) for step in steps]
+                + [(self._AUTO_OTHER_SCHEDULE, max(steps))])
 
     def _auto_choice(self, counts, stopped=None):
         """Index of the probe candidate (:meth:`_probe_candidates`) kept, from each
@@ -941,16 +954,18 @@ class _BaseSketchSGD(BaseEstimator):
                            int(rng.randint(0, 2**31 - 1)), feature_counts=counts)
 
     def _new_feature_counts(self, schedule=None):
-        """The 'frequency' schedule's zeroed table of feature counts (None under another):
-        ``FEATURE_COUNT_CELLS`` cells, at most a sixteenth of ``memory_budget``."""
-        if (schedule or self._schedule_name()) != "frequency":
+        """The zeroed table of feature counts ('frequency') or of squared gradients
+        ('adaptive'), None under another schedule: ``FEATURE_COUNT_CELLS`` cells, at
+        most a sixteenth of ``memory_budget``."""
+        dtype = _FEATURE_TABLES.get(schedule or self._schedule_name())
+        if dtype is None:
             return None
         cells = FEATURE_COUNT_CELLS
         budget = getattr(self, "memory_budget", None)
         if budget is not None:
             cells = min(cells, max(MIN_FEATURE_COUNT_CELLS,
                                    parse_memory_budget(budget) // (16 * 4)))
-        return np.zeros(cells, dtype=np.uint32)
+        return np.zeros(cells, dtype=dtype)
 
     def _heap_order(self):
         """How the heaps order their entries: by ``|weight|`` unless a parameter says."""
@@ -1045,7 +1060,7 @@ class _BaseSketchSGD(BaseEstimator):
             return sgd_pass(params, state.sketches, state.heaps, state.intercept, indptr,
                             indices, data, y, sample_weight, order, state.t, max_batch_nnz,
                             class_start=bounds[i], class_stop=bounds[i + 1], team=team,
-                            feature_counts=state.feature_counts)
+                            feature_counts=_kernel_table(state.feature_counts))
 
         with ThreadPoolExecutor(n_threads) as pool:
             results = list(pool.map(train, range(n_threads)))
@@ -1131,7 +1146,7 @@ class _BaseSketchSGD(BaseEstimator):
         """One compiled pass over ``order``: ``(t, status, mistakes, read_errors)``."""
         return sgd_pass(params, state.sketches, state.heaps, state.intercept, indptr, indices,
                         data, y, sample_weight, order, state.t, max_batch_nnz,
-                        feature_counts=state.feature_counts)
+                        feature_counts=_kernel_table(state.feature_counts))
 
     @staticmethod
     def _state_is_finite(state):
@@ -1212,12 +1227,16 @@ class _BaseSketchSGD(BaseEstimator):
             state = probed[0] if probed is not None else self._new_state(n_models, X)
             journaled = []
         else:
-            if self._schedule_name() == "frequency" and self._state.feature_counts is None:
+            table = _FEATURE_TABLES.get(self._schedule_name())
+            counts = self._state.feature_counts
+            if table is not None and (counts is None or counts.dtype != table):
                 # Counting from here would grow the model past the shape its budget chose.
+                what = ("feature counts" if self._schedule_name() == "frequency"
+                        else "squared gradients")
                 raise ValueError(
-                    "learning_rate='frequency' steps by feature counts that this model, "
-                    "trained under another learning_rate, does not have: fit it anew "
-                    "(warm_start=False) to change to 'frequency'")
+                    f"learning_rate={self._schedule_name()!r} steps by {what} that this "
+                    "model, trained under another learning_rate, does not have: fit it "
+                    f"anew (warm_start=False) to change to {self._schedule_name()!r}")
             state, probed = self._state.training_copy(), None
             journaled = [] if disposable else state.sketches
         opened = []

@@ -135,10 +135,11 @@ def average_states(estimator, states, lam, *, into):
     into.sketches, into.heaps = sketches, heaps
     into.intercept = sum(w * s.intercept for w, s in zip(lam, states))
     if into.feature_counts is not None:
-        # The 'frequency' schedule's counts, averaged as the weights are (only how
-        # often features occur relative to each other sets their steps).
-        into.feature_counts = np.rint(sum(w * s.feature_counts.astype(np.float64)
-                                          for w, s in zip(lam, states))).astype(np.uint32)
+        # The 'frequency' schedule's counts ('adaptive': squared gradients), averaged
+        # as the weights are (only their sizes relative to each other set the steps).
+        average = sum(w * s.feature_counts.astype(np.float64) for w, s in zip(lam, states))
+        dtype = into.feature_counts.dtype
+        into.feature_counts = (np.rint(average) if dtype == np.uint32 else average).astype(dtype)
     into.t = max(s.t for s in states)
     into.n_passes = max(s.n_passes for s in states)
     into.mistakes = sum(s.mistakes for s in states)

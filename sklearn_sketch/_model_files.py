@@ -180,8 +180,11 @@ def _encode_fitted(est, arrays):
             arrays[f"heap_{i}_aux"] = aux
         heaps.append({"capacity": int(capacity), "scale": float(scale),
                       "aux_scale": float(aux_scale)})
-    if state.feature_counts is not None:  # learning_rate='frequency'
-        arrays["feature_counts"] = np.asarray(state.feature_counts, dtype=np.uint32)
+    if state.feature_counts is not None:
+        if state.feature_counts.dtype == np.float32:  # learning_rate='adaptive'
+            arrays["feature_squares"] = state.feature_counts
+        else:  # learning_rate='frequency'
+            arrays["feature_counts"] = np.asarray(state.feature_counts, dtype=np.uint32)
     history = None
     if state.history is not None:
         size, n_models, pairs, n_pairs, head, n_batches = state.history.__reduce__()[1]
@@ -592,15 +595,20 @@ def _decode_fitted(est, fitted, members):
     est.n_features_in_ = n_features
     if names_in is not None:
         est.feature_names_in_ = np.array(names_in, dtype=object)
-    if schedule == "frequency" and state.feature_counts is None:
-        raise ModelFileError("learning_rate_ 'frequency' needs the feature_counts array")
+    for name, member, dtype in (("frequency", "feature_counts", np.uint32),
+                                ("adaptive", "feature_squares", np.float32)):
+        if schedule == name and (state.feature_counts is None
+                                 or state.feature_counts.dtype != dtype):
+            raise ModelFileError(f"learning_rate_ {name!r} needs the {member} array")
     est._state = state
     if schedule is None and getattr(est, "learning_rate", None) is not None:
         # A file from before learning_rate_: 'auto' trained under 'frequency' where it
-        # kept counts.
+        # kept counts ('adaptive' where it kept squared gradients).
         schedule = est.learning_rate
         if schedule == "auto":
-            schedule = "frequency" if state.feature_counts is not None else "normalized"
+            schedule = ("normalized" if state.feature_counts is None
+                        else "adaptive" if state.feature_counts.dtype == np.float32
+                        else "frequency")
     if schedule is not None:
         est.learning_rate_ = schedule
     est.n_iter_ = n_iter
@@ -675,10 +683,18 @@ def _decode_state(est, spec, members, n_models):
     counts = None
     # Saved when the state has them: trained under 'frequency', whatever learning_rate
     # says now (a model may be switched to another schedule, or to it, after training).
+    if "feature_counts" in members and "feature_squares" in members:
+        raise ModelFileError("a model holds feature_counts or feature_squares, not both")
     if "feature_counts" in members:
         counts = _array(members, "feature_counts", np.uint32, (None,))
         if counts.size == 0:
             raise ModelFileError("the array 'feature_counts' is empty")
+    if "feature_squares" in members:  # trained under 'adaptive'
+        counts = _array(members, "feature_squares", np.float32, (None,))
+        if counts.size == 0:
+            raise ModelFileError("the array 'feature_squares' is empty")
+        if (counts < 0).any():
+            raise ModelFileError("feature_squares must be non-negative")
     state = _ModelState(sketches, heaps, intercept, t,
                         _int(spec["n_passes"], "n_passes", 0, _MAX_INT64),
                         _int(spec["shuffle_seed"], "shuffle_seed", 0, 2**31 - 1),

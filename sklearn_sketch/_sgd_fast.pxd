@@ -25,6 +25,9 @@ cpdef enum Schedule:
     NORMALIZED = 3
     # NORMALIZED with each feature's step scaled by 1 / sqrt(its count so far).
     FREQUENCY = 4
+    # NORMALIZED with each feature's step scaled by 1 / sqrt(its squared gradients so
+    # far, summed over the models): AdaGrad's per-coordinate step.
+    ADAPTIVE = 5
 
 
 cpdef enum WeightStore:
@@ -98,7 +101,7 @@ cdef inline double dloss(int loss, double p, double y, double margin) noexcept n
 
 cdef inline double learning_rate(SGDParams params, double t) noexcept nogil:
     if (params.schedule == CONSTANT or params.schedule == NORMALIZED
-            or params.schedule == FREQUENCY):
+            or params.schedule == FREQUENCY or params.schedule == ADAPTIVE):
         return params.eta0
     if params.schedule == OPTIMAL:
         return 1.0 / (params.alpha * (params.optimal_init + t - 1.0))

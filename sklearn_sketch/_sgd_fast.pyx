@@ -391,8 +391,11 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     feature_counts : ndarray of uint32, default=None
         With ``FREQUENCY``: how often the features hashed to each cell
         (``fmix64(key) % size``) occurred so far, shared by the models and
-        counted on (saturating). Each thread of a team counts in its own copy
-        (every thread reads every row), and the first writes it back.
+        counted on (saturating). With ``ADAPTIVE``: the float32 bits of the sum
+        of the squared gradients of those features so far, over every model
+        (``view(np.uint32)`` of a float32 array). Each thread of a team counts
+        in its own copy (every thread reads every row and every model's loss
+        derivative), and the first writes it back.
 
     Returns
     -------
@@ -448,10 +451,13 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     cdef bint* in_heap = <bint*>malloc_array(max_batch_nnz, K, sizeof(bint))
     cdef double* row_delta = <double*>malloc_array(max_batch_nnz, 1, sizeof(double))
     cdef bint* row_flags = <bint*>malloc_array(max_batch_nnz, 1, sizeof(bint))
-    # FREQUENCY: each non-zero's 1 / sqrt(count) in the batch, and this call's counts.
-    cdef bint by_frequency = params.schedule == FREQUENCY
+    # FREQUENCY: each non-zero's 1 / sqrt(count) in the batch, and this call's counts;
+    # ADAPTIVE: 1 / sqrt(sum of squared gradients), and this call's sums (as float32).
+    cdef bint by_gradient = params.schedule == ADAPTIVE
+    cdef bint by_frequency = params.schedule == FREQUENCY or by_gradient
     if by_frequency and (feature_counts is None or feature_counts.shape[0] == 0):
-        raise ValueError("the 'frequency' schedule needs a non-empty feature_counts array")
+        raise ValueError("the 'frequency' and 'adaptive' schedules need a non-empty "
+                         "feature_counts array")
     cdef Py_ssize_t n_counts = feature_counts.shape[0] if by_frequency else 0
     cdef double* freq = <double*>malloc_array(max_batch_nnz if by_frequency else 0, 1,
                                               sizeof(double))
@@ -488,7 +494,8 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     cdef Py_ssize_t start, stop, b, row, p, q, off, n_pairs, n_row
     # Weight-Median stores read and write the sketch through R = A / sqrt(depth).
     cdef double root = sqrt(<double>depth) if store == WEIGHT_MEDIAN or store == ACTIVE_SET else 1.0
-    cdef double eta, decay, step, x, w, s, dsum, s_sketch, s_freq
+    cdef double eta, decay, step, x, w, s, dsum, s_sketch, s_freq, dl2
+    cdef float* squares = <float*>counts
     cdef Py_ssize_t slot
     cdef int64_t key, evicted_key
     cdef double evicted_weight
@@ -595,20 +602,32 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                     # sum(x_j^2 / sqrt(n_j)) (the floor scaling it as it would ||x||^2).
                     s = 0.0
                     s_freq = 0.0
+                    dl2 = 0.0
+                    if by_gradient:
+                        for c in range(K):
+                            dl2 += dl[b * K + c] * dl[b * K + c]
                     for p in range(indptr[row], indptr[row + 1]):
                         s += data[p] * data[p]
                         if by_frequency:
                             # A feature seen n times so far takes 1 / sqrt(n) of the share
                             # of the step its value gives it (AdaGrad's per-coordinate
-                            # step, with counts for the squared gradients).
+                            # step, with counts for the squared gradients); under
+                            # ADAPTIVE, 1 / sqrt of its squared gradients so far.
                             slot = <Py_ssize_t>(_fmix64(<uint64_t>indices[p])
                                                 % <uint64_t>n_counts)
-                            if counts[slot] < 0xFFFFFFFFU:
-                                counts[slot] += 1
                             q = off + p - indptr[row]
-                            freq[q] = 1.0 / sqrt(<double>counts[slot])
+                            if by_gradient:
+                                squares[slot] += <float>(dl2 * data[p] * data[p])
+                                freq[q] = (1.0 / sqrt(<double>squares[slot])
+                                           if squares[slot] > 0.0 else 0.0)
+                            else:
+                                if counts[slot] < 0xFFFFFFFFU:
+                                    counts[slot] += 1
+                                freq[q] = 1.0 / sqrt(<double>counts[slot])
                             s_freq += data[p] * data[p] * freq[q]
-                    if s > 0.0 and isfinite(s):
+                    # Under ADAPTIVE a sample of no loss derivative (every dl 0) has no
+                    # squared gradients, hence s_freq 0: it takes no step to divide.
+                    if s > 0.0 and isfinite(s) and not (by_gradient and s_freq == 0.0):
                         if by_frequency:
                             s = s_freq * max(1.0, params.norm_floor / s)
                         else:

@@ -30,14 +30,15 @@ from .weight_median import _BUDGET_CONSTRAINTS
 _SGD_PARAMS_DOC = """
     loss : {'log_loss', 'hinge', 'modified_huber'}, default='log_loss'
         Loss minimized.
-    learning_rate : {'normalized', 'frequency', 'invscaling', 'constant', \
+    learning_rate : {'normalized', 'frequency', 'adaptive', 'invscaling', 'constant', \
 'optimal'}, default='normalized'
         Step size schedule; 'normalized' steps by
         ``eta0 / max(||x||**2, norm_floor_)``, whatever the scale of the
         features, and standardizes dense columns, whatever their ranges (see
         :class:`WMSketchClassifier`; not Space-Saving, which counts where a
         column is non-zero); 'frequency' also scales each feature's share by
-        ``1 / sqrt(its count so far)`` (see :class:`WMSketchClassifier`).
+        ``1 / sqrt(its count so far)``, 'adaptive' by ``1 / sqrt(its squared
+        gradients so far)`` (see :class:`WMSketchClassifier`).
     eta0 : float, default=@ETA0@
         Step size (the first one for 'invscaling').@ETA0_NOTE@
     power_t : float, default=0.5

@@ -24,6 +24,7 @@ from ._base import (  # noqa: F401  (parse_memory_budget is public here)
 )
 from . import _stores
 from .mission import (
+    AUTO_OTHER_SCHEDULE,
     AUTO_SCHEDULE_NOTE,
     ETA0_AUTO_NOTE,
     LARGER_STEP_NOTE,
@@ -73,8 +74,8 @@ _WM_PARAMS_DOC = """
         Sketch rows ``s``: overrides the default ({default_depth}).
     loss : {{'log_loss', 'hinge', 'modified_huber'}}, default='log_loss'
         Loss minimized (the paper uses the logistic loss).
-    learning_rate : {{'auto', 'normalized', 'frequency', 'invscaling', 'constant', \
-'optimal'}}, default='auto'
+    learning_rate : {{'auto', 'normalized', 'frequency', 'adaptive', 'invscaling', \
+'constant', 'optimal'}}, default='auto'
         Step size schedule. {auto_schedule}
         'normalized' steps by
         ``eta0 / max(||x||**2, norm_floor_)`` (the intercept by
@@ -88,7 +89,9 @@ _WM_PARAMS_DOC = """
         features learn faster (see :class:`~sklearn_sketch.MissionClassifier`;
         one pass over 20 Newsgroups words as Vowpal Wabbit text from the
         command line: the WM-Sketch 0.702 -> 0.808, the AWM-Sketch 0.711 ->
-        0.808). The others:
+        0.808); 'adaptive' by ``1 / sqrt(its squared gradients so far)``
+        (AdaGrad's step; see :class:`~sklearn_sketch.MissionClassifier`). The
+        others:
         ``eta0 / t**power_t``, ``eta0``, or ``1 / (alpha * (t0 + t))``.
     eta0 : float or 'auto', default={default_eta0}
         Step size (the first one for 'invscaling'; the paper's ``eta_0``).
@@ -226,6 +229,7 @@ class _WeightMedianBase(_SketchSelectorMixin, ClassifierMixin, _SketchClassifier
     _default_depth = 1
     _parameter_constraints = _WM_CONSTRAINTS
     _AUTO_ETA0 = (1.0, 3.0, 0.3, 0.1, 0.03)
+    _AUTO_OTHER_SCHEDULE = AUTO_OTHER_SCHEDULE
     _budget_heap_share = 0.05
 
     def __init__(self, memory_budget="4MB", *, n_features_to_select=None, sketch_width=None,

@@ -258,7 +258,7 @@ def loss_derivatives(loss, scores, target, n_models, weight=1.0, margin=1.0, sta
 
 def step_size(learning_rate, eta0, power_t, t, alpha=0.0):
     """The schedule's step at clock ``t`` (scikit-learn's heuristic start for 'optimal')."""
-    if learning_rate in ("constant", "normalized", "frequency"):
+    if learning_rate in ("constant", "normalized", "frequency", "adaptive"):
         return eta0
     if learning_rate == "optimal":
         typical_weight = np.sqrt(1.0 / np.sqrt(alpha))
@@ -296,7 +296,8 @@ def standardized(X, like=None):
 def model_coordinates(X, X_train, learning_rate):
     """Dense ``X`` as a model trained on dense ``X_train`` reads it: standardized by
     ``X_train``'s columns with 'normalized' steps, else as given."""
-    return (standardized(X, X_train) if learning_rate in ("normalized", "frequency", "auto")
+    return (standardized(X, X_train)
+            if learning_rate in ("normalized", "frequency", "adaptive", "auto")
             else np.asarray(X))
 
 
@@ -316,7 +317,11 @@ def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power
     the step and ``sum x_j**2 / sqrt(n_j)`` for ``||x||**2`` (the floor
     scaling it by ``max(1, norm_floor / ||x||**2)``), ``n_j`` the count of the
     cell ``fmix64(j) % count_cells`` after the row's own, counted in column
-    order when the row is scored, in ``counts`` if given). Multi-class log loss
+    order when the row is scored, in ``counts`` if given); 'adaptive': as
+    'frequency' with ``n_j`` the float32 sum, in that cell, of the rows'
+    ``sum_c dloss_c**2 * x_j**2`` (the row's own included; a share of 0 where
+    the sum is 0, and no division for a row of no loss derivative).
+    Multi-class log loss
     ('log_loss' or 'softmax') is the multinomial loss, other losses one-vs-rest. With ``k``, hard thresholding
     keeps the top ``k`` entries of each model by ``(|w|, key)`` after every
     update (the entries kept so far and the keys that received a non-zero step
@@ -332,7 +337,7 @@ def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power
     """
     X = np.asarray(X, dtype=np.float64)
     if standardize is None:
-        standardize = learning_rate in ("normalized", "frequency")
+        standardize = learning_rate in ("normalized", "frequency", "adaptive")
     if standardize:
         X = standardized(X)
     n, p = X.shape
@@ -342,8 +347,9 @@ def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power
     kept = np.zeros((n_models, p), dtype=bool)
     if norm_floor is None:
         norm_floor = median_row_norm2(X)
-    if learning_rate == "frequency":
-        counts = np.zeros(count_cells, dtype=np.int64) if counts is None else counts
+    if learning_rate in ("frequency", "adaptive"):
+        dtype = np.int64 if learning_rate == "frequency" else np.float32
+        counts = np.zeros(count_cells, dtype=dtype) if counts is None else counts
         slots = np.array([fmix64(j) % counts.size for j in range(p)])
     F = np.ones_like(X)
     t = 1.0
@@ -369,6 +375,17 @@ def dense_sgd(X, y_enc, *, n_models, loss="log_loss", learning_rate, eta0, power
                         F[r, j] = 1.0 / np.sqrt(counts[slots[j]])
                     if norm2 > 0:
                         scaled = (X[r] ** 2 * F[r]).sum() * max(1.0, norm_floor / norm2)
+                        D[i] /= scaled
+                        intercept_scale[i] = scaled / (np.count_nonzero(X[r]) + 1)
+                if learning_rate == "adaptive":
+                    squares = float(D[i] @ D[i])
+                    for j in np.flatnonzero(X[r]):
+                        cell = slots[j]
+                        counts[cell] = np.float32(counts[cell] + np.float32(squares * X[r, j] ** 2))
+                        F[r, j] = 1.0 / np.sqrt(float(counts[cell])) if counts[cell] > 0 else 0.0
+                    scaled = (X[r] ** 2 * F[r]).sum()
+                    if norm2 > 0 and scaled > 0:
+                        scaled *= max(1.0, norm_floor / norm2)
                         D[i] /= scaled
                         intercept_scale[i] = scaled / (np.count_nonzero(X[r]) + 1)
                 if learning_rate == "normalized" and norm2 > 0:

@@ -203,8 +203,9 @@ AUTO_MAKERS = [
 def test_auto_is_the_default_and_trains_the_model_of_the_schedule_it_chose(make):
     X, y = word_rows()
     auto = make().fit(X, y)
-    assert auto.learning_rate == "auto" and auto.learning_rate_ in ("normalized", "frequency")
-    assert (auto._state.feature_counts is not None) == (auto.learning_rate_ == "frequency")
+    other = auto._AUTO_OTHER_SCHEDULE
+    assert auto.learning_rate == "auto" and auto.learning_rate_ in ("normalized", other)
+    assert (auto._state.feature_counts is not None) == (auto.learning_rate_ == other)
     # The first pass goes on from the probe's model: one thread, the same model as
     # the chosen schedule and step given from the start.
     fixed = make(learning_rate=auto.learning_rate_, eta0=auto.eta0_).fit(X, y)
@@ -214,10 +215,13 @@ def test_auto_is_the_default_and_trains_the_model_of_the_schedule_it_chose(make)
 
 
 @pytest.mark.parametrize("make", AUTO_MAKERS[1:])
-def test_auto_chooses_frequency_where_rare_words_carry_the_classes(make):
-    # Lightly loaded sketches (the defaults): 'frequency' errs on far fewer probe rows.
+def test_auto_chooses_adaptive_where_rare_words_carry_the_classes(make):
+    # Lightly loaded sketches (the defaults): 'adaptive' errs on far fewer probe rows.
+    # Feature hashing and the (A)WM-Sketch try it; MISSION tries 'frequency'.
     X, y = word_rows()
-    assert make().fit(X, y).learning_rate_ == "frequency"
+    assert make()._AUTO_OTHER_SCHEDULE == "adaptive"
+    assert make().fit(X, y).learning_rate_ == "adaptive"
+    assert MissionClassifier._AUTO_OTHER_SCHEDULE == "frequency"
 
 
 @pytest.mark.parametrize("make", AUTO_MAKERS)
@@ -226,7 +230,7 @@ def test_auto_keeps_normalized_on_a_loaded_sketch_without_training_frequency(mak
     est = make()
     monkeypatch.setattr(type(est), "_AUTO_LIGHT_LOAD", 1e-9)
     probe = est._step_probe(X, y, classes=np.unique(y))
-    lost = [probe.lost[i] for i, c in enumerate(probe.candidates) if c[0] == "frequency"]
+    lost = [probe.lost[i] for i, c in enumerate(probe.candidates) if c[0] != "normalized"]
     assert lost and all(lost)
     est.fit(X, y)
     assert est.learning_rate_ == "normalized" and est._state.feature_counts is None
@@ -235,7 +239,7 @@ def test_auto_keeps_normalized_on_a_loaded_sketch_without_training_frequency(mak
 def test_auto_takes_another_schedule_only_by_more_than_the_noise():
     est = WMSketchClassifier(learning_rate="auto", eta0=1.0)
     assert est._AUTO_Z == 2.0 and est._AUTO_SCHEDULE_Z == 1.5
-    assert est._probe_candidates() == [("normalized", 1.0), ("frequency", 1.0)]
+    assert est._probe_candidates() == [("normalized", 1.0), ("adaptive", 1.0)]
     assert est._auto_choice([400.0, 371.0]) == 0  # 400 - 1.5 * 20 = 370 to beat
     assert est._auto_choice([400.0, 369.0]) == 1
     assert est._auto_choice([np.inf, 500.0]) == 1  # 'normalized' diverged
@@ -243,7 +247,7 @@ def test_auto_takes_another_schedule_only_by_more_than_the_noise():
     est.set_params(eta0="auto")
     candidates = est._probe_candidates()
     assert candidates[:5] == [("normalized", s) for s in WMSketchClassifier._AUTO_ETA0]
-    assert candidates[5:] == [("frequency", 3.0)]  # the largest step alone
+    assert candidates[5:] == [("adaptive", 3.0)]  # the largest step alone
     # Within 'normalized' the step is chosen as eta0='auto' chooses it; the fewest
     # of 'normalized' (here its step 3) is the count 'frequency' must beat.
     counts = [400.0, 300.0, 410.0, 420.0, 430.0, 275.0]
@@ -262,15 +266,20 @@ def test_auto_takes_another_schedule_only_by_more_than_the_noise():
 
 def test_auto_schedule_is_saved_and_a_file_without_it_loads(tmp_path):
     X, y = word_rows(n_rows=1000)
-    est = AWMSketchClassifier("1MB", random_state=0).fit(X, y)
-    path = tmp_path / "m.skm"
-    est.save(path)
-    assert load(path).learning_rate_ == est.learning_rate_ == "frequency"
     from test_model_files import edit_header  # noqa: E402
-    edit_header(path, lambda h: h["fitted"].pop("learning_rate_"))
-    loaded = load(path)  # a file of before 'auto': the counts tell
-    assert loaded.learning_rate_ == "frequency"
-    np.testing.assert_array_equal(loaded.predict(X), est.predict(X))
+
+    for make, rows in ((AWMSketchClassifier, (X, y)), (MissionClassifier, word_rows())):
+        est = make(memory_budget="1MB", random_state=0).fit(*rows)
+        X_, y_ = rows
+        path = tmp_path / "m.skm"
+        est.save(path)
+        assert load(path).learning_rate_ == est.learning_rate_ == est._AUTO_OTHER_SCHEDULE
+        edit_header(path, lambda h: h["fitted"].pop("learning_rate_"))
+        loaded = load(path)  # a file without it: the table tells
+        assert loaded.learning_rate_ == est.learning_rate_
+        np.testing.assert_array_equal(loaded.predict(X_), est.predict(X_))
+    est = AWMSketchClassifier("1MB", random_state=0).fit(X, y)
+    est.save(path)
     edit_header(path, lambda h: h["fitted"].update(learning_rate_="adagrad"))
     with pytest.raises(Exception, match="learning_rate_ must be one of"):
         load(path)
@@ -382,7 +391,7 @@ def test_smaller_steps_are_tried_until_one_errs_no_less_than_the_step_above(
     est = WMSketchClassifier()
     assert [c for c in est._probe_candidates()] == [
         ("normalized", 1.0), ("normalized", 3.0), ("normalized", 0.3), ("normalized", 0.1),
-        ("normalized", 0.03), ("frequency", 3.0)]
+        ("normalized", 0.03), ("adaptive", 3.0)]
     probe = ScriptedProbe(est, script)
     chosen, counts = choose_step(probe)
     assert probe.done == done and chosen == winner

@@ -372,7 +372,8 @@ def test_measured_features_travel_in_model_files_and_averages(tmp_path):
             load(tmp_path / "bad.skm")
     # Copies that measured their own parts: the union of the features, each scale the
     # weighted average over the copies that measured it.
-    parts = [MAKERS["wm"](eta0=1.0, random_state=0).fit(rows[i::2], y[i::2]) for i in (0, 1)]
+    parts = [MAKERS["wm"](learning_rate="normalized", eta0=1.0, random_state=0)
+             .fit(rows[i::2], y[i::2]) for i in (0, 1)]
     merged = average_estimators(parts, weights=[1, 3])
     np.testing.assert_array_equal(merged.scaled_keys_, parts[0].scaled_keys_)
     np.testing.assert_allclose(merged.key_scales_,
