@@ -57,7 +57,7 @@ _CLASSIFIER_LOSSES = {"log_loss", "hinge", "modified_huber"}
 _SCHEDULES = {"constant": CONSTANT, "optimal": OPTIMAL, "invscaling": INVSCALING,
               "normalized": NORMALIZED, "frequency": FREQUENCY, "adaptive": ADAPTIVE}
 #: Schedules that step by a row's norm (and floor it, and scale dense columns);
-#: 'auto' chooses between 'normalized' and 'adaptive'.
+#: 'auto' chooses between 'normalized' and an estimator's _AUTO_OTHER_SCHEDULE.
 _NORMALIZED_SCHEDULES = ("normalized", "frequency", "adaptive", "auto")
 #: The schedules that keep a table of the features' counts (uint32) or of their
 #: squared gradients (float32), and that table's dtype.

@@ -681,8 +681,9 @@ def _decode_state(est, spec, members, n_models):
     if bear:
         history = _decode_history(spec["history"], members, n_models)
     counts = None
-    # Saved when the state has them: trained under 'frequency', whatever learning_rate
-    # says now (a model may be switched to another schedule, or to it, after training).
+    # Saved when the state has them: trained under 'frequency' (counts) or 'adaptive'
+    # (squares), whatever learning_rate says now (a model may be switched to another
+    # schedule, or to it, after training).
     if "feature_counts" in members and "feature_squares" in members:
         raise ModelFileError("a model holds feature_counts or feature_squares, not both")
     if "feature_counts" in members:
