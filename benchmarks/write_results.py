@@ -29,6 +29,7 @@ BEGIN, END = ".. begin-results", ".. end-results"
 #: Result files in the order their sections appear; others follow by name.
 ORDER = ["bench_throughput", "bench_accuracy_memory", "bench_accuracy_memory_dna100k",
          "bench_bear_folds", "bench_dense_columns", "bench_schedules",
+         "bench_binary_text",
          "bench_cli", "bench_parallel", "bench_explain", "bench_vw_interactions",
          "bench_streams",
          "reproduce_mission", "reproduce_bear", "reproduce_wm_sketch"]
