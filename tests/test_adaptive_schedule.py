@@ -83,18 +83,6 @@ def test_adaptive_is_not_frequency_where_the_gradients_are_not_the_counts():
                            models["adaptive"].decision_function(Xs))
 
 
-def test_adaptive_threads_train_the_same_model_as_one():
-    # Each thread of a team sums every class's squared loss derivatives alike.
-    X, y = zipf_rows(n_rows=2000, n_features=300, seed=4)
-    Xs = sp.csr_matrix(X)
-    models = [FeatureHashingClassifier(learning_rate="adaptive", n_jobs=n_jobs,
-                                       random_state=0).fit(Xs, y) for n_jobs in (1, 2)]
-    np.testing.assert_array_equal(models[0]._state.feature_counts,
-                                  models[1]._state.feature_counts)
-    for a, b in zip(models[0].sketches_, models[1].sketches_):
-        np.testing.assert_array_equal(a.table, b.table)
-
-
 def test_adaptive_squares_are_saved_copied_averaged_and_left_alone_by_a_failed_call(tmp_path):
     X, y = zipf_rows(seed=3)
     Xs = sp.csr_matrix(X)

@@ -122,10 +122,13 @@ def test_frequency_counts_are_saved_copied_averaged_and_left_alone_by_a_failed_c
     np.testing.assert_array_equal(merged._state.feature_counts, expected)
 
 
-def test_frequency_threads_train_the_same_model_as_one():
+@pytest.mark.parametrize("learning_rate", ["frequency", "adaptive"])
+def test_frequency_threads_train_the_same_model_as_one(learning_rate):
+    # Each thread of a team counts every row (and, under 'adaptive', sums every class's
+    # squared loss derivatives) alike.
     X, y = zipf_rows(n_rows=2000, n_features=300, seed=4)
     Xs = sp.csr_matrix(X)
-    models = [FeatureHashingClassifier(learning_rate="frequency", n_jobs=n_jobs,
+    models = [FeatureHashingClassifier(learning_rate=learning_rate, n_jobs=n_jobs,
                                        random_state=0).fit(Xs, y) for n_jobs in (1, 2)]
     np.testing.assert_array_equal(models[0]._state.feature_counts,
                                   models[1]._state.feature_counts)
