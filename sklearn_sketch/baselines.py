@@ -22,9 +22,8 @@ from ._base import (
 )
 from . import _stores
 from ._sgd_fast import Loss, Schedule, SGDParams
-from ._base import _budget_less, budget_shape
 from .mission import (ETA0_AUTO_DOC, HEAP_ONLY_AUTO_ETA0, HEAP_ONLY_RACE_Z, NORM_FLOOR_DOC,
-                      STANDARDIZE_ATTRIBUTES_DOC)
+                      STANDARDIZE_ATTRIBUTES_DOC, _CapacityOrBudget)
 from .weight_median import _BUDGET_CONSTRAINTS
 
 _SGD_PARAMS_DOC = """
@@ -103,20 +102,11 @@ _ATTRIBUTES_DOC = """
         Samples seen plus one."""
 
 
-class _BudgetedBaseline(_SketchSelectorMixin, ClassifierMixin, _SketchClassifierMixin,
-                        _BaseSketchSGD):
+class _BudgetedBaseline(_CapacityOrBudget, _SketchSelectorMixin, ClassifierMixin,
+                        _SketchClassifierMixin, _BaseSketchSGD):
     """Heap-only baselines sized by ``memory_budget`` under the paper's cost model."""
 
     _parameter_constraints = _BUDGET_CONSTRAINTS
-
-    def _model_shape(self, n_models=1, reserved=0):
-        if self.n_features_to_select is not None:
-            return None, None, self.n_features_to_select
-        if self.memory_budget is None:
-            raise ValueError("give memory_budget or n_features_to_select")
-        return budget_shape(_budget_less(self.memory_budget, reserved), n_models,
-                            heap_share=1, depth=None, aux=self._store.heap_aux,
-                            name_bytes=self._name_bytes_per_entry())
 
 
 class TruncationClassifier(_BudgetedBaseline):

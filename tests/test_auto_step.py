@@ -50,6 +50,9 @@ def narrow_task(seed=0, n=3000, p=50, noise=1.0):
 
 
 def make(kind, k, **params):
+    """A heap-only model of ``k`` entries; the step probe alone (under 'normalized', the
+    schedule truncation keeps by default) unless ``learning_rate`` is given."""
+    params.setdefault("learning_rate", "normalized")
     if kind == "iht":
         return IHTClassifier(k, shuffle=False, random_state=0, **params)
     return TruncationClassifier(None, n_features_to_select=k, shuffle=False, random_state=0,
@@ -82,10 +85,10 @@ def test_auto_takes_the_step_of_fewest_probe_mistakes_then_fits_with_it(kind):
 
 def test_partial_fit_chooses_on_its_first_call_and_keeps_the_step():
     X, y = narrow_task()
-    est = IHTClassifier(5, random_state=0)
+    est = IHTClassifier(5, learning_rate="normalized", random_state=0)
     est.partial_fit(X[:1000], y[:1000], classes=[0, 1])
     first = est.eta0_
-    mistakes = [IHTClassifier(5, eta0=c, max_iter=1, random_state=0)
+    mistakes = [IHTClassifier(5, learning_rate="normalized", eta0=c, max_iter=1, random_state=0)
                 .partial_fit(X[:1000], y[:1000], classes=[0, 1]).online_error_rate_
                 for c in CANDIDATES]
     assert first in CANDIDATES and first == CANDIDATES[int(np.argmin(mistakes))]

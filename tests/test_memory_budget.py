@@ -8,6 +8,8 @@ from sklearn_sketch import (
     BearClassifier,
     BearRegressor,
     FeatureHashingClassifier,
+    IHTClassifier,
+    IHTRegressor,
     MissionClassifier,
     SpaceSavingClassifier,
     TruncationClassifier,
@@ -26,6 +28,7 @@ BUDGETED = {
     "space_saving": lambda b: SpaceSavingClassifier(b, max_iter=1, random_state=0),
     "mission": lambda b: MissionClassifier(memory_budget=b, max_iter=1, random_state=0),
     "hashing": lambda b: FeatureHashingClassifier(memory_budget=b, max_iter=1, random_state=0),
+    "iht": lambda b: IHTClassifier(memory_budget=b, max_iter=1, random_state=0),
 }
 
 
@@ -95,6 +98,14 @@ def test_explicit_values_override_the_budget_shares():
     est = WMSketchClassifier(None, n_features_to_select=3, sketch_width=9, sketch_depth=2,
                              max_iter=1, random_state=0).fit(X, y)
     assert (est.n_features_to_select_, est.sketch_width_, est.sketch_depth_) == (3, 9, 2)
+    # Hard thresholding: a capacity given replaces the budget; by default the budget.
+    est = IHTClassifier(10, memory_budget="8KB", max_iter=1, random_state=0).fit(X, y)
+    assert est.n_features_to_select_ == 10
+    assert IHTClassifier(max_iter=1, random_state=0).fit(X, y).n_features_to_select_ == (
+        IHTClassifier(memory_budget="4MB", max_iter=1, random_state=0).fit(X, y)
+        .n_features_to_select_) > 100_000
+    reg = IHTRegressor(memory_budget="8KB", max_iter=1, random_state=0).fit(X, X[:, 0])
+    assert reg.memory_bytes_ <= 8192 < heap_bytes(reg.n_features_to_select_ + 20)
 
 
 def _history_bytes(history_size, n_models, capacity):

@@ -36,7 +36,8 @@ MAKERS = {
     "hashing": lambda **k: FeatureHashingClassifier(sketch_width=256, eta0=1.0,
                                                     learning_rate="normalized", random_state=0,
                                                     **k),
-    "iht": lambda **k: IHTClassifier(8, eta0=3.0, random_state=0, **k),
+    "iht": lambda **k: IHTClassifier(8, eta0=3.0, learning_rate="normalized", random_state=0,
+                                     **k),
     "bear": lambda **k: BearClassifier(8, sketch_width=256, eta0=3.0, random_state=0, **k),
 }
 
