@@ -4,6 +4,7 @@ import re
 import numpy as np
 import pytest
 
+from sklearn_sketch import load
 from sklearn_sketch.cli import main
 
 ESTIMATORS = ["MissionClassifier", "BearClassifier", "AWMSketchClassifier",
@@ -315,7 +316,7 @@ def test_the_same_command_gives_the_same_model(svmlight, tmp_path, estimator):
 
 
 @pytest.mark.parametrize("kind", ["vw", "svmlight"])
-def test_real_valued_labels_are_named_as_a_regression(tmp_path, capsys, kind):
+def test_real_valued_labels_train_a_regressor(tmp_path, capsys, kind):
     # Vowpal Wabbit's default task is regression: its users may well try one here.
     rng = np.random.default_rng(1)
     x = rng.uniform(size=(50, 3))
@@ -329,10 +330,17 @@ def test_real_valued_labels_are_named_as_a_regression(tmp_path, capsys, kind):
                  for t, row in zip(y, x)]
     path.write_text("\n".join(lines) + "\n")
     model = tmp_path / "m.skm"
-    err = one_line_error(capsys, ["fit", f"--{kind}", str(path), "--output", str(model)])
-    assert "real numbers (50 distinct" in err and "MissionRegressor" in err
+    assert main(["fit", f"--{kind}", str(path), "--quiet", "--output", str(model)]) == 0
+    assert "real numbers, from" in capsys.readouterr().err
+    assert type(load(model)).__name__ == "MissionRegressor"
+    # A classification of real numbers is refused, naming the way out.
+    model.unlink()
+    err = one_line_error(capsys, ["fit", f"--{kind}", str(path), "--task", "classification",
+                                  "--output", str(model)])
+    assert "real numbers (50 distinct" in err and "--task regression" in err
     assert not model.exists()
     # Integer-valued labels are classes as before.
     path.write_text("\n".join(f"{int(t > 0)} " + line.split(" ", 1)[1]
                               for t, line in zip(y, lines)) + "\n")
     assert main(["fit", f"--{kind}", str(path), "--quiet", "--output", str(model)]) == 0
+    assert type(load(model)).__name__ == "MissionClassifier"

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sklearn_sketch import load
 from sklearn_sketch.cli import main
 
 
@@ -88,20 +89,26 @@ def test_number_labels_of_a_csv_are_checked_as_numbers(tmp_path, capsys):
     path, out = tmp_path / "delays.csv", tmp_path / "m.skm"
     frame.to_csv(path, index=False)
     fit = ["fit", "--csv", str(path), "--label", "delay", "--quiet", "--output", str(out)]
-    assert main(fit) == 2
+    assert main(fit + ["--task", "classification"]) == 2
     err = capsys.readouterr().err
-    assert "the labels are real numbers" in err and "MissionRegressor" in err
+    assert "the labels are real numbers" in err and "--task regression" in err
     assert err.count("\n") == 1 and not out.exists()
-    # Whole numbers are classes, but more than a hundred of them are likely a quantity.
+    assert main(fit) == 0  # a quantity: a regression
+    assert "real numbers, from" in capsys.readouterr().err
+    assert type(load(out)).__name__ == "MissionRegressor"
+    # Whole numbers are classes, but more than a hundred of them are a quantity.
     small = ["--param", "sketch_width=64", "--param", "n_features_to_select=4"]
-    for n_values, warned in ((100, False), (101, True)):
+    for n_values, regression in ((100, False), (101, True)):
         frame["delay"] = np.arange(400) % n_values - 20
         frame.to_csv(path, index=False)
         assert main(fit + small) == 0
         err = capsys.readouterr().err
         assert (f"the labels are {n_values} distinct whole numbers, from -20 to "
-                f"{n_values - 21}" in err) == warned
-        assert out.exists()
+                f"{n_values - 21}: a quantity, so fit trains a regressor" in err) == regression
+        estimator = load(out)
+        assert type(estimator).__name__ == ("MissionRegressor" if regression
+                                            else "MissionClassifier")
+        assert regression or len(estimator.classes_) == n_values
 
 
 def test_a_csv_model_reads_csv_only(files, capsys):

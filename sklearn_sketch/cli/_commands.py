@@ -2,6 +2,7 @@
 import ast
 import concurrent.futures
 import json
+import math
 import sys
 import time
 import warnings
@@ -32,14 +33,22 @@ ESTIMATORS = {
     "iht": ("mission", "IHTClassifier", True),
 }
 
+#: The regressor (squared error) of an ``--estimator``, in the same module, for a regression.
+REGRESSORS = {"mission": "MissionRegressor", "bear": "BearRegressor", "iht": "IHTRegressor"}
+
 #: Chunks the first pass of ``fit`` may read ahead while scikit-learn is imported.
 EARLY_READ_CHUNKS = 4
 
 
-def _new_estimator(name):
+def _estimator_module(name):
     import importlib
-    module, cls, _ = ESTIMATORS[name]
-    return getattr(importlib.import_module(f"sklearn_sketch.{module}"), cls)()
+    return importlib.import_module(f"sklearn_sketch.{ESTIMATORS[name][0]}")
+
+
+def _new_estimator(name, task="classification"):
+    """A new estimator of ``--estimator name`` for the task (imports scikit-learn)."""
+    module = _estimator_module(name)
+    return getattr(module, REGRESSORS[name] if task == "regression" else ESTIMATORS[name][1])()
 
 
 def _parse_params(pairs):
@@ -134,26 +143,61 @@ class _ReadEarly:
 
 
 class _Counted:
-    """Count the rows, rows with weight and rows per label a stream hands out, per pass."""
+    """Count the rows, rows with weight and rows per label a stream hands out, per
+    pass; for a regression (``targets``), read the labels as numbers and keep the
+    first ``CHECKED_ROWS`` rows of the first pass (``first_rows``), on which the
+    trained model is checked, instead of counting labels."""
 
-    def __init__(self, chunks):
-        self.chunks = chunks
+    def __init__(self, chunks, targets=False):
+        from .._base import CHECKED_ROWS
+        self.chunks, self.targets, self.checked_rows = chunks, targets, CHECKED_ROWS
         self.rows = self.weighted_rows = self.empty_rows = 0
         self.label_counts = {}
+        self.first_rows = []
 
     def __iter__(self):
         self.rows = self.weighted_rows = self.empty_rows = 0
         self.label_counts = {}
+        keep = not self.first_rows
         for chunk in self.chunks:
             self.rows += chunk.X.shape[0]
             self.empty_rows += _empty_rows(chunk.X)
             weight = chunk.sample_weight
             self.weighted_rows += (chunk.X.shape[0] if weight is None
                                    else int(np.count_nonzero(weight)))
-            labels, counts = np.unique(np.asarray(chunk.y), return_counts=True)
-            for label, count in zip(labels.tolist(), counts.tolist()):
-                self.label_counts[label] = self.label_counts.get(label, 0) + count
+            if self.targets:
+                chunk = chunk._replace(y=_targets(chunk))
+                kept = sum(x.shape[0] for x, _ in self.first_rows)
+                if keep and kept < self.checked_rows:
+                    self.first_rows.append((chunk.X[:self.checked_rows - kept],
+                                            chunk.y[:self.checked_rows - kept]))
+            else:
+                labels, counts = np.unique(np.asarray(chunk.y), return_counts=True)
+                for label, count in zip(labels.tolist(), counts.tolist()):
+                    self.label_counts[label] = self.label_counts.get(label, 0) + count
             yield chunk
+
+
+def _targets(chunk):
+    """A chunk's labels as float64 targets (CSV labels are text)."""
+    try:
+        y = np.asarray(chunk.y, dtype=np.float64)
+    except ValueError:
+        y = None
+    if y is None or not np.isfinite(y).all():
+        bad = (np.flatnonzero(~np.isfinite(y))[0] if y is not None else
+               next(i for i, v in enumerate(chunk.y) if not _is_number(v)))
+        raise CommandError(f"line {chunk.first_line + int(bad)}: the label "
+                           f"{chunk.y[bad]!r} is not a finite number (a regression's "
+                           "target)")
+    return y
+
+
+def _is_number(text):
+    try:
+        return np.isfinite(float(text))
+    except ValueError:
+        return False
 
 
 def _empty_rows(X):
@@ -207,24 +251,57 @@ def _warn_if_near_chance(estimator, counted, vectorizer=None):
           f"or check that the labels match the inputs.", file=sys.stderr)
 
 
+def _warn_if_no_better_than_the_mean(estimator, counted):
+    """Say so when the trained regressor predicts the first training rows
+    (``counted.first_rows``) no better than their mean does, as ``fit`` in Python
+    warns (a regressor has no progressive error to compare, as a classifier's)."""
+    import scipy.sparse as sp
+    from .._base import NEAR_CHANCE
+
+    if not counted.first_rows:
+        return
+    X = sp.vstack([x for x, _ in counted.first_rows], format="csr")
+    y = np.concatenate([y for _, y in counted.first_rows])
+    variance = float(y.var())
+    predicted = estimator.predict(X)
+    error = (float(np.mean((predicted - y) ** 2)) if np.isfinite(predicted).all()
+             else math.inf)
+    if not variance > 0.0 or error < NEAR_CHANCE * variance:
+        return
+    print(f"sklearn-sketch: warning: the model learned next to nothing: on the first "
+          f"{y.size:,} training examples its squared error is {error:.4g}, and predicting "
+          f"their mean errs by {variance:.4g} (their variance). Try more --epochs, another "
+          "--estimator, a larger memory (--param memory_budget=...) or another step "
+          "(--param eta0=...), put numeric features of very different ranges on one "
+          "scale, or check that the labels match the inputs.", file=sys.stderr)
+
+
 def _train(args, params, vectorizer, zero_based, n_features, csv, interactions):
     """A new estimator of the options trained on the input: ``(estimator, counted
-    stream, classes)``."""
+    stream, classes)``; classes None for a regression."""
     stream = InputStream(args, vectorizer, "train", zero_based=zero_based,
                          n_features=n_features, shuffle_buffer=shuffle_rows(args),
                          keep_names=ESTIMATORS[args.estimator][2], csv=csv,
                          interactions=interactions)
     early = _ReadEarly(stream)
     try:
+        _estimator_module(args.estimator)  # scikit-learn imported while the labels are read
+        classes = early.classes()
         # --random-state seeds the estimator too (its hashes and shuffles): the same
         # command gives the same model. --param random_state=... overrides it.
-        estimator = _new_estimator(args.estimator).set_params(random_state=args.random_state)
+        if stream.task == "regression" and args.estimator not in REGRESSORS:
+            raise CommandError(f"{stream.task_note or 'a regression (--task regression)'}, "
+                               f"and --estimator {args.estimator} has no regressor: use "
+                               f"{', '.join(sorted(REGRESSORS))} (or --task classification)")
+        estimator = _new_estimator(args.estimator, stream.task).set_params(
+            random_state=args.random_state)
+        if stream.task_note:
+            print(f"sklearn-sketch: note: {stream.task_note}", file=sys.stderr)
         try:
             estimator.set_params(**params)
         except ValueError as exc:
             raise CommandError(f"bad --param for {args.estimator}: {exc}") from exc
-        classes = early.classes()
-        counted = _Counted(early)
+        counted = _Counted(early, targets=classes is None)
         from ..io import partial_fit_stream
         partial_fit_stream(estimator, counted, classes=classes, epochs=args.epochs,
                            verbose=0 if args.quiet else 1, prefetch=False)
@@ -261,7 +338,10 @@ def cmd_fit(args):
                            "train on, no model written")
     _warn_if_empty_rows(counted.empty_rows, counted.rows, vectorizer,
                         "only the model's intercept learned from them")
-    _warn_if_near_chance(estimator, counted, vectorizer)
+    if classes is None:
+        _warn_if_no_better_than_the_mean(estimator, counted)
+    else:
+        _warn_if_near_chance(estimator, counted, vectorizer)
     model_input = {"format": "reads" if kind == "sample" else kind, "zero_based": zero_based}
     if csv is not None:
         model_input["csv"] = csv
@@ -269,8 +349,9 @@ def cmd_fit(args):
         model_input["interactions"] = interactions
     save_model(args.output, estimator, vectorizer, model_input)
     if not args.quiet:
+        task = "a regression" if classes is None else f"{len(classes)} classes"
         print(f"{type(estimator).__name__} trained on {counted.rows:,} examples x "
-              f"{args.epochs} epoch(s), {len(classes)} classes, in "
+              f"{args.epochs} epoch(s), {task}, in "
               f"{time.perf_counter() - start:.1f} s; {estimator.memory_bytes_:,} bytes, "
               f"saved to {args.output}")
 
@@ -297,9 +378,12 @@ def cmd_select(args):
     selected = estimator.selected_features_
     keys, weights = selected.keys[:args.top], selected.weights[:args.top]
     names = _feature_names(model, keys)
-    classes = estimator.classes_
-    # A binary model has one weight vector, that of the positive class.
-    columns = [_format_label(c) for c in (classes[1:] if len(classes) == 2 else classes)]
+    if hasattr(estimator, "classes_"):
+        classes = estimator.classes_
+        # A binary model has one weight vector, that of the positive class.
+        columns = [_format_label(c) for c in (classes[1:] if len(classes) == 2 else classes)]
+    else:  # A regressor's one weight vector.
+        columns = ["target"]
     if args.format == "json":
         text = json.dumps([{"key": int(key), "name": name,
                             "weights": dict(zip(columns, row.tolist()))}
@@ -324,7 +408,7 @@ def _model_stream(model, args):
                 "vw": "--vw", "csv": "--csv"}[trained_on]
         raise CommandError(f"this model was trained on {trained_on} input, not {given}: "
                            f"give {hint}")
-    if kind == "reads":
+    if kind == "reads" and hasattr(model["estimator"], "classes_"):
         _check_file_labels(args, model["estimator"].classes_)
     vectorizer = model["vectorizer"]
     csv = csv_options(args, model["input"]["csv"]) if kind == "csv" else None
@@ -335,9 +419,12 @@ def _model_stream(model, args):
                 raise CommandError(f"{path} has no label column {csv['label']!r} to evaluate "
                                    "against (give --label)")
     zero_based, n_features = decide_svmlight_layout(args, model)
+    # predict reads every row; evaluate scores a regressor on the rows with a target.
+    missing = ("keep" if args.command == "predict" else
+               "skip" if not hasattr(model["estimator"], "classes_") else "error")
     return InputStream(args, vectorizer, "test", zero_based=zero_based, n_features=n_features,
-                       csv=csv,
-                       interactions=model["input"].get("interactions", []))
+                       csv=csv, interactions=model["input"].get("interactions", []),
+                       missing_labels=missing)
 
 
 def _check_file_labels(args, classes):
@@ -358,8 +445,11 @@ def cmd_predict(args):
         for chunk in stream:
             n_rows += chunk.X.shape[0]
             n_empty += _empty_rows(chunk.X)
-            out.write("".join(f"{_format_label(label)}\n"
-                              for label in estimator.predict(chunk.X).tolist()))
+            predicted = estimator.predict(chunk.X).tolist()
+            if hasattr(estimator, "classes_"):
+                out.write("".join(f"{_format_label(label)}\n" for label in predicted))
+            else:
+                out.write("".join(f"{value:.6g}\n" for value in predicted))
     _warn_if_empty_rows(n_empty, n_rows, model["vectorizer"],
                         "the model predicted them by its intercept alone")
 
@@ -381,16 +471,18 @@ def cmd_evaluate(args):
     model = load_model(args.model)
     estimator = model["estimator"]
     stream = _model_stream(model, args)
+    regression = not hasattr(estimator, "classes_")
     with_proba = hasattr(estimator, "predict_proba") and len(estimator.classes_) > 2
     y_true, scores, probas, seconds, n_empty = [], [], [], 0.0, 0
     for chunk in stream:
         n_empty += _empty_rows(chunk.X)
         start = time.perf_counter()
-        scores.append(estimator.decision_function(chunk.X))
+        scores.append(estimator.predict(chunk.X) if regression
+                      else estimator.decision_function(chunk.X))
         seconds += time.perf_counter() - start
         if with_proba:
             probas.append(estimator.predict_proba(chunk.X))
-        y_true.append(np.asarray(chunk.y))
+        y_true.append(_evaluated_targets(chunk) if regression else np.asarray(chunk.y))
     if not y_true:
         raise CommandError("the input holds no example")
     y_true, scores = np.concatenate(y_true), np.concatenate(scores)
@@ -408,17 +500,20 @@ def cmd_evaluate(args):
         probas = None if probas is None else probas[~unlabeled]
         if not y_true.size:
             raise CommandError("the input holds no labeled example to score")
-    classes = estimator.classes_
-    _warn_unknown_labels(y_true, classes)
-    predicted = (classes[(scores > 0).astype(int)] if scores.ndim == 1
-                 else classes[scores.argmax(axis=1)])
-    metrics = {
-        "examples": int(y_true.size),
-        "accuracy": float(np.mean(predicted == y_true)),
-        "roc_auc": _roc_auc(classes, y_true, scores, probas),
-        "memory_bytes": int(estimator.memory_bytes_),
-        "predict_seconds": round(seconds, 4),
-    }
+    if regression:
+        metrics = _regression_metrics(y_true, scores)
+    else:
+        classes = estimator.classes_
+        _warn_unknown_labels(y_true, classes)
+        predicted = (classes[(scores > 0).astype(int)] if scores.ndim == 1
+                     else classes[scores.argmax(axis=1)])
+        metrics = {
+            "examples": int(y_true.size),
+            "accuracy": float(np.mean(predicted == y_true)),
+            "roc_auc": _roc_auc(classes, y_true, scores, probas),
+        }
+    metrics.update(memory_bytes=int(estimator.memory_bytes_),
+                   predict_seconds=round(seconds, 4))
     if args.format == "json":
         print(json.dumps(metrics))
     else:
@@ -428,6 +523,25 @@ def cmd_evaluate(args):
             elif isinstance(value, float) and name != "predict_seconds":
                 value = f"{value:.4f}"
             print(f"{name}\t{value}")
+
+
+def _evaluated_targets(chunk):
+    """A chunk's labels as numbers; NaN (not scored) for a missing one."""
+    try:
+        return np.asarray(chunk.y, dtype=np.float64)
+    except ValueError:
+        return _targets(chunk)  # names the line of the label that is no number
+
+
+def _regression_metrics(y_true, predicted):
+    """R^2 (scikit-learn's ``r2_score``: 1 is exact, 0 predicts as well as the targets'
+    mean), root mean squared and mean absolute errors."""
+    errors = predicted - y_true
+    variance = float(np.var(y_true))
+    mse = float(np.mean(errors ** 2))
+    return {"examples": int(y_true.size),
+            "r2": 1.0 - mse / variance if variance > 0 else None,
+            "rmse": float(np.sqrt(mse)), "mae": float(np.mean(np.abs(errors)))}
 
 
 def _warn_unknown_labels(y_true, classes):

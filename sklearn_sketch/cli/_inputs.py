@@ -123,6 +123,12 @@ def add_input_arguments(parser, *, training):
         parser.add_argument("--classes", metavar="A,B,...",
                             help="every class, comma-separated; default: read from the "
                                  "input (svmlight/VW: a fast pass over the labels)")
+        parser.add_argument("--task", choices=["auto", "classification", "regression"],
+                            default="auto",
+                            help="auto: a regression (squared error) when the labels are "
+                                 "numbers not all whole, or more than "
+                                 f"{MANY_NUMERIC_CLASSES} distinct whole numbers (a "
+                                 "quantity), else a classification")
 
 
 def input_kind(args):
@@ -285,11 +291,16 @@ class InputStream:
         The CSV options (:func:`csv_options`).
     interactions : list of str
         Vowpal Wabbit namespace crosses (``--interactions``).
+    missing_labels : {"error", "skip", "keep"} or None
+        CSV rows without a label: an error, skipped, or kept (``predict``); None:
+        skipped in a regression, else an error.
     """
 
     def __init__(self, args, vectorizer, split, *, zero_based=None, n_features=None,
-                 shuffle_buffer=0, keep_names=False, csv=None, interactions=()):
+                 shuffle_buffer=0, keep_names=False, csv=None, interactions=(),
+                 missing_labels=None):
         self.args = args
+        self.missing_labels = missing_labels
         self.csv = csv
         self.interactions = list(interactions)
         self.keep_names = keep_names
@@ -300,6 +311,10 @@ class InputStream:
         self.n_features = n_features
         self.shuffle_buffer = shuffle_buffer
         self._shuffled = None
+        #: 'classification' or 'regression', once :meth:`classes` has read the labels,
+        #: and why a regression when ``--task`` left it to them (said once the
+        #: estimator is known to have a regressor).
+        self.task = self.task_note = None
 
     # ----------------------------------------------------------- readers
     def _file_readers(self):
@@ -316,7 +331,12 @@ class InputStream:
                                        interactions=self.interactions)
                     for path in args.vw]
         if self.kind == "csv":
-            return [_CsvReader(path, rows, self.csv) for path in args.csv]
+            # Training rows without a target are skipped in a regression (counted by
+            # classes()), an error in a classification.
+            missing = self.missing_labels or (
+                "skip" if self.task == "regression" else "error")
+            return [_CsvReader(path, rows, self.csv, missing_labels=missing)
+                    for path in args.csv]
         reader_type = FastaReader if args.fasta else FastqReader
         readers = []
         for index, (path, label) in enumerate(labelled_files(args)):
@@ -385,28 +405,43 @@ class InputStream:
 
     # ----------------------------------------------------------- classes
     def classes(self):
-        """Every class of the input, for the first ``partial_fit``."""
+        """Every class of the input, for the first ``partial_fit``; None for a
+        regression (``self.task``, decided from ``--task`` and the labels)."""
         args = self.args
         if getattr(args, "classes", None):
+            if getattr(args, "task", "auto") == "regression":
+                raise CommandError("--classes names the classes of a classification, "
+                                   "not of --task regression")
             return self._given_classes(args.classes)
         if self.kind == "sample":
             from ..datasets import load_dna_sample
-            return np.array(load_dna_sample(1).target_names)
+            return self._check_classes(np.array(load_dna_sample(1).target_names))
         from ..io._label_order import LabelOrderCounter, combined
         if self.kind == "csv":
-            labels, orders = set(), []
+            labels, orders, unlabelled = set(), [], {}
             for path in args.csv:
                 counter = LabelOrderCounter()
                 for chunk in read_csv(path, usecols=[self.csv["label"]], dtype=str,
                                          chunksize=1_000_000):
-                    if chunk[self.csv["label"]].isna().any():
-                        raise CommandError(f"{path} has rows without a label in column "
-                                           f"{self.csv['label']!r}")
-                    counter.add(chunk[self.csv["label"]].to_numpy())
+                    column = chunk[self.csv["label"]]
+                    missing = column.isna()
+                    if missing.any():
+                        unlabelled[path] = unlabelled.get(path, 0) + int(missing.sum())
+                    counter.add(column[~missing].to_numpy())
                 labels.update(counter.distinct().tolist())
                 orders.append(counter.order())
+            classes = self._check_classes(np.array(sorted(labels)))
+            if unlabelled and self.task != "regression":
+                path = next(iter(unlabelled))
+                raise CommandError(f"{path} has rows without a label in column "
+                                   f"{self.csv['label']!r}")
+            if unlabelled:
+                # A flight cancelled has no delay: a regression learns from the others.
+                print(f"sklearn-sketch: note: {sum(unlabelled.values()):,} rows without a "
+                      f"target in column {self.csv['label']!r} are skipped",
+                      file=sys.stderr)
             self._mix_if_sorted(combined(orders))
-            return self._check_classes(np.array(sorted(labels)))
+            return classes
         if self.kind == "reads":
             files = labelled_files(args)
             labels = {label for _, label in files if label is not None}
@@ -465,29 +500,42 @@ class InputStream:
             except ValueError:
                 raise CommandError(f"--classes of {self.kind} input must be numbers, "
                                    f"got {text!r}") from None
-        return self._check_classes(np.unique(classes))
+        return self._check_classes(np.unique(classes), given=True)
 
-    @staticmethod
-    def _check_classes(classes):
+    def _check_classes(self, classes, given=False):
+        """``classes`` for a classification, None for a regression: ``--task``, or
+        for 'auto' the labels (numbers not all whole, or more than
+        ``MANY_NUMERIC_CLASSES`` whole numbers, are a quantity); sets ``self.task``."""
+        task = "classification" if given else getattr(self.args, "task", "auto")
+        values = _numeric_labels(classes)
+        if task == "regression":
+            if values is None:
+                raise CommandError(f"--task regression needs numeric labels, got "
+                                   f"{', '.join(map(str, classes[:3].tolist()))}...")
+            self.task = "regression"
+            return None
+        if values is not None and task == "auto" and classes.size > 1 and (
+                not np.array_equal(values, np.round(values))
+                or classes.size > MANY_NUMERIC_CLASSES):
+            # A model per value would be a classifier per minute of delay (the flights:
+            # 445 models, 1.4 GB) or fail on real numbers.
+            kind = ("real numbers" if not np.array_equal(values, np.round(values))
+                    else "whole numbers")
+            self.task_note = (f"the labels are {classes.size:,} distinct {kind}, from "
+                              f"{values.min():g} to {values.max():g}: a quantity, so fit "
+                              "trains a regressor (squared error; --task classification "
+                              "trains a model per value)")
+            self.task = "regression"
+            return None
+        self.task = "classification"
         if classes.size < 2:
             raise CommandError(f"need at least 2 classes to train, found {classes.tolist()}")
-        values = _numeric_labels(classes)
-        if values is None:
-            return classes
-        if not np.array_equal(values, np.round(values)):
+        if values is not None and not np.array_equal(values, np.round(values)):
             # scikit-learn would say "Unknown label type: continuous" from inside fit.
             raise CommandError(
                 f"the labels are real numbers ({classes.size:,} distinct, from "
-                f"{values.min():g} to {values.max():g}): fit trains classifiers; for a "
-                "regression use MissionRegressor, BearRegressor or IHTRegressor in Python")
-        if classes.size > MANY_NUMERIC_CLASSES:
-            # A column of minutes or counts: each value would be a class with a
-            # model of its own (a delay in minutes of the flights: 445 models, 1.4 GB).
-            print(f"sklearn-sketch: warning: the labels are {classes.size:,} distinct whole "
-                  f"numbers, from {values.min():g} to {values.max():g}: fit trains a model "
-                  f"for each, {classes.size:,} in all. If the label is a quantity, this is "
-                  "a regression: use MissionRegressor, BearRegressor or IHTRegressor in "
-                  "Python", file=sys.stderr)
+                f"{values.min():g} to {values.max():g}): a classification needs classes; "
+                "--task regression (or auto) trains a regressor")
         return classes
 
 
@@ -582,10 +630,11 @@ class _CsvReader:
     """Chunks of a CSV file: its attributes and their crosses as named CSR rows, one pass
     per iteration."""
 
-    def __init__(self, path, chunk_rows, csv):
+    def __init__(self, path, chunk_rows, csv, missing_labels="error"):
         from ..feature_extraction import FeatureCrosser
 
         self.path, self.chunk_rows, self.csv = path, chunk_rows, csv
+        self.missing_labels = missing_labels
         header = [str(c) for c in read_csv(path, nrows=0).columns]
         unknown = [c for c in csv["columns"] if c not in header]
         if unknown:
@@ -609,6 +658,16 @@ class _CsvReader:
         from ._bins import binned
 
         for frame in read_csv(self.path, usecols=use, dtype=str, chunksize=self.chunk_rows):
+            first_line, line = line, line + len(frame)
+            missing = (frame[label].isna().to_numpy() if self.labelled
+                       else np.ones(len(frame), dtype=bool))
+            if self.labelled and missing.any() and self.missing_labels == "error":
+                raise CommandError(f"{self.path}, line {first_line + int(missing.argmax())}"
+                                   f": no label in column {label!r}")
+            if missing.any() and self.missing_labels == "skip":
+                frame, missing = frame[~missing], missing[~missing]
+            labels = (frame[label].to_numpy(dtype=str) if not missing.any()
+                      else np.full(len(frame), np.nan))
             attributes = frame[columns]
             if self.bins:
                 attributes = attributes.assign(
@@ -616,16 +675,7 @@ class _CsvReader:
                     **{column: binned(attributes[column], edges)
                        for column, edges in self.bins.items()})
             rows = self.crosser.transform(attributes)
-            if self.labelled:
-                missing = frame[label].isna().to_numpy()
-                if missing.any():
-                    raise CommandError(f"{self.path}, line {line + int(missing.argmax())}: no "
-                                       f"label in column {label!r}")
-                labels = frame[label].to_numpy(dtype=str)
-            else:
-                labels = np.full(len(frame), np.nan)
-            yield Chunk(rows.X, labels, None, line, feature_names=rows.names)
-            line += len(frame)
+            yield Chunk(rows.X, labels, None, first_line, feature_names=rows.names)
 
 
 def _empty_frame(columns):

@@ -1,0 +1,152 @@
+"""Regression from the command line: numeric targets train MISSION's, BEAR's or IHT's regressor.
+
+Vowpal Wabbit's default task is regression; a column of minutes or prices given as
+the label is a quantity, not a hundred classes (a model each: 678 MB for scikit-learn's
+442 diabetes rows before ``--task``).
+"""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import dump_svmlight_file
+from sklearn.metrics import mean_absolute_error, mean_squared_error, r2_score
+
+from sklearn_sketch import load
+from sklearn_sketch.cli import main
+from sklearn_sketch.io import SvmlightReader
+
+
+def linear_task(n=3000, p=8, noise=0.1, seed=0):
+    """Dense rows and a linear target in whole numbers (a quantity: many distinct values)."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, p))
+    y = np.round(100 * (X @ np.linspace(-2, 3, p) + noise * rng.normal(size=n)))
+    return X, y
+
+
+@pytest.fixture
+def svmlight_files(tmp_path):
+    X, y = linear_task()
+    train, test = tmp_path / "train.svm", tmp_path / "test.svm"
+    dump_svmlight_file(X[:2400], y[:2400], str(train), zero_based=False)
+    dump_svmlight_file(X[2400:], y[2400:], str(test), zero_based=False)
+    return train, test, y[2400:]
+
+
+def run(capsys, argv):
+    assert main(argv) == 0, capsys.readouterr().err
+    return capsys.readouterr()
+
+
+@pytest.mark.parametrize("estimator, regressor", [
+    ("mission", "MissionRegressor"), ("bear", "BearRegressor"), ("iht", "IHTRegressor")])
+def test_a_quantity_trains_a_regressor_and_evaluate_reports_its_errors(
+        svmlight_files, tmp_path, capsys, estimator, regressor):
+    train, test, y_test = svmlight_files
+    model = tmp_path / "m.skm"
+    err = run(capsys, ["fit", "--svmlight", str(train), "--estimator", estimator,
+                       "--epochs", "3", "--quiet", "--output", str(model)]).err
+    assert "whole numbers" in err and "a quantity, so fit trains a regressor" in err
+    assert "learned next to nothing" not in err
+    fitted = load(model)
+    assert type(fitted).__name__ == regressor and not hasattr(fitted, "classes_")
+    # predict writes the model's values, one a line; evaluate scores them with the
+    # errors scikit-learn's metrics give.
+    out = tmp_path / "predicted.txt"
+    run(capsys, ["predict", "--model", str(model), "--svmlight", str(test),
+                 "--output", str(out)])
+    predicted = np.loadtxt(out)
+    (chunk,) = SvmlightReader(test, 10_000, zero_based=False, n_features=1000)
+    np.testing.assert_allclose(predicted, fitted.predict(chunk.X), rtol=1e-5)
+    metrics = json.loads(run(capsys, ["evaluate", "--model", str(model), "--svmlight",
+                                      str(test), "--format", "json"]).out)
+    exact = fitted.predict(chunk.X)
+    assert metrics["examples"] == y_test.size
+    assert metrics["r2"] == pytest.approx(r2_score(y_test, exact))
+    assert metrics["rmse"] == pytest.approx(np.sqrt(mean_squared_error(y_test, exact)))
+    assert metrics["mae"] == pytest.approx(mean_absolute_error(y_test, exact))
+    assert metrics["r2"] > 0.9
+    assert "accuracy" not in metrics
+    # select names the one weight vector.
+    header = run(capsys, ["select", "--model", str(model), "--top", "3"]).out.splitlines()[0]
+    assert header.split("\t") == ["key", "name", "weight_target"]
+
+
+def test_a_target_the_features_do_not_explain_is_warned_about(tmp_path, capsys):
+    X, _ = linear_task()
+    noise = np.round(100 * np.random.default_rng(5).normal(size=len(X)))
+    path, model = tmp_path / "noise.svm", tmp_path / "m.skm"
+    dump_svmlight_file(X, noise, str(path))
+    err = run(capsys, ["fit", "--svmlight", str(path), "--quiet", "--output", str(model)]).err
+    assert "learned next to nothing" in err and "(their variance)" in err
+    assert model.exists()
+
+
+def test_task_is_checked_against_the_labels_and_the_estimator(svmlight_files, tmp_path,
+                                                              capsys):
+    train, _, _ = svmlight_files
+    model = tmp_path / "m.skm"
+
+    def one_line_error(argv):
+        assert main(argv + ["--output", str(model)]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+        assert not model.exists()
+        return err
+
+    # The Weight-Median Sketches and feature hashing have no regressor.
+    err = one_line_error(["fit", "--svmlight", str(train), "--estimator", "awm"])
+    assert "a quantity, so fit trains a regressor" in err
+    assert "--estimator awm has no regressor: use bear, iht, mission" in err
+    err = one_line_error(["fit", "--svmlight", str(train), "--task", "regression",
+                          "--classes", "1,2"])
+    assert "--classes" in err
+    # Text labels are no quantity.
+    frame = pd.DataFrame({"carrier": list("ABAB") * 50, "origin": list("XXYY") * 50})
+    csv = tmp_path / "flights.csv"
+    frame.to_csv(csv, index=False)
+    err = one_line_error(["fit", "--csv", str(csv), "--label", "origin", "--task",
+                          "regression"])
+    assert "--task regression needs numeric labels" in err
+    # Few whole numbers are classes unless --task says otherwise.
+    small = tmp_path / "small.svm"
+    X, y = linear_task(n=200)
+    dump_svmlight_file(X, np.sign(y), str(small))
+    run(capsys, ["fit", "--svmlight", str(small), "--quiet", "--output", str(model)])
+    assert type(load(model)).__name__ == "MissionClassifier"
+    run(capsys, ["fit", "--svmlight", str(small), "--task", "regression", "--quiet",
+                 "--output", str(model)])
+    assert type(load(model)).__name__ == "MissionRegressor"
+
+
+def test_csv_rows_without_a_target_are_skipped_and_counted(tmp_path, capsys):
+    # A cancelled flight has no delay: a regression learns from the others, evaluate
+    # scores the others, and predict still predicts every row.
+    rng = np.random.default_rng(0)
+    n = 3000
+    frame = pd.DataFrame({"dest": rng.choice(["BOS", "ORD", "LAX", "SFO"], n),
+                          "carrier": rng.choice(["AA", "UA", "DL"], n)})
+    hours = {"BOS": 60, "ORD": 130, "LAX": 330, "SFO": 345}
+    frame["air_time"] = frame["dest"].map(hours) + rng.integers(-30, 31, n)
+    missing = rng.random(n) < 0.1
+    frame.loc[missing, "air_time"] = np.nan
+    train, test, model = tmp_path / "train.csv", tmp_path / "test.csv", tmp_path / "m.skm"
+    frame[:2000].to_csv(train, index=False)
+    frame[2000:].to_csv(test, index=False)
+    err = run(capsys, ["fit", "--csv", str(train), "--label", "air_time", "--epochs", "3",
+                       "--quiet", "--output", str(model)]).err
+    assert f"{int(missing[:2000].sum()):,} rows without a target in column 'air_time'" in err
+    metrics = json.loads(run(capsys, ["evaluate", "--model", str(model), "--csv", str(test),
+                                      "--format", "json"]).out)
+    assert metrics["examples"] == int((~missing[2000:]).sum())
+    assert metrics["r2"] > 0.9
+    out = run(capsys, ["predict", "--model", str(model), "--csv", str(test)]).out
+    assert len(out.splitlines()) == n - 2000
+    # A classification still refuses a row without a label.
+    frame["dest_code"] = frame["dest"]
+    frame.loc[missing, "dest_code"] = np.nan
+    frame.to_csv(train, index=False)
+    assert main(["fit", "--csv", str(train), "--label", "dest_code", "--columns", "carrier",
+                 "--output", str(model)]) == 2
+    assert "rows without a label in column 'dest_code'" in capsys.readouterr().err
