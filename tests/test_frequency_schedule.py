@@ -43,12 +43,18 @@ def count_reference(X, cells=FEATURE_COUNT_CELLS, passes=1):
     return counts
 
 
+#: The schedules that keep a feature table, and its dtype (counts, squared gradients).
+TABLE_DTYPES = {"frequency": np.uint32, "adaptive": np.float32}
+
+
 @pytest.mark.usefixtures("sparse_as_given")
+@pytest.mark.parametrize("learning_rate", sorted(TABLE_DTYPES))
 @pytest.mark.parametrize("n_classes, loss", [(2, "log_loss"), (3, "hinge"), (3, "log_loss")])
 @pytest.mark.parametrize("batch_size", [1, 4])
 @pytest.mark.parametrize("cls", [MissionClassifier, FeatureHashingClassifier, IHTClassifier])
-def test_frequency_steps_equal_the_dense_reference_without_collisions(cls, n_classes, loss,
-                                                                      batch_size):
+def test_table_schedules_equal_the_dense_reference_without_collisions(cls, n_classes, loss,
+                                                                      batch_size,
+                                                                      learning_rate):
     X, y = zipf_rows()
     if n_classes == 2:
         y = (y == 0).astype(int)
@@ -57,16 +63,18 @@ def test_frequency_steps_equal_the_dense_reference_without_collisions(cls, n_cla
              else {})
     if cls is not IHTClassifier:
         extra["sketch_width"] = 2**20
-    est = cls(learning_rate="frequency", eta0=0.5, loss=loss, batch_size=batch_size,
+    est = cls(learning_rate=learning_rate, eta0=0.5, loss=loss, batch_size=batch_size,
               max_iter=2, shuffle=False, random_state=0, **extra)
     est.fit(sp.csr_matrix(X), y)
     for sketch in est.sketches_:  # the reference has no collisions: neither may the sketch
         assert np.unique(sketch.buckets(np.arange(X.shape[1]))[0][0]).size == X.shape[1]
     n_models = 1 if n_classes == 2 else n_classes
     ref_loss = "softmax" if loss == "log_loss" and n_classes > 2 else loss
+    table = np.zeros(FEATURE_COUNT_CELLS, dtype=TABLE_DTYPES[learning_rate])
     W, b, t, mistakes = dense_sgd(X, encode(y, np.unique(y)), n_models=n_models,
-                                  loss=ref_loss, learning_rate="frequency", eta0=0.5,
-                                  batch_size=batch_size, max_iter=2, standardize=False)
+                                  loss=ref_loss, learning_rate=learning_rate, eta0=0.5,
+                                  batch_size=batch_size, max_iter=2, standardize=False,
+                                  counts=table)
     coef = est.coef_.toarray() if cls is not FeatureHashingClassifier else None
     if coef is None:  # feature hashing: each column's weight is its cell's
         cells, signs = est.sketches_[0].buckets(np.arange(X.shape[1]))
@@ -75,7 +83,13 @@ def test_frequency_steps_equal_the_dense_reference_without_collisions(cls, n_cla
     np.testing.assert_allclose(coef, W, rtol=1e-4, atol=1e-5 * max(1.0, np.abs(W).max()))
     np.testing.assert_allclose(est.intercept_, b, rtol=1e-4, atol=1e-6)
     assert est.t_ == t and est.online_error_rate_ == mistakes / len(y)
-    np.testing.assert_array_equal(est._state.feature_counts, count_reference(X, passes=2))
+    kept = est._state.feature_counts
+    assert kept.dtype == table.dtype and table.max() > 0
+    if learning_rate == "frequency":  # whole counts: exact, and those of the rows
+        np.testing.assert_array_equal(kept, table)
+        np.testing.assert_array_equal(kept, count_reference(X, passes=2))
+    else:  # float32 sums, added in the kernel's order by the reference
+        np.testing.assert_allclose(kept, table, rtol=1e-5, atol=1e-6 * table.max())
 
 
 @pytest.mark.parametrize("cls", [MissionClassifier, FeatureHashingClassifier,
@@ -93,33 +107,40 @@ def test_frequency_is_normalized_when_every_feature_is_in_every_row(cls):
                                                     for j in range(12)]] == 200 * 5)
 
 
-def test_frequency_counts_are_saved_copied_averaged_and_left_alone_by_a_failed_call(tmp_path):
+@pytest.mark.parametrize("learning_rate", sorted(TABLE_DTYPES))
+def test_feature_tables_are_saved_copied_averaged_and_left_alone_by_a_failed_call(
+        tmp_path, learning_rate):
     X, y = zipf_rows(seed=3)
     Xs = sp.csr_matrix(X)
-    est = AWMSketchClassifier(learning_rate="frequency", random_state=0).fit(Xs, y)
-    counts = est._state.feature_counts.copy()
-    assert counts.dtype == np.uint32 and counts.size == FEATURE_COUNT_CELLS
-    # A model file and a pickle hold the counts, and training goes on from them alike.
+    est = AWMSketchClassifier(learning_rate=learning_rate, random_state=0).fit(Xs, y)
+    table = est._state.feature_counts.copy()
+    assert table.dtype == TABLE_DTYPES[learning_rate] and table.size == FEATURE_COUNT_CELLS
+    # A model file and a pickle hold the table, and training goes on from it alike.
     est.save(tmp_path / "m.skm")
     for other in (load(tmp_path / "m.skm"), pickle.loads(pickle.dumps(est))):
-        np.testing.assert_array_equal(other._state.feature_counts, counts)
+        np.testing.assert_array_equal(other._state.feature_counts, table)
         other.partial_fit(Xs, y)
     est.partial_fit(Xs, y)
     np.testing.assert_array_equal(other._state.feature_counts, est._state.feature_counts)
     np.testing.assert_array_equal(other.decision_function(Xs), est.decision_function(Xs))
-    # A call that diverges leaves the model, counts included, as it was.
+    # A call that diverges leaves the model, table included, as it was.
     before = est._state.feature_counts.copy()
     est.set_params(eta0=1e300)
     with pytest.raises(ValueError):
         est.partial_fit(Xs * 1e300, y)
     np.testing.assert_array_equal(est._state.feature_counts, before)
-    # Averaged copies average their counts.
-    halves = [AWMSketchClassifier(learning_rate="frequency", random_state=0)
+    # Averaged copies average their tables: whole counts rounded, squares in float32.
+    halves = [AWMSketchClassifier(learning_rate=learning_rate, random_state=0)
               .partial_fit(Xs[i::2], y[i::2], classes=np.unique(y)) for i in range(2)]
     merged = average_estimators(halves, weights=[1, 3])
-    expected = np.rint(0.25 * halves[0]._state.feature_counts.astype(float)
-                       + 0.75 * halves[1]._state.feature_counts)
-    np.testing.assert_array_equal(merged._state.feature_counts, expected)
+    mean = (0.25 * halves[0]._state.feature_counts.astype(float)
+            + 0.75 * halves[1]._state.feature_counts)
+    assert merged._state.feature_counts.dtype == TABLE_DTYPES[learning_rate]
+    if learning_rate == "frequency":
+        np.testing.assert_array_equal(merged._state.feature_counts, np.rint(mean))
+    else:
+        np.testing.assert_allclose(merged._state.feature_counts, mean.astype(np.float32),
+                                   rtol=1e-6)
 
 
 @pytest.mark.parametrize("learning_rate", ["frequency", "adaptive"])
@@ -136,19 +157,21 @@ def test_frequency_threads_train_the_same_model_as_one(learning_rate):
         np.testing.assert_array_equal(a.table, b.table)
 
 
+@pytest.mark.parametrize("learning_rate", sorted(TABLE_DTYPES))
 @pytest.mark.parametrize("budget", ["16KB", "64KB", "1MB", "8MB"])
-@pytest.mark.parametrize("cls", [MissionClassifier, WMSketchClassifier, AWMSketchClassifier])
-def test_frequency_counts_fit_in_the_budget_and_are_counted(cls, budget):
+@pytest.mark.parametrize("cls", [MissionClassifier, WMSketchClassifier, AWMSketchClassifier,
+                                 IHTClassifier])
+def test_feature_tables_fit_in_the_budget_and_are_counted(cls, budget, learning_rate):
     from sklearn_sketch._base import parse_memory_budget
 
     X, y = zipf_rows(seed=5)
-    est = cls(learning_rate="frequency", memory_budget=budget, random_state=0).fit(X, y)
+    est = cls(learning_rate=learning_rate, memory_budget=budget, random_state=0).fit(X, y)
     cells = est._state.feature_counts.size
     limit = parse_memory_budget(budget)
     assert cells == min(FEATURE_COUNT_CELLS, max(MIN_FEATURE_COUNT_CELLS, limit // 64))
     assert est.memory_bytes_ <= limit
     without = cls(learning_rate="normalized", memory_budget=budget, random_state=0).fit(X, y)
-    # The counts are in memory_bytes_, and the rest of the model made room for them.
+    # The table is in memory_bytes_, and the rest of the model made room for it.
     assert est.memory_bytes_ - 4 * cells <= without.memory_bytes_
 
 
