@@ -19,6 +19,7 @@ from sklearn_sketch import (
     load,
 )
 from sklearn_sketch._base import FEATURE_COUNT_CELLS, MIN_FEATURE_COUNT_CELLS
+from sklearn_sketch.mission import HEAP_ONLY_AUTO_ETA0
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _reference import dense_sgd, encode, fmix64  # noqa: E402
@@ -223,9 +224,11 @@ AUTO_MAKERS = [
     lambda **k: WMSketchClassifier(random_state=0, **k),
     lambda **k: AWMSketchClassifier(random_state=0, **k),
 ]
+#: Hard thresholding chooses its schedule too ('normalized' or 'adaptive'; no sketch).
+IHT_MAKER = lambda **k: IHTClassifier(memory_budget="64KB", random_state=0, **k)  # noqa: E731
 
 
-@pytest.mark.parametrize("make", AUTO_MAKERS)
+@pytest.mark.parametrize("make", AUTO_MAKERS + [IHT_MAKER])
 def test_auto_is_the_default_and_trains_the_model_of_the_schedule_it_chose(make):
     X, y = word_rows()
     auto = make().fit(X, y)
@@ -248,6 +251,14 @@ def test_auto_chooses_adaptive_where_rare_words_carry_the_classes(make):
     assert make()._AUTO_OTHER_SCHEDULE == "adaptive"
     assert make().fit(X, y).learning_rate_ == "adaptive"
     assert MissionClassifier._AUTO_OTHER_SCHEDULE == "frequency"
+
+
+def test_iht_probes_adaptive_with_its_largest_step_beside_every_normalized_step():
+    est = IHT_MAKER()
+    assert est.learning_rate == "auto" and est.eta0 == "auto"
+    assert est._probe_candidates() == (
+        [("normalized", step) for step in HEAP_ONLY_AUTO_ETA0]
+        + [("adaptive", max(HEAP_ONLY_AUTO_ETA0))])
 
 
 @pytest.mark.parametrize("make", AUTO_MAKERS)
