@@ -143,6 +143,14 @@ def test_csv_rows_without_a_target_are_skipped_and_counted(tmp_path, capsys):
     assert metrics["r2"] > 0.9
     out = run(capsys, ["predict", "--model", str(model), "--csv", str(test)]).out
     assert len(out.splitlines()) == n - 2000
+    # A target that is no number is named by its line, past the skipped rows.
+    bad = frame[2000:].copy()
+    bad["air_time"] = bad["air_time"].astype(object)
+    row = int(np.flatnonzero(~missing[2000:])[700])
+    bad.iloc[row, bad.columns.get_loc("air_time")] = "n/a?"
+    bad.to_csv(test, index=False)
+    assert main(["evaluate", "--model", str(model), "--csv", str(test)]) == 2
+    assert f"line {row + 2}: the label 'n/a?' is not a finite number" in capsys.readouterr().err
     # A classification still refuses a row without a label.
     frame["dest_code"] = frame["dest"]
     frame.loc[missing, "dest_code"] = np.nan

@@ -188,7 +188,7 @@ def _targets(chunk):
         bad = (np.flatnonzero(~np.isfinite(y))[0] if y is not None else
                next(i for i, v in enumerate(chunk.y) if not _is_number(v)))
         raise CommandError(f"line {chunk.first_line + int(bad)}: the label "
-                           f"{chunk.y[bad]!r} is not a finite number (a regression's "
+                           f"{str(chunk.y[bad])!r} is not a finite number (a regression's "
                            "target)")
     return y
 

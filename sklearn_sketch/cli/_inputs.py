@@ -664,8 +664,10 @@ class _CsvReader:
             if self.labelled and missing.any() and self.missing_labels == "error":
                 raise CommandError(f"{self.path}, line {first_line + int(missing.argmax())}"
                                    f": no label in column {label!r}")
-            if missing.any() and self.missing_labels == "skip":
+            if self.labelled and missing.any() and self.missing_labels == "skip":
                 frame, missing = frame[~missing], missing[~missing]
+            if self.labelled and self.missing_labels == "skip":
+                self._check_targets(frame[label].to_numpy(dtype=str), frame.index)
             labels = (frame[label].to_numpy(dtype=str) if not missing.any()
                       else np.full(len(frame), np.nan))
             attributes = frame[columns]
@@ -676,6 +678,27 @@ class _CsvReader:
                        for column, edges in self.bins.items()})
             rows = self.crosser.transform(attributes)
             yield Chunk(rows.X, labels, None, first_line, feature_names=rows.names)
+
+
+    def _check_targets(self, values, index):
+        """A regression's targets are finite numbers; the first that is not is named with
+        its line (the frame's index counts the file's rows from 0, after the header)."""
+        try:
+            bad = ~np.isfinite(values.astype(np.float64))
+        except ValueError:  # a word among numbers: found one by one, on this error path
+            bad = np.array([not _is_finite_number(v) for v in values])
+        if bad.any():
+            first = int(bad.argmax())
+            raise CommandError(f"{self.path}, line {int(index[first]) + 2}: the label "
+                               f"{str(values[first])!r} is not a finite number (a regression's "
+                               "target)")
+
+
+def _is_finite_number(text):
+    try:
+        return bool(np.isfinite(float(text)))
+    except ValueError:
+        return False
 
 
 def _empty_frame(columns):
