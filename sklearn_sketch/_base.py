@@ -487,18 +487,19 @@ def _warn_if_near_chance(estimator, y):
 CHECKED_ROWS = 10_000
 
 
-def _warn_if_no_better_than_the_mean(estimator, X, y):
-    """A ``ConvergenceWarning`` when the fitted regressor predicts its first
-    ``CHECKED_ROWS`` training rows no better than their mean does (or diverged).
+def no_better_than_the_mean(estimator, X, y):
+    """``(error, variance, n_rows)`` when the fitted regressor predicts its first
+    ``CHECKED_ROWS`` training rows no better than their mean does (or diverged),
+    else None.
 
     A regressor has no progressive error (a classifier's mistakes), so these
-    rows are predicted once after ``fit``: a squared error of at least
+    rows are predicted once after training: a squared error of at least
     ``NEAR_CHANCE`` times the targets' variance learned next to nothing.
     """
     y = np.asarray(y, dtype=np.float64)[:CHECKED_ROWS]
     variance = float(y.var()) if y.size > 1 else 0.0
     if not variance > 0.0:
-        return
+        return None
     if sp.issparse(X):
         rows = sp.csr_matrix(X)[:CHECKED_ROWS]
     else:
@@ -509,10 +510,17 @@ def _warn_if_no_better_than_the_mean(estimator, X, y):
     predicted = estimator.predict(rows)
     error = (float(np.mean((predicted - y) ** 2)) if np.isfinite(predicted).all()
              else math.inf)
-    if not error >= NEAR_CHANCE * variance:
+    return (error, variance, y.size) if error >= NEAR_CHANCE * variance else None
+
+
+def _warn_if_no_better_than_the_mean(estimator, X, y):
+    """A ``ConvergenceWarning`` when :func:`no_better_than_the_mean`."""
+    found = no_better_than_the_mean(estimator, X, y)
+    if found is None:
         return
+    error, variance, n_rows = found
     warnings.warn(
-        f"{type(estimator).__name__} learned next to nothing: on its first {y.size:,} "
+        f"{type(estimator).__name__} learned next to nothing: on its first {n_rows:,} "
         f"training samples its squared error is {error:.4g}, and predicting their mean "
         f"errs by {variance:.4g} (their variance). Try another step (eta0; with "
         "learning_rate='normalized', the default, 0.01 to 0.3 suit most data), more "

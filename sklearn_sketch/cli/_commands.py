@@ -2,7 +2,6 @@
 import ast
 import concurrent.futures
 import json
-import math
 import sys
 import time
 import warnings
@@ -253,23 +252,21 @@ def _warn_if_near_chance(estimator, counted, vectorizer=None):
 
 def _warn_if_no_better_than_the_mean(estimator, counted):
     """Say so when the trained regressor predicts the first training rows
-    (``counted.first_rows``) no better than their mean does, as ``fit`` in Python
-    warns (a regressor has no progressive error to compare, as a classifier's)."""
+    (``counted.first_rows``) no better than their mean does, by the rule of
+    Python's ``fit`` (a regressor has no progressive error, as a classifier has)."""
     import scipy.sparse as sp
-    from .._base import NEAR_CHANCE
+    from .._base import no_better_than_the_mean
 
     if not counted.first_rows:
         return
-    X = sp.vstack([x for x, _ in counted.first_rows], format="csr")
-    y = np.concatenate([y for _, y in counted.first_rows])
-    variance = float(y.var())
-    predicted = estimator.predict(X)
-    error = (float(np.mean((predicted - y) ** 2)) if np.isfinite(predicted).all()
-             else math.inf)
-    if not variance > 0.0 or error < NEAR_CHANCE * variance:
+    found = no_better_than_the_mean(
+        estimator, sp.vstack([x for x, _ in counted.first_rows], format="csr"),
+        np.concatenate([y for _, y in counted.first_rows]))
+    if found is None:
         return
+    error, variance, n_rows = found
     print(f"sklearn-sketch: warning: the model learned next to nothing: on the first "
-          f"{y.size:,} training examples its squared error is {error:.4g}, and predicting "
+          f"{n_rows:,} training examples its squared error is {error:.4g}, and predicting "
           f"their mean errs by {variance:.4g} (their variance). Try more --epochs, another "
           "--estimator, a larger memory (--param memory_budget=...) or another step "
           "(--param eta0=...), put numeric features of very different ranges on one "
