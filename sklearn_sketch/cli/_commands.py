@@ -165,7 +165,8 @@ class _Counted:
             self.weighted_rows += (chunk.X.shape[0] if weight is None
                                    else int(np.count_nonzero(weight)))
             if self.targets:
-                chunk = chunk._replace(y=_targets(chunk))
+                # Finite numbers: checked by the label scan and the CSV reader.
+                chunk = chunk._replace(y=np.asarray(chunk.y, dtype=np.float64))
                 kept = sum(x.shape[0] for x, _ in self.first_rows)
                 if keep and kept < self.checked_rows:
                     self.first_rows.append((chunk.X[:self.checked_rows - kept],
@@ -175,28 +176,6 @@ class _Counted:
                 for label, count in zip(labels.tolist(), counts.tolist()):
                     self.label_counts[label] = self.label_counts.get(label, 0) + count
             yield chunk
-
-
-def _targets(chunk):
-    """A chunk's labels as float64 targets (CSV labels are text)."""
-    try:
-        y = np.asarray(chunk.y, dtype=np.float64)
-    except ValueError:
-        y = None
-    if y is None or not np.isfinite(y).all():
-        bad = (np.flatnonzero(~np.isfinite(y))[0] if y is not None else
-               next(i for i, v in enumerate(chunk.y) if not _is_number(v)))
-        raise CommandError(f"line {chunk.first_line + int(bad)}: the label "
-                           f"{str(chunk.y[bad])!r} is not a finite number (a regression's "
-                           "target)")
-    return y
-
-
-def _is_number(text):
-    try:
-        return np.isfinite(float(text))
-    except ValueError:
-        return False
 
 
 def _empty_rows(X):
@@ -479,7 +458,9 @@ def cmd_evaluate(args):
         seconds += time.perf_counter() - start
         if with_proba:
             probas.append(estimator.predict_proba(chunk.X))
-        y_true.append(_evaluated_targets(chunk) if regression else np.asarray(chunk.y))
+        # A regression's CSV targets are text, checked as numbers by its reader.
+        y_true.append(np.asarray(chunk.y, dtype=np.float64) if regression
+                      else np.asarray(chunk.y))
     if not y_true:
         raise CommandError("the input holds no example")
     y_true, scores = np.concatenate(y_true), np.concatenate(scores)
@@ -520,14 +501,6 @@ def cmd_evaluate(args):
             elif isinstance(value, float) and name != "predict_seconds":
                 value = f"{value:.4f}"
             print(f"{name}\t{value}")
-
-
-def _evaluated_targets(chunk):
-    """A chunk's labels as numbers; NaN (not scored) for a missing one."""
-    try:
-        return np.asarray(chunk.y, dtype=np.float64)
-    except ValueError:
-        return _targets(chunk)  # names the line of the label that is no number
 
 
 def _regression_metrics(y_true, predicted):
