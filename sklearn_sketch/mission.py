@@ -15,8 +15,6 @@ from ._base import (
     N_JOBS_DOC,
     _CLASSIFIER_LOSSES,
     _BaseSketchSGD,
-    _budget_less,
-    budget_shape,
     _init_sgd_params,
     _SketchClassifierMixin,
     _SketchRegressorMixin,
@@ -577,16 +575,15 @@ class MissionRegressor(_SketchSelectorMixin, RegressorMixin, _SketchRegressorMix
 
 class _CapacityOrBudget:
     """Heap-only models: ``n_features_to_select`` entries a model if given, else the
-    largest heaps that fit ``memory_budget``."""
+    largest heaps that fit ``memory_budget`` (the base's budget shape: a store
+    without a sketch gives its heaps the whole budget)."""
 
     def _model_shape(self, n_models=1, reserved=0):
         if self.n_features_to_select is not None:
             return None, None, self.n_features_to_select
         if self.memory_budget is None:
             raise ValueError("give memory_budget or n_features_to_select")
-        return budget_shape(_budget_less(self.memory_budget, reserved), n_models,
-                            heap_share=1, depth=None, aux=self._store.heap_aux,
-                            name_bytes=self._name_bytes_per_entry())
+        return super()._model_shape(n_models, reserved)
 
 
 class IHTClassifier(_CapacityOrBudget, _SketchSelectorMixin, ClassifierMixin,

@@ -31,6 +31,7 @@ from .mission import (
     NORM_FLOOR_DOC,
     STANDARDIZE_ATTRIBUTES_DOC,
     STANDARDIZE_NOTE,
+    _CAPACITY_OR_BUDGET_CONSTRAINTS,
 )
 
 
@@ -155,9 +156,7 @@ _WM_ATTRIBUTES_DOC = """
 
 # Estimators sized by memory_budget (here and in baselines.py).
 _BUDGET_CONSTRAINTS = {
-    **_BaseSketchSGD._parameter_constraints,
-    "memory_budget": [Interval(Integral, 16, None, closed="left"), str, None],
-    "n_features_to_select": [Interval(Integral, 1, None, closed="left"), None],
+    **_BaseSketchSGD._parameter_constraints, **_CAPACITY_OR_BUDGET_CONSTRAINTS,
     "loss": [StrOptions(_CLASSIFIER_LOSSES)],
 }
 _WM_CONSTRAINTS = {

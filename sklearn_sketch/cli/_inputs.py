@@ -514,13 +514,12 @@ class InputStream:
                                    f"{', '.join(map(str, classes[:3].tolist()))}...")
             self.task = "regression"
             return None
+        whole = values is not None and np.array_equal(values, np.round(values))
         if values is not None and task == "auto" and classes.size > 1 and (
-                not np.array_equal(values, np.round(values))
-                or classes.size > MANY_NUMERIC_CLASSES):
+                not whole or classes.size > MANY_NUMERIC_CLASSES):
             # A model per value would be a classifier per minute of delay (the flights:
             # 445 models, 1.4 GB) or fail on real numbers.
-            kind = ("real numbers" if not np.array_equal(values, np.round(values))
-                    else "whole numbers")
+            kind = "whole numbers" if whole else "real numbers"
             self.task_note = (f"the labels are {classes.size:,} distinct {kind}, from "
                               f"{values.min():g} to {values.max():g}: a quantity, so fit "
                               "trains a regressor (squared error; --task classification "
@@ -530,7 +529,7 @@ class InputStream:
         self.task = "classification"
         if classes.size < 2:
             raise CommandError(f"need at least 2 classes to train, found {classes.tolist()}")
-        if values is not None and not np.array_equal(values, np.round(values)):
+        if values is not None and not whole:
             # scikit-learn would say "Unknown label type: continuous" from inside fit.
             raise CommandError(
                 f"the labels are real numbers ({classes.size:,} distinct, from "
