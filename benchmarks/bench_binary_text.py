@@ -19,7 +19,6 @@ of its own (``|n len:412``): a measurement beside counted words.
 """
 import argparse
 import json
-import re
 import subprocess
 import sys
 import tempfile
@@ -31,12 +30,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_accuracy_memory as bam  # noqa: E402
 from _provenance import provenance  # noqa: E402
 from dna_task import resolve_data_dir  # noqa: E402
+from bench_schedules import WORD  # noqa: E402  (CountVectorizer's default tokens)
 from peers import _vw_command  # noqa: E402
 
 ESTIMATORS = ("mission", "wm", "awm", "hashing")
 SCHEDULES = ("auto", "frequency", "adaptive")
-#: CountVectorizer's default tokens: lower case, words of 2+ characters.
-WORD = re.compile(r"(?u)\b\w\w+\b")
 VW_RUNS = {"vw, its defaults": [], "vw --normalized --invariant": ["--normalized", "--invariant"]}
 
 
