@@ -270,6 +270,28 @@ def test_fit_warns_when_the_model_learned_next_to_nothing(svmlight, tmp_path, ca
     assert "features of very different ranges on one scale" in err
 
 
+def test_fit_warns_when_the_trained_model_predicts_next_to_nothing(svmlight, tmp_path, capsys,
+                                                                    monkeypatch):
+    # The pass learns, but the model it ends on predicts one label (as a late step
+    # can leave BEAR): the command line checks the first training rows, as fit does.
+    from sklearn_sketch import AWMSketchClassifier
+
+    model = tmp_path / "m.skm"
+    argv = ["fit", "--estimator", "awm", "--quiet", "--svmlight", str(svmlight),
+            "--output", str(model)]
+    monkeypatch.setattr(AWMSketchClassifier, "decision_function",
+                        lambda self, X: np.zeros(X.shape[0]))
+    monkeypatch.setattr(AWMSketchClassifier, "predict",
+                        lambda self, X: np.full(X.shape[0], self.classes_[0]))
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "warning: the model learned next to nothing in the end: the trained model errs" in err
+    assert "A late step can undo what a pass learned" in err
+    monkeypatch.undo()
+    assert main(argv) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
 def test_a_reader_that_stops_early_is_not_an_error(tmp_path):
     # `sklearn-sketch predict ... | head -1`: the pipe closes under a long output.
     import os

@@ -156,6 +156,33 @@ def test_fit_says_so_when_the_model_learned_next_to_nothing(cls):
     assert learned.online_error_rate_ < 0.95 * (1.0 - max(y.mean(), 1.0 - y.mean()))
 
 
+@pytest.mark.parametrize("cls", [FeatureHashingClassifier, BearClassifier],
+                         ids=lambda c: c.__name__)
+def test_fit_says_so_when_the_fitted_model_predicts_next_to_nothing(cls, monkeypatch):
+    """A pass that learned, ending on a model that predicts one class (as a late
+    step can leave BEAR): the progressive error passes, the fitted model's
+    mistakes and log loss on the first training rows do not, and fit warns."""
+    from sklearn_sketch._base import final_model_near_chance
+
+    X, y = _sparse_task(2000, 1)
+    est = cls(random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est.fit(X, y)
+    assert final_model_near_chance(est, X, y) is None
+    # The labels the model predicts worst: its mistakes on them pass the majority's.
+    found = final_model_near_chance(est, X, 1 - y)
+    assert found is not None and found[0] > 0.5 and found[2] > found[3]
+    monkeypatch.setattr(cls, "decision_function", lambda self, X: np.zeros(X.shape[0]))
+    monkeypatch.setattr(cls, "predict", lambda self, X: np.zeros(X.shape[0], dtype=int))
+    with pytest.warns(ConvergenceWarning, match=rf"{cls.__name__} learned next to nothing in "
+                                                r"the end: the fitted model errs on \d+\.\d% "
+                                                r"of its first 2,000 training samples.* Its "
+                                                r"last pass erred on \d+\.\d%"):
+        est.fit(X, y)
+    assert est.online_error_rate_ < 0.5 * (1.0 - max(y.mean(), 1.0 - y.mean()))
+
+
 def _rare_label_task(n=20_000, seed=0):
     """One-hot rows of 4 fields of 40 values; 3% positives, raised tenfold by 4 values
     of the first field: a model that ranks them still errs as the majority does."""

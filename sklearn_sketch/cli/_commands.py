@@ -143,9 +143,9 @@ class _ReadEarly:
 
 class _Counted:
     """Count the rows, rows with weight and rows per label a stream hands out, per
-    pass; for a regression (``targets``), read the labels as numbers and keep the
-    first ``CHECKED_ROWS`` rows of the first pass (``first_rows``), on which the
-    trained model is checked, instead of counting labels."""
+    pass, and keep the first ``CHECKED_ROWS`` rows of the first pass
+    (``first_rows``), on which the trained model is checked; for a regression
+    (``targets``), read the labels as numbers instead of counting them."""
 
     def __init__(self, chunks, targets=False):
         from .._base import CHECKED_ROWS
@@ -167,11 +167,11 @@ class _Counted:
             if self.targets:
                 # Finite numbers: checked by the label scan and the CSV reader.
                 chunk = chunk._replace(y=np.asarray(chunk.y, dtype=np.float64))
-                kept = sum(x.shape[0] for x, _ in self.first_rows)
-                if keep and kept < self.checked_rows:
-                    self.first_rows.append((chunk.X[:self.checked_rows - kept],
-                                            chunk.y[:self.checked_rows - kept]))
-            else:
+            kept = sum(x.shape[0] for x, _ in self.first_rows)
+            if keep and kept < self.checked_rows:
+                self.first_rows.append((chunk.X[:self.checked_rows - kept],
+                                        np.asarray(chunk.y)[:self.checked_rows - kept]))
+            if not self.targets:
                 labels, counts = np.unique(np.asarray(chunk.y), return_counts=True)
                 for label, count in zip(labels.tolist(), counts.tolist()):
                     self.label_counts[label] = self.label_counts.get(label, 0) + count
@@ -210,6 +210,7 @@ def _warn_if_near_chance(estimator, counted, vectorizer=None):
     baseline = majority_error(counted.label_counts.values())
     entropy = label_entropy(counted.label_counts.values())
     if not learned_next_to_nothing(error, baseline, log_loss, entropy):
+        _warn_if_final_model_near_chance(estimator, counted)
         return
     params = estimator.get_params()
     larger = ("memory (--param memory_budget=...)" if "memory_budget" in params
@@ -229,18 +230,43 @@ def _warn_if_near_chance(estimator, counted, vectorizer=None):
           f"or check that the labels match the inputs.", file=sys.stderr)
 
 
+def _first_rows(counted):
+    """The first training rows kept by ``counted``: ``(X, y)``, or None."""
+    import scipy.sparse as sp
+
+    if not counted.first_rows:
+        return None
+    return (sp.vstack([x for x, _ in counted.first_rows], format="csr"),
+            np.concatenate([y for _, y in counted.first_rows]))
+
+
+def _warn_if_final_model_near_chance(estimator, counted):
+    """Say so when the trained classifier predicts the first training rows
+    (``counted.first_rows``) next to nothing though the pass learned, by the rule
+    of Python's ``fit`` (a late step can undo what a pass learned)."""
+    from .._base import final_model_near_chance, log_loss_note
+
+    rows = _first_rows(counted)
+    found = None if rows is None else final_model_near_chance(estimator, *rows)
+    if found is None:
+        return
+    error, baseline, log_loss, entropy, n_rows = found
+    print(f"sklearn-sketch: warning: the model learned next to nothing in the end: the "
+          f"trained model errs on {error:.1%} of the first {n_rows:,} training examples, "
+          f"and always predicting their most frequent label errs on {baseline:.1%}."
+          f"{log_loss_note(log_loss, entropy)} A late step can undo what a pass learned. "
+          "Try another step (--param eta0=...), more --epochs, another --random-state or "
+          "another --estimator.", file=sys.stderr)
+
+
 def _warn_if_no_better_than_the_mean(estimator, counted):
     """Say so when the trained regressor predicts the first training rows
     (``counted.first_rows``) no better than their mean does, by the rule of
     Python's ``fit`` (a regressor has no progressive error, as a classifier has)."""
-    import scipy.sparse as sp
     from .._base import no_better_than_the_mean
 
-    if not counted.first_rows:
-        return
-    found = no_better_than_the_mean(
-        estimator, sp.vstack([x for x, _ in counted.first_rows], format="csr"),
-        np.concatenate([y for _, y in counted.first_rows]))
+    rows = _first_rows(counted)
+    found = None if rows is None else no_better_than_the_mean(estimator, *rows)
     if found is None:
         return
     error, variance, n_rows = found
