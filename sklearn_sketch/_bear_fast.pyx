@@ -29,6 +29,11 @@ two inner products. Without it, on one fold of 20 Newsgroups (raw counts, some
 rows with ``||x||**2`` in the millions) the softmax intercepts grew to 1e5
 within three passes and the model predicted one class.
 
+With ``params.margin_trust`` above 0 (the classifier's default, see
+``sklearn_sketch.bear``), a step that would move a score of one of the batch's
+rows by more than it is first scaled down until none moves further
+(``_trust_fraction``): one more pass over the batch's non-zeros.
+
 As in online L-BFGS (Schraudolph et al. 2007), ``r`` gets ``damping * s``
 added: with one model (binary or squared loss) every pair then has curvature at
 least ``damping``, which bounds the direction by ``1 / damping`` times the
@@ -779,6 +784,25 @@ cdef inline double _secant_fraction(double gs, double gps) noexcept nogil:
     return -gs / (gps - gs) if gs < 0.0 and gs + gps > 0.0 else 1.0
 
 
+cdef double _trust_fraction(double trust, Py_ssize_t K, Py_ssize_t C, Py_ssize_t first_key,
+                            double unit, const int64_t[::1] indptr, const double[::1] data,
+                            const int64_t[::1] order, Py_ssize_t start, Py_ssize_t stop,
+                            const int32_t* nnz_pos, const float* s) noexcept nogil:
+    """Share of the step ``s`` (model ``c``'s coordinate ``j`` at ``c * C + j``) to
+    take so that no score of the batch's rows moves by more than ``trust``."""
+    cdef Py_ssize_t b, c, p, row, off = 0
+    cdef double moved, most = 0.0
+    for b in range(stop - start):
+        row = order[start + b]
+        for c in range(K):
+            moved = unit * s[c * C] if first_key else 0.0
+            for p in range(indptr[row], indptr[row + 1]):
+                moved += data[p] * s[c * C + nnz_pos[off + p - indptr[row]]]
+            most = max(most, fabs(moved))
+        off += indptr[row + 1] - indptr[row]
+    return trust / most if most > trust else 1.0
+
+
 cdef bint _heap_takes_estimates(Py_ssize_t K, PyObject** sk, PyObject** hp,
                                 const int64_t* keys, Py_ssize_t n, const Py_ssize_t* cells,
                                 const double* signs, Py_ssize_t depth,
@@ -1152,14 +1176,23 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                 no_pair = history.direction_on_batch(c, &g[c * C], z) == 0.0
                 s_out = &history._pair_s[(idx * K + c) * C]
                 for j in range(n_active):
-                    if first_key <= j + PREFETCH_AHEAD < n_active:
-                        (<CountSketch>sk[c]).prefetch_located(
-                            &cells[(j + PREFETCH_AHEAD) * depth], 1)
                     delta = -eta * z[j]
                     if no_pair:
                         delta /= norm2
+                    s_out[j] = <float>delta
+            theta = 1.0
+            if params.margin_trust > 0.0:
+                theta = _trust_fraction(params.margin_trust, K, C, first_key, unit, indptr,
+                                        data, order, start, stop, nnz_pos,
+                                        &history._pair_s[idx * K * C])
+            for c in range(K):
+                s_out = &history._pair_s[(idx * K + c) * C]
+                for j in range(n_active):
+                    if first_key <= j + PREFETCH_AHEAD < n_active:
+                        (<CountSketch>sk[c]).prefetch_located(
+                            &cells[(j + PREFETCH_AHEAD) * depth], 1)
                     # The step taken is the step stored: w + s is the new weights.
-                    delta = <float>delta
+                    delta = <float>(theta * s_out[j]) if theta != 1.0 else s_out[j]
                     if not isfinite(delta):
                         status = PASS_DIVERGED
                     s_out[j] = <float>delta

@@ -49,6 +49,7 @@ cpdef enum PassStatus:
 cdef class SGDParams:
     cdef public int loss, schedule, store
     cdef public double eta0, power_t, alpha, optimal_init, margin, threshold, damping
+    cdef public double margin_trust
     cdef public double norm_floor
     cdef public Py_ssize_t batch_size
     cdef public bint fit_intercept, compare_reads

@@ -11,6 +11,10 @@ import numpy as np
 from scipy.special import softmax
 
 
+#: BearClassifier's bound on how far a step moves a score of its batch.
+CLASSIFIER_MARGIN_TRUST = 3.0
+
+
 def _scores(X, W, b):
     return X @ W.T + b
 
@@ -40,7 +44,7 @@ def _gradient(loss, X, y, sw, W, b, active, alpha):
 
 def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5, alpha=0.0,
                fit_intercept=True, sample_weight=None, order=None, n_passes=1,
-               damping=0.0, eps=1e-10, normalized=False, batch_nnz_cap=None):
+               damping=0.0, eps=1e-10, normalized=False, batch_nnz_cap=None, margin_trust=None):
     """Run BEAR with dense weights; returns ``(W (K, p), b (K,), pairs)``.
 
     ``normalized``: the 'normalized' schedule, where a model without a usable
@@ -55,6 +59,11 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
     minimum ``theta s``, ``theta = -g^T s / (g' - g)^T s``, and ``r`` to ``theta
     (g' - g)``.
 
+    ``margin_trust`` (0: none; None: the estimators' defaults, 3 for the log
+    loss and none for the squared error): a step that would move a score of
+    the batch's rows by more than this is scaled down until none moves
+    further, before it is taken (and before the secant check).
+
     ``batch_nnz_cap``: a batch also ends before the row that would take its
     non-zeros past this many (as under a memory budget). A batch of fewer than
     ``batch_size`` rows (capped, or the pass's last) steps by its share of a full
@@ -67,6 +76,8 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
     ``pairs`` is the final window: a list of (active features, s, r, valid) with
     ``s`` and ``r`` of shape (K, n_coordinates) and the intercept coordinate first.
     """
+    if margin_trust is None:
+        margin_trust = 0.0 if loss == "squared_error" else CLASSIFIER_MARGIN_TRUST
     X = np.asarray(X, dtype=np.float64)
     n, p = X.shape
     K = n_models
@@ -99,6 +110,9 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
                     step_b[c], step_W[c] = step[0], step[1:]
                 else:
                     step_W[c] = step
+            moved = np.abs(Xb[:, active] @ step_W.T + unit * step_b).max()
+            if not first_order and margin_trust > 0 and moved > margin_trust:
+                step_W, step_b = _f32(margin_trust / moved * step_W), _f32(margin_trust / moved * step_b)
             W[:, active] += step_W
             b += unit * step_b
             gW2, gb2 = _gradient(loss, Xb, yb, swb, W, b, active, alpha)

@@ -812,10 +812,12 @@ def test_pair_without_curvature_is_kept_but_not_used(how, damping):
     assert_same_pairs(valid_pairs, pair_tuples(without.history_))
 
 
-def test_negative_curvature_pair_is_skipped_by_the_two_loop():
+def test_negative_curvature_pair_is_skipped_by_the_two_loop(monkeypatch):
     """Softmax: a class's secant pair can have r^T s < 0 (the other classes moved
     its probability). The next direction must ignore it, as the reference does,
-    and using it would give another direction."""
+    and using it would give another direction (the steps unbounded in the
+    scores, so that the step is the direction's)."""
+    monkeypatch.setattr(BearClassifier, "_MARGIN_TRUST", 0.0)
     rng = np.random.RandomState(1)
     n, p = 60, 6
     X = rng.normal(size=(n, p))
@@ -826,7 +828,7 @@ def test_negative_curvature_pair_is_skipped_by_the_two_loop():
                   history_size=2, learning_rate="constant", eta0=0.5, damping=0.0,
                   max_iter=1, shuffle=False)
     ref = dict(loss="log_loss", n_models=3, eta0=0.5, batch_size=1, history_size=2,
-               n_passes=1, damping=0.0)
+               n_passes=1, damping=0.0, margin_trust=0.0)
     bad = 8  # the 9th sample's pair has negative curvature for class 2
     W9, b9, window9 = dense_bear(X[:bad + 1], idx[:bad + 1].astype(float), **ref)
     _, s_bad, r_bad, valid_bad = window9[-1]
@@ -859,6 +861,54 @@ def test_negative_curvature_pair_is_skipped_by_the_two_loop():
     np.testing.assert_allclose(est10.intercept_, b10, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("kind", ["binary", "multiclass"])
+def test_a_step_moves_no_score_of_its_batch_past_the_trust(kind):
+    """Large steps on large features: each batch's step is scaled so that no score
+    of its rows moves by more than BearClassifier._MARGIN_TRUST (3), as the dense
+    reference does; without the bound the reference's model is another one, and
+    a step that diverged without it now trains."""
+    from _bear_reference import CLASSIFIER_MARGIN_TRUST
+
+    assert BearClassifier._MARGIN_TRUST == CLASSIFIER_MARGIN_TRUST == 3.0
+    X, y, _ = make_data(kind)
+    X = 30.0 * X
+    n, p = X.shape
+    params = dict(n_features_to_select=p, sketch_width=2**16, sketch_depth=1, history_size=3,
+                  damping=1e-2, learning_rate="constant", eta0=5.0, batch_size=8,
+                  shuffle=False)
+    est = fit_without_collisions(
+        lambda seed: make_estimator(kind, random_state=seed, max_iter=2, **params),
+        np.arange(p), lambda e: e.fit(X, y))
+    y_enc, K, loss = encode(kind, y)
+    ref = dict(loss=loss, n_models=K, eta0=5.0, batch_size=8, history_size=3, n_passes=2,
+               damping=1e-2)
+    W, b, _ = dense_bear(X, y_enc, **ref)
+    scale = max(1.0, np.abs(W).max())
+    np.testing.assert_allclose(est.coef_.toarray(), W, rtol=1e-4, atol=1e-5 * scale)
+    np.testing.assert_allclose(est.intercept_, b, rtol=1e-4, atol=1e-5 * scale)
+    unbounded, _, _ = dense_bear(X, y_enc, margin_trust=0.0, **ref)
+    assert not np.allclose(unbounded, W, rtol=1e-2, atol=1e-3 * scale)
+    # Batch by batch (partial_fit of one batch each): no score of the batch moved
+    # further, and some batch's scores moved that far (the bound was reached).
+    one = make_estimator(kind, random_state=est.random_state, **params)
+    classes = np.unique(y)
+    farthest = []
+    for start in range(0, n, 8):
+        rows = slice(start, start + 8)
+        before = one.decision_function(X[rows]) if start else 0.0
+        one.partial_fit(X[rows], y[rows], classes=classes)
+        farthest.append(np.abs(one.decision_function(X[rows]) - before).max())
+    assert max(farthest) <= 3.0 * (1 + 1e-5)
+    assert max(farthest) >= 3.0 * (1 - 1e-5)
+    np.testing.assert_allclose(one.coef_.toarray(), dense_bear(X, y_enc, **{**ref,
+                               "n_passes": 1})[0], rtol=1e-4, atol=1e-5 * scale)
+    # eta0=1e12 on features a million times larger: bounded, it trains.
+    huge = make_estimator(kind, learning_rate="constant", eta0=1e12, damping=0.0,
+                          batch_size=8).fit(X * 1e6, y)
+    assert np.isfinite(huge.coef_.toarray()).all()
+    assert huge.score(X * 1e6, y) > 0.5
+
+
 def test_overshooting_steps_are_cut_so_the_loss_never_rises():
     """Squared loss, one batch of every row: the secant along a step is exact, so a step
     cut to it lands on the minimum along the step and the loss cannot rise. eta0=10
@@ -888,10 +938,12 @@ def test_overshooting_steps_are_cut_so_the_loss_never_rises():
     assert np.mean((one.predict(X) - y) ** 2) < np.mean(y ** 2)
 
 
-def test_damping_keeps_saturated_pairs_valid():
+def test_damping_keeps_saturated_pairs_valid(monkeypatch):
     """Log loss far in the saturated region (margins 5000): the tiny step cannot
     change the gradient (r = 0 in floating point), so without damping the pair is
-    invalid; damping adds damping * s and keeps it."""
+    invalid; damping adds damping * s and keeps it (steps unbounded in the
+    scores, so that the damped pair's long step shows)."""
+    monkeypatch.setattr(BearClassifier, "_MARGIN_TRUST", 0.0)
     X = np.array([[100.0], [-100.0]])
     y = np.array([1, 0])
     for damping, expected in ((0.0, [True, False, False]), (1e-2, [True, True, True])):
@@ -903,7 +955,7 @@ def test_damping_keeps_saturated_pairs_valid():
         assert [bool(pair["valid"][0]) for pair in pairs] == expected
         _, _, window = dense_bear(X, np.array([1.0, -1.0]), loss="log_loss", eta0=0.01,
                                   batch_size=2, history_size=3, fit_intercept=False,
-                                  n_passes=3, damping=damping)
+                                  n_passes=3, damping=damping, margin_trust=0.0)
         assert [bool(w[3][0]) for w in window] == expected
         if damping == 0:
             assert pairs[1]["s"][0, 0] != 0.0 and pairs[1]["r"][0, 0] == 0.0
@@ -1082,7 +1134,10 @@ def test_negative_sample_weight_raises_and_keeps_the_model(kind):
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("batch_size", [1, 4, 64])
-def test_divergence_raises_and_keeps_the_model(kind, batch_size):
+def test_divergence_raises_and_keeps_the_model(kind, batch_size, monkeypatch):
+    # The classifier's steps unbounded in the scores: a bounded step does not
+    # diverge (test_a_step_moves_no_score_of_its_batch_past_the_trust).
+    monkeypatch.setattr(BearClassifier, "_MARGIN_TRUST", 0.0)
     X, y, _ = make_data(kind, n_samples=40)
     X_big = X * 1e6
     # A fitted model, after several passes (pairs in the window) ...
