@@ -43,7 +43,8 @@ _BEAR_PARAMS_DOC = """
         'auto' keeps 5 (the paper's value) without ``memory_budget`` and 1 with
         one. Under a budget the heaps hold many features (a quarter of the
         bytes) and every pair costs batch room; there one pair was as accurate
-        or better and steadier (classifier defaults): 20 Newsgroups tokens at
+        or better and steadier (classifier defaults, before the bound on the
+        scores of the Notes): 20 Newsgroups tokens at
         64 MB, seeds 0-2, .73/.74/.74 with one pair against .56/.74/.70 with
         five; DNA reads at 4 MB .791 against .784 (at 4 MB on 20 Newsgroups the
         pairs' room holds one pair of its long rows either way). Without a
@@ -170,12 +171,15 @@ _BEAR_NOTES_DOC = """
     .836 (.581 to .909) -> .892 (.878 to .902), one pass .696 -> .803 and .823
     -> .827; 20 Newsgroups, 20 classes, seeds 0-1, raw token counts at 256KB,
     1MB and 4MB .067/.306/.739 -> .316/.593/.750 (5 passes) and
-    .156/.391/.505 -> .325/.559/.600 (one), at 16MB .731 -> .713; L2 rows at
-    256KB and 4MB .107/.731 -> .326/.768; DNA reads at 4MB .791 -> .790 and
-    iris, wine, breast cancer and digits (5-fold) within one fold's sample of
-    where they were. A bound of 1 scored higher at 1MB (.632, 5 passes) and
-    lower on the binary posts and at 4MB; one of 10 higher on computing and
-    science (.903) and lower on atheism and at 1MB.
+    .156/.391/.505 -> .325/.559/.600 (one); L2 rows at 256KB and 4MB
+    .107/.731 -> .326/.768; DNA reads at 4MB .791 -> .790 and iris, wine,
+    breast cancer and digits (5-fold) within one fold's sample of where they
+    were. Where the sketch is wide it costs: raw token counts at 16MB and 64MB
+    (seeds 0-2, 5 passes) .736/.734 -> .712/.684, while L2 rows held (.798
+    and .797). A bound of 1 scored higher at 1MB (.632, 5 passes) and lower on
+    the binary posts and at 4MB; one of 10 higher on computing and science
+    (.903) and on tokens at 16MB and 64MB (.743, .730), lower on atheism and
+    at 1MB after one pass (.522).
 
     ``damping`` is online L-BFGS's regularization of the pairs (Schraudolph et
     al., 2007): with the log loss, a batch the model already fits has almost no
@@ -207,11 +211,10 @@ _BEAR_BUDGET_DOC = """
         rest is split as :class:`MissionClassifier` splits its budget (a
         quarter to the heaps). Small budgets leave BEAR's quasi-Newton steps a
         narrow sketch whose collisions they amplify: on 20 Newsgroups (20
-        classes) it scored 0.05-0.47 at 1 MB and below (near chance at 256 KB)
-        and 0.75-0.76 at 4 MB, against 0.55-0.60 for
-        :class:`MissionClassifier` and 0.74-0.77 for
-        :class:`AWMSketchClassifier` at 1 MB (a fit that ends near chance
-        warns); prefer the AWM- or WM-Sketch there. The shape chosen is in
+        classes, 5 passes) it scored 0.30-0.33 at 256 KB, 0.60-0.66 at 1 MB and
+        0.75-0.77 at 4 MB, against 0.65-0.67 for :class:`MissionClassifier`
+        and 0.78-0.79 for :class:`AWMSketchClassifier` at 1 MB (a fit that
+        ends near chance warns); prefer the AWM- or WM-Sketch there. The shape chosen is in
         ``sketch_width_``, ``sketch_depth_`` and ``n_features_to_select_``;
         ``history_.capacity - 1`` is the most non-zeros a batch holds and
         ``history_.memory_bytes`` the pairs' part. A pair coordinate costs
