@@ -12,7 +12,7 @@ from scipy.special import softmax
 
 
 #: BearClassifier's bound on how far a step moves a score of its batch.
-CLASSIFIER_MARGIN_TRUST = 3.0
+CLASSIFIER_MARGIN_TRUST = 10.0
 
 
 def _scores(X, W, b):
@@ -59,7 +59,7 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
     minimum ``theta s``, ``theta = -g^T s / (g' - g)^T s``, and ``r`` to ``theta
     (g' - g)``.
 
-    ``margin_trust`` (0: none; None: the estimators' defaults, 3 for the log
+    ``margin_trust`` (0: none; None: the estimators' defaults, 10 for the log
     loss and none for the squared error): a step that would move a score of
     the batch's rows by more than this is scaled down until none moves
     further, before it is taken (and before the secant check).

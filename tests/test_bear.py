@@ -864,12 +864,12 @@ def test_negative_curvature_pair_is_skipped_by_the_two_loop(monkeypatch):
 @pytest.mark.parametrize("kind", ["binary", "multiclass"])
 def test_a_step_moves_no_score_of_its_batch_past_the_trust(kind):
     """Large steps on large features: each batch's step is scaled so that no score
-    of its rows moves by more than BearClassifier._MARGIN_TRUST (3), as the dense
+    of its rows moves by more than BearClassifier._MARGIN_TRUST (10), as the dense
     reference does; without the bound the reference's model is another one, and
     a step that diverged without it now trains."""
     from _bear_reference import CLASSIFIER_MARGIN_TRUST
 
-    assert BearClassifier._MARGIN_TRUST == CLASSIFIER_MARGIN_TRUST == 3.0
+    assert BearClassifier._MARGIN_TRUST == CLASSIFIER_MARGIN_TRUST == 10.0
     X, y, _ = make_data(kind)
     X = 30.0 * X
     n, p = X.shape
@@ -898,8 +898,8 @@ def test_a_step_moves_no_score_of_its_batch_past_the_trust(kind):
         before = one.decision_function(X[rows]) if start else 0.0
         one.partial_fit(X[rows], y[rows], classes=classes)
         farthest.append(np.abs(one.decision_function(X[rows]) - before).max())
-    assert max(farthest) <= 3.0 * (1 + 1e-5)
-    assert max(farthest) >= 3.0 * (1 - 1e-5)
+    assert max(farthest) <= 10.0 * (1 + 1e-5)
+    assert max(farthest) >= 10.0 * (1 - 1e-5)
     np.testing.assert_allclose(one.coef_.toarray(), dense_bear(X, y_enc, **{**ref,
                                "n_passes": 1})[0], rtol=1e-4, atol=1e-5 * scale)
     # eta0=1e12 on features a million times larger: bounded, it trains.
