@@ -521,12 +521,15 @@ def final_model_near_chance(estimator, X, y):
     if not baseline > 0.0:
         return None
     rows = _first_rows(X)
-    error = float(np.mean(estimator.predict(rows) != y))
     log_loss = None
-    if getattr(estimator, "online_log_loss_", None) is not None:
+    if getattr(estimator, "online_log_loss_", None) is None:
+        predicted = estimator.predict(rows)
+    else:  # a binary log-loss model: its predictions follow from the margins, read once
         margin = np.asarray(estimator.decision_function(rows), dtype=np.float64)
+        predicted = estimator.classes_[(margin > 0).astype(int)]
         sign = np.where(y == estimator.classes_[1], 1.0, -1.0)
         log_loss = float(np.mean(np.logaddexp(0.0, -sign * margin)))
+    error = float(np.mean(predicted != y))
     if not learned_next_to_nothing(error, baseline, log_loss, entropy):
         return None
     return error, baseline, log_loss, entropy, y.size

@@ -173,6 +173,8 @@ def test_fit_says_so_when_the_fitted_model_predicts_next_to_nothing(cls, monkeyp
     # The labels the model predicts worst: its mistakes on them pass the majority's.
     found = final_model_near_chance(est, X, 1 - y)
     assert found is not None and found[0] > 0.5 and found[2] > found[3]
+    # Its error is the fitted model's predictions', though read from the margins.
+    assert found[0] == pytest.approx(np.mean(est.predict(X) != 1 - y))
     monkeypatch.setattr(cls, "decision_function", lambda self, X: np.zeros(X.shape[0]))
     monkeypatch.setattr(cls, "predict", lambda self, X: np.zeros(X.shape[0], dtype=int))
     with pytest.warns(ConvergenceWarning, match=rf"{cls.__name__} learned next to nothing in "

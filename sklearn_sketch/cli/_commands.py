@@ -230,7 +230,7 @@ def _warn_if_near_chance(estimator, counted, vectorizer=None):
           f"or check that the labels match the inputs.", file=sys.stderr)
 
 
-def _first_rows(counted):
+def _kept_first_rows(counted):
     """The first training rows kept by ``counted``: ``(X, y)``, or None."""
     import scipy.sparse as sp
 
@@ -246,7 +246,7 @@ def _warn_if_final_model_near_chance(estimator, counted):
     of Python's ``fit`` (a late step can undo what a pass learned)."""
     from .._base import final_model_near_chance, log_loss_note
 
-    rows = _first_rows(counted)
+    rows = _kept_first_rows(counted)
     found = None if rows is None else final_model_near_chance(estimator, *rows)
     if found is None:
         return
@@ -265,7 +265,7 @@ def _warn_if_no_better_than_the_mean(estimator, counted):
     Python's ``fit`` (a regressor has no progressive error, as a classifier has)."""
     from .._base import no_better_than_the_mean
 
-    rows = _first_rows(counted)
+    rows = _kept_first_rows(counted)
     found = None if rows is None else no_better_than_the_mean(estimator, *rows)
     if found is None:
         return
