@@ -147,8 +147,8 @@ def bar(first, z):
 
 
 def trails(count, first, z):
-    """Whether a candidate's ``count`` trails the first candidate's ``first`` on the
-    same rows by at least ``z * sqrt(first)``."""
+    """Whether a candidate's ``count`` trails another's ``first`` (the fewest of
+    those trained before it) on the same rows by at least ``z * sqrt(first)``."""
     return count - first >= z * math.sqrt(first)
 
 
@@ -171,17 +171,29 @@ def smaller_steps_above(candidates):
     return dict(zip(smaller, [0] + smaller[:-1]))
 
 
+def training_order(candidates):
+    """The order in which :func:`choose_step` trains the ``candidates``: the first,
+    then the other schedules' (each may set the best count early), then the first
+    schedule's others in their order (the smaller steps largest first)."""
+    schedule = candidates[0][0]
+    others = [i for i, c in enumerate(candidates) if i and c[0] != schedule]
+    return [0] + others + [i for i, c in enumerate(candidates) if i and c[0] == schedule]
+
+
 def choose_step(probe, n_threads=1, stop_losers=True, bar_stops=True):
     """One probe's choice: ``(winner, counts)``.
 
-    The first candidate trains on the whole probe, and its count sets the bar;
-    another stops at the end of a part once it has made as many mistakes as the
-    bar (it cannot win; for another schedule the bar of ``_AUTO_SCHEDULE_Z``
-    roots), unless ``stop_losers`` or ``bar_stops`` is False. Where
+    The candidates train in :func:`training_order`. The first trains on the
+    whole probe, and its count sets the bar; another stops at the end of a
+    part once it has made as many mistakes as the bar (it cannot win; for
+    another schedule the bar of ``_AUTO_SCHEDULE_Z`` roots), unless
+    ``stop_losers`` or ``bar_stops`` is False. Where
     ``estimator._AUTO_RACE_Z`` is a number ``z`` (2), another also stops at
-    the end of a part once it trails the first on the same rows by ``z`` times
-    the square root of the first's count there (:func:`trails`): to win it would
-    have to end ahead by as much; and the steps smaller than the first's are
+    the end of a part once it trails the best candidate trained whole before
+    it (the fewest mistakes on the same rows) by ``z`` times the square root
+    of that one's count there (:func:`trails`): to win, or to deny another
+    schedule its margin, it would have to gain most of that back; and the
+    steps smaller than the first's are
     tried largest first, until one makes no fewer mistakes than the next larger
     one on the rows both trained on (the mistakes fall with the step down to a
     best step and rise below it: on DNA reads, 20 Newsgroups and the flights
@@ -206,10 +218,13 @@ def choose_step(probe, n_threads=1, stop_losers=True, bar_stops=True):
     limit = [None]  # the first candidate's count, once it is done
     stopped = [math.inf] * len(probe.candidates)  # counts of those stopped at the bar
     history = {}  # each candidate's count after each of its parts
+    whole = []  # candidates of earlier rounds trained on the whole probe
     diverged, skipped = set(), set()
     race_z = est._AUTO_RACE_Z
     descends = stop_losers and race_z is not None and schedule in DESCENT_SCHEDULES
     above = smaller_steps_above(probe.candidates) if descends else {}
+    order = training_order(probe.candidates)
+    position = {i: k for k, i in enumerate(order)}
 
     def train(i):
         if probe.lost[i]:
@@ -223,13 +238,14 @@ def choose_step(probe, n_threads=1, stop_losers=True, bar_stops=True):
             after_each_part.append(probe.mistakes[i])
             # Not beside the first in threads: what stops a candidate there would
             # depend on the threads' timing.
-            if i >= n_threads and stop_losers and limit[0] is not None:
+            if position[i] >= n_threads and stop_losers and limit[0] is not None:
                 if bar_stops and probe.mistakes[i] >= bar(limit[0], z[i]):
                     stopped[i] = probe.mistakes[i]
                     probe.lose(i)
                     return
+                part = probe.done[i] - 1
                 if (race_z is not None and not probe.finished(i)
-                        and trails(probe.mistakes[i], history[0][probe.done[i] - 1],
+                        and trails(probe.mistakes[i], min(history[j][part] for j in whole),
                                    race_z)):
                     probe.lose(i)
                     return
@@ -252,7 +268,7 @@ def choose_step(probe, n_threads=1, stop_losers=True, bar_stops=True):
     n = len(probe.candidates)
     best = {}  # each schedule's best candidate but the first
     for first in range(0, n, n_threads):
-        indices = range(first, min(first + n_threads, n))
+        indices = order[first:first + n_threads]
         for i in indices:
             if not probe.lost[i] and descended_past_best(i):
                 skipped.add(i)
@@ -270,6 +286,8 @@ def choose_step(probe, n_threads=1, stop_losers=True, bar_stops=True):
             for i in indices:
                 train(i)
         for i in indices:
+            if not probe.lost[i] and probe.finished(i):
+                whole.append(i)
             schedule = probe.candidates[i][0]
             if i and (schedule not in best or probe.count(i) < probe.count(best[schedule])):
                 best[schedule] = i

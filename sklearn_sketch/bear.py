@@ -403,7 +403,7 @@ class BearClassifier(_SketchSelectorMixin, ClassifierMixin, _BearMixin, _SketchC
         "eta0": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
     }
     # eta0='auto' tries the default step first, then only smaller ones. A candidate
-    # that trails the first by 2 sigma at the end of a part stops there: on one pass
+    # that trails the best before it by 2 sigma at the end of a part stops there: on one pass
     # over DNA reads the probe (4 others, each on the probe's 10,000 rows) took a
     # fifth of BEAR's fit; in every probe of bench_accuracy_memory, bench_bear_folds,
     # bench_bear and bench_dense_columns the winner never trailed so: same choice.

@@ -27,6 +27,7 @@ from sklearn_sketch._step_probe import (  # noqa: E402
     choose_step,
     smaller_steps_above,
     train_share,
+    training_order,
 )
 
 CANDIDATES = IHTClassifier._AUTO_ETA0
@@ -342,7 +343,8 @@ def test_a_share_of_the_probe_counts_mistakes_on_that_share_of_its_rows(share):
 
 def test_a_share_stops_candidates_that_trail_or_descend_but_none_at_the_bar():
     """A partition's share of the probe (sklearn_sketch.dask sums the shares' counts)
-    stops, on its own counts, a candidate that trails the first after a part and
+    stops, on its own counts, a candidate that trails the best trained before it
+    after a part and
     the smaller steps past its best, as one probe does; but never at the bar, where
     one probe stops the losers: a candidate that reaches the share's bar may still
     win summed."""
@@ -369,8 +371,11 @@ def test_a_share_stops_candidates_that_trail_or_descend_but_none_at_the_bar():
                 assert share.done[i] == 0
                 continue
             done = share.done[i]
-            trailed = done > 0 and parts[i][done - 1] - first[done - 1] >= (
-                2 * np.sqrt(first[done - 1]))
+            # The fewest mistakes after that part of those trained whole before it.
+            before = training_order(share.candidates)
+            before = before[:before.index(i)]
+            best = min(parts[j][done - 1] for j in before if np.isfinite(shared[j]))
+            trailed = done > 0 and parts[i][done - 1] - best >= 2 * np.sqrt(best)
             previous = above.get(i, 0)
             skipped = done == 0 and previous != 0 and (
                 not np.isfinite(shared[previous]) and share.done[previous] < len(share.parts)

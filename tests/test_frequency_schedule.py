@@ -387,23 +387,32 @@ def test_a_frequency_candidate_stops_at_its_own_bar_and_beats_the_stopped_counts
     assert counts[5] == (sum(frequency) if done[5] == 4 else np.inf)
 
 
-def test_a_candidate_that_trails_the_first_stops_and_its_count_is_no_floor():
-    """A candidate 2 roots of the first's count behind it after a part (but the
-    last) stops there; what it had made then says nothing of its whole probe
-    (it is behind, not ahead): the fewest 'normalized' count stays the first's."""
-    from sklearn_sketch._step_probe import choose_step
+def test_a_candidate_that_trails_the_best_before_it_stops_and_its_count_is_no_floor():
+    """The other schedule trains right after the first; a candidate 2 roots
+    behind the best of those trained before it after a part (but the last)
+    stops there; what it had made then says nothing of its whole probe (it is
+    behind, not ahead): the fewest 'normalized' count stays the first's."""
+    from sklearn_sketch._step_probe import choose_step, training_order
 
     est = WMSketchClassifier()
     assert est._AUTO_RACE_Z == 2.0
-    # After one part: 121 - 100 >= 2 * sqrt(100), 119 - 100 is not.
+    assert training_order(est._probe_candidates()) == [0, 5, 1, 2, 3, 4]
+    # After one part: 121 - 100 >= 2 * sqrt(100); 119 - 100 is not, but 119 - 90
+    # (the 'adaptive' candidate, trained second) >= 2 * sqrt(90).
     script = [(100, 100, 100, 100), (121, 0, 0, 0), (119, 100, 100, 100),
               (150, 0, 0, 0), (150, 0, 0, 0), (90, 90, 90, 95)]
     probe = ScriptedProbe(est, script)
     chosen, counts = choose_step(probe)
-    # Step 0.3 (119 ...) reached the bar, 360, in its last part; having made more
-    # mistakes than the first, it leaves 0.1 and 0.03 untried.
-    assert probe.done == [4, 1, 4, 0, 0, 4]
+    # Step 0.3 stops after one part; having made more mistakes than the first
+    # there, it leaves 0.1 and 0.03 untried.
+    assert probe.done == [4, 1, 1, 0, 0, 4]
     assert chosen == 5 and counts == [400.0] + [np.inf] * 4 + [365.0]
+    # Against the first alone (the other schedule out of the way), 0.3 trains on
+    # and is stopped at the bar (400 - 2 * 20) in its last part.
+    script[5] = (150, 0, 0, 0)
+    probe = ScriptedProbe(est, script)
+    chosen, counts = choose_step(probe)
+    assert probe.done == [4, 1, 4, 0, 0, 1] and chosen == 0
 
 
 @pytest.mark.parametrize("script, done, winner", [
@@ -456,16 +465,21 @@ def test_the_descent_stops_only_under_the_schedules_it_was_measured_on(
 
 
 def test_in_threads_a_smaller_step_waits_for_the_one_above_in_an_earlier_round():
-    """In rounds of threads a candidate is told only what earlier rounds did: 0.1,
-    in the round of 0.3, trains though 0.3 does worse than the first; 0.03, in a
-    later round, is not tried."""
+    """In rounds of threads a candidate is told only what earlier rounds did: 0.03,
+    in the round of 0.1, trains though 0.1 does worse than 0.3 (and wins); in one
+    thread it is not tried."""
     from sklearn_sketch._step_probe import choose_step
 
     est = WMSketchClassifier()
-    script = [(100,) * 4, (130,) * 4, (105,) * 4, (110,) * 4, (50,) * 4, (200,) * 4]
+    script = [(100,) * 4, (130,) * 4, (95,) * 4, (110,) * 4, (50,) * 4, (200,) * 4]
     probe = ScriptedProbe(est, script)
     chosen, counts = choose_step(probe, n_threads=2)
-    # Rounds: (1, 3), (0.3, 0.1), (0.03, 'frequency'); the first two rounds' other
-    # candidates train whole (no race beside the first), 'frequency' meets its bar.
-    assert probe.done[:4] == [4, 4, 4, 4] and probe.done[4] == 0
-    assert chosen == 0
+    # Rounds: (1, 'adaptive'), (3, 0.3), (0.1, 0.03). 'adaptive' trains whole beside
+    # the first; 3 trails the first by 2 roots after a part; 0.3 and 0.1 reach the
+    # bar (360) in their last part.
+    assert probe.done == [4, 1, 4, 4, 4, 4]
+    assert chosen == 4 and counts == [400.0] + [np.inf] * 3 + [200.0, 800.0]
+    # In one thread 'adaptive' trails the first by 2 roots after a part, too.
+    probe = ScriptedProbe(est, script)
+    chosen, counts = choose_step(probe)
+    assert probe.done == [4, 1, 4, 4, 0, 1] and chosen == 0
