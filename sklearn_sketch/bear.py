@@ -95,8 +95,9 @@ _BEAR_CLASSIFIER_PARAMS_DOC = _BEAR_PARAMS_DOC.format(
         1, 0.3, 0.1 and 0.03, on the first tenth of the first pass (at least
         2,000 rows), and keeps 3 unless a smaller step misclassified clearly
         fewer samples just before their update (``eta0_``); a smaller step
-        that trails 3 by twice the square root of 3's count at the end of a
-        quarter of the probe stops there, and the steps below one that
+        that trails the best step tried before it by twice the square root of
+        that one's count at the end of a quarter of the probe stops there,
+        and the steps below one that
         misclassified no fewer than the step above it are not tried. The first pass
         goes on from the probe's model, so a kept step gives the model that
         step gives. It kept 3 on DNA reads and 20 Newsgroups (raw counts and

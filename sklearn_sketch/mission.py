@@ -337,8 +337,9 @@ ETA0_AUTO_DOC = """
         Step size (the first one for 'invscaling'). 'auto' tries 10, 3 and 1
         on the first tenth of the first pass (at least 2000 rows) and keeps
         the step that misclassified the fewest samples just before their
-        update (``eta0_``; a step that trails 10 by three square roots of its
-        count is stopped there, and, under 'normalized', 1 is not tried where 3
+        update (``eta0_``; a step that trails the best tried before it (10,
+        or 'adaptive' 10 under learning_rate='auto') by three square roots
+        of its count is stopped there, and, under 'normalized', 1 is not tried where 3
         erred no less than 10: 0.03 to 0.1 passes more where 10 wins, 0.2
         where 1 does). A heap-only model keeps a step only on the features
         that stay in its heap, so its best step depends on how much of a
