@@ -124,7 +124,8 @@ def test_bear_memory_bytes_within_budget_history_included(n_classes, budget):
     X, y = _data(n_classes, n_samples=200)
     # Sparse: the pairs' room follows the rows' lengths (dense columns would be
     # standardized, every row as long as the data is wide).
-    est = BearClassifier(memory_budget=budget, history_size=5, max_iter=2,
+    # Batches of 64 (the classifier's default is 32): the caps below are theirs.
+    est = BearClassifier(memory_budget=budget, history_size=5, max_iter=2, batch_size=64,
                          random_state=0).fit(sp.csr_matrix(X), y)
     n_bytes = {"1MB": 2**20, "4MB": 2**22, "16MB": 2**24}.get(budget, budget)
     assert est.memory_bytes_ == _explicit_bytes(est) <= n_bytes
@@ -173,9 +174,13 @@ def test_bear_history_size_auto_keeps_one_pair_under_a_budget_and_five_without()
     assert BearClassifier(max_iter=1).fit(X, y).history_.history_size == 5
     budgeted = BearClassifier(memory_budget="1MB", max_iter=1).fit(X, y)
     assert budgeted.history_.history_size == 1
-    # One pair leaves the batches more room than five in the same quarter.
-    five = BearClassifier(memory_budget="1MB", history_size=5, max_iter=1).fit(X, y)
-    assert budgeted.history_.capacity > five.history_.capacity
+    # One pair leaves the batches more room than five in the same quarter, where the
+    # quarter caps five (batches of 64 rows; 32 fit with five).
+    one = BearClassifier(memory_budget="1MB", batch_size=64, max_iter=1).fit(X, y)
+    five = BearClassifier(memory_budget="1MB", history_size=5, batch_size=64,
+                          max_iter=1).fit(X, y)
+    assert one.history_.history_size == 1
+    assert one.history_.capacity > five.history_.capacity
     assert budgeted.memory_bytes_ == _explicit_bytes(budgeted) <= 2**20
     # A number given is kept, budget or not.
     assert BearClassifier(memory_budget="1MB", history_size=3,

@@ -24,7 +24,8 @@ def demo_estimators(n_features_to_select=8192, sketch_width=8192, sketch_depth=3
 
     MISSION and BEAR hold a depth-``sketch_depth`` sketch and a heap per class;
     the Active-Set WM-Sketch the same heap and a depth-1 sketch with as many
-    cells; feature hashing spends the whole amount on hashed weights.
+    cells; feature hashing spends the whole amount on hashed weights. Each
+    keeps its default steps, as a user who changes nothing would.
 
     Returns
     -------
@@ -37,10 +38,10 @@ def demo_estimators(n_features_to_select=8192, sketch_width=8192, sketch_depth=3
     return {
         "MissionClassifier": MissionClassifier(
             n_features_to_select, sketch_width=sketch_width, sketch_depth=sketch_depth,
-            learning_rate="constant", eta0=0.05, **shared),
+            **shared),
         "BearClassifier": BearClassifier(
             n_features_to_select, sketch_width=sketch_width, sketch_depth=sketch_depth,
-            batch_size=64, eta0=0.1, **shared),
+            **shared),
         "AWMSketchClassifier": AWMSketchClassifier(
             None, n_features_to_select=n_features_to_select,
             sketch_width=sketch_width * sketch_depth, sketch_depth=1, **shared),
