@@ -224,8 +224,8 @@ _BEAR_BUDGET_DOC = """
         rest is split as :class:`MissionClassifier` splits its budget (a
         quarter to the heaps). Small budgets leave BEAR's quasi-Newton steps a
         narrow sketch whose collisions they amplify: on 20 Newsgroups (20
-        classes, 5 passes) it scored 0.32-0.35 at 256 KB, 0.63-0.65 at 1 MB and
-        0.75-0.77 at 4 MB, against 0.65-0.67 for :class:`MissionClassifier`
+        classes, 5 passes) it scored 0.24-0.36 at 256 KB, 0.60-0.67 at 1 MB and
+        0.77-0.78 at 4 MB, against 0.65-0.67 for :class:`MissionClassifier`
         and 0.78-0.79 for :class:`AWMSketchClassifier` at 1 MB (a fit that
         ends near chance warns); prefer the AWM- or WM-Sketch there. The shape chosen is in
         ``sketch_width_``, ``sketch_depth_`` and ``n_features_to_select_``;
