@@ -3,7 +3,7 @@
 float32 table (AdaGrad's per-coordinate step inside the normalized update).
 
 What it shares with 'frequency' (the dense reference, model files, copies, averages,
-budgets, threads) is tested for both in test_frequency_schedule.py.
+budgets, threads) is tested for both in test_table_schedules.py.
 """
 import sys
 from pathlib import Path
@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from sklearn_sketch import FeatureHashingClassifier, ModelFileError, WMSketchClassifier, load
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_frequency_schedule import zipf_rows  # noqa: E402
+from test_table_schedules import zipf_rows  # noqa: E402
 from test_model_files import write_members  # noqa: E402
 
 

@@ -1,5 +1,8 @@
-"""learning_rate='frequency': the 'normalized' step with each feature's share scaled by
-1 / sqrt(its count so far), the counts kept in a small hashed table shared by the classes.
+"""The schedules of a feature table: learning_rate='frequency' (the 'normalized' step
+with each feature's share scaled by 1 / sqrt(its count so far), the counts kept in a
+small hashed table shared by the classes) and what it shares with 'adaptive' (squared
+gradients in that table: test_adaptive_schedule.py has the rest), and the step probe
+that chooses between the schedules ('auto').
 """
 import pickle
 import sys
