@@ -526,7 +526,7 @@ def final_model_near_chance(estimator, X, y):
         predicted = estimator.predict(rows)
     else:  # a binary log-loss model: its predictions follow from the margins, read once
         margin = np.asarray(estimator.decision_function(rows), dtype=np.float64)
-        predicted = estimator.classes_[(margin > 0).astype(int)]
+        predicted = estimator._labels_of(margin)
         sign = np.where(y == estimator.classes_[1], 1.0, -1.0)
         log_loss = float(np.mean(np.logaddexp(0.0, -sign * margin)))
     error = float(np.mean(predicted != y))
@@ -680,8 +680,8 @@ class _BaseSketchSGD(BaseEstimator):
     _AUTO_PROBE_ROWS, _AUTO_PROBE_NNZ, _AUTO_PROBE_TENTH = 2000, 500_000, 10_000
     # None: another candidate runs until it reaches the bar (it cannot win); a number
     # z: also until it trails the best candidate trained before it by z sqrt(count)
-    # (_step_probe.choose_step; the first alone until stop 57, when the other
-    # schedule's candidate began to train second: on 20 Newsgroups, where
+    # (_step_probe.choose_step; it raced the first alone before the other
+    # schedule's candidate trained second: on 20 Newsgroups, where
     # 'adaptive' wins, the smaller 'normalized' steps then stop after a part, 14-15
     # candidate parts of hashing's, WM's and AWM's probes and 11-12 of IHT's fall to
     # 10 and 9; replayed on 156 probes logged with every candidate whole (the
@@ -1936,7 +1936,10 @@ class _SketchClassifierMixin:
         y_pred : ndarray of shape (n_samples,)
             Predicted labels.
         """
-        scores = self.decision_function(X)
+        return self._labels_of(self.decision_function(X))
+
+    def _labels_of(self, scores):
+        """The labels ``decision_function``'s ``scores`` predict."""
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[scores.argmax(axis=1)]

@@ -371,11 +371,13 @@ def test_a_share_stops_candidates_that_trail_or_descend_but_none_at_the_bar():
                 assert share.done[i] == 0
                 continue
             done = share.done[i]
-            # The fewest mistakes after that part of those trained whole before it.
-            before = training_order(share.candidates)
-            before = before[:before.index(i)]
-            best = min(parts[j][done - 1] for j in before if np.isfinite(shared[j]))
-            trailed = done > 0 and parts[i][done - 1] - best >= 2 * np.sqrt(best)
+            trailed = False
+            if done > 0:
+                # The fewest mistakes after that part of those trained whole before it.
+                before = training_order(share.candidates)
+                before = before[:before.index(i)]
+                best = min(parts[j][done - 1] for j in before if np.isfinite(shared[j]))
+                trailed = parts[i][done - 1] - best >= 2 * np.sqrt(best)
             previous = above.get(i, 0)
             skipped = done == 0 and previous != 0 and (
                 not np.isfinite(shared[previous]) and share.done[previous] < len(share.parts)
