@@ -5,7 +5,8 @@ Two tasks of 20 Newsgroups posts written as Vowpal Wabbit text (``label |w word 
 computing and science posts against the rest (11,314 training posts), and
 alt.atheism against soc.religion.christian (1,079). Each runs as a user runs it:
 ``sklearn-sketch fit --vw`` (one pass, defaults but ``learning_rate``) then
-``evaluate``, for 'auto' (the default), 'frequency' and 'adaptive'; and
+``evaluate``, for 'auto' (the default), 'frequency' and 'adaptive' (BEAR: 'auto',
+'normalized' and 'adaptive'); and
 ``vw --loss_function logistic --binary`` with its defaults (adaptive, normalized
 and invariant updates, 18 bits) and with ``--normalized --invariant`` alone (no
 adaptive steps: what 'adaptive' adds). Accuracy on the test posts after one pass,
@@ -14,7 +15,7 @@ moved by 5 points with the order: 0.893 to 0.948 on the first task), and the mea
 With ``--length`` each line also carries the post's length in words in a namespace
 of its own (``|n len:412``): a measurement beside counted words.
 
-    python benchmarks/bench_binary_text.py [--estimators mission,wm,awm,hashing]
+    python benchmarks/bench_binary_text.py [--estimators mission,wm,awm,hashing,bear]
         [--shuffles 3] [--length] [--json out.json]
 """
 import argparse
@@ -35,6 +36,8 @@ from peers import _vw_command  # noqa: E402
 
 ESTIMATORS = ("mission", "wm", "awm", "hashing")
 SCHEDULES = ("auto", "frequency", "adaptive")
+#: BEAR has no 'frequency' schedule: its 'auto' chooses between these two.
+BEAR_SCHEDULES = ("auto", "normalized", "adaptive")
 VW_RUNS = {"vw, its defaults": [], "vw --normalized --invariant": ["--normalized", "--invariant"]}
 
 
@@ -110,7 +113,8 @@ def main(argv=None):
     for task, (train_docs, y_train, test_docs, y_test) in tasks(root).items():
         print(f"== {task}: {len(train_docs):,} training posts ==", flush=True)
         runs = [(f"sklearn-sketch fit --estimator {e}", lr) for e in args.estimators.split(",")
-                for lr in SCHEDULES] + [(name, "-") for name in VW_RUNS]
+                for lr in (BEAR_SCHEDULES if e == "bear" else SCHEDULES)]
+        runs += [(name, "-") for name in VW_RUNS]
         scores = {run: [] for run in runs}
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)

@@ -58,6 +58,14 @@ and predictions fell to one class. At 4 MB, seeds 0-2: token counts
 ``|x|`` and not the root mean square, which outlier counts (one post with
 ``||x||**2`` of 2.3e8) made vary over batches: tokens fell to .06-.23.
 
+Under 'adaptive' (``_adaptive_scales``) the batch's coordinates are
+``u_j = w_j / scale_j``, ``scale_j`` the inverse fourth root of feature ``j``'s
+sum of squared values so far (the intercept's: ``unit`` as above, of the
+scaled values): gradients are multiplied by ``scale``, the two-loop, the
+'normalized' scales, the damping and the pairs are those of ``u``, and a step
+``s`` moves the sketch by ``scale * s``. The preconditioner is AdaGrad's
+diagonal with the values for the gradients, so rare features move further.
+
 A pair with ``r^T s <= 1e-10 ||r|| ||s||`` (no positive curvature along
 ``s``) is kept in the window but not used. With ``K``
 models (softmax) every model has its own sketch, heap and two-loop; the pairs
@@ -87,6 +95,7 @@ from ._core._topk_heap cimport TopKHeap
 from ._sgd_fast import check_models
 from ._sorted_keys import unique_keys
 from ._sgd_fast cimport (
+    ADAPTIVE,
     NORMALIZED,
     PASS_DIVERGED,
     PASS_OK,
@@ -785,19 +794,22 @@ cdef inline double _secant_fraction(double gs, double gps) noexcept nogil:
 
 
 cdef double _trust_fraction(double trust, Py_ssize_t K, Py_ssize_t C, Py_ssize_t first_key,
-                            double unit, const int64_t[::1] indptr, const double[::1] data,
-                            const int64_t[::1] order, Py_ssize_t start, Py_ssize_t stop,
-                            const int32_t* nnz_pos, const float* s) noexcept nogil:
-    """Share of the step ``s`` (model ``c``'s coordinate ``j`` at ``c * C + j``) to
-    take so that no score of the batch's rows moves by more than ``trust``."""
-    cdef Py_ssize_t b, c, p, row, off = 0
+                            const double* scale, const int64_t[::1] indptr,
+                            const double[::1] data, const int64_t[::1] order,
+                            Py_ssize_t start, Py_ssize_t stop, const int32_t* nnz_pos,
+                            const float* s) noexcept nogil:
+    """Share of the step ``s`` (model ``c``'s coordinate ``j`` at ``c * C + j``,
+    which moves the weight by ``scale[j]`` times it) to take so that no score of
+    the batch's rows moves by more than ``trust``."""
+    cdef Py_ssize_t b, c, p, row, j, off = 0
     cdef double moved, most = 0.0
     for b in range(stop - start):
         row = order[start + b]
         for c in range(K):
-            moved = unit * s[c * C] if first_key else 0.0
+            moved = scale[0] * s[c * C] if first_key else 0.0
             for p in range(indptr[row], indptr[row + 1]):
-                moved += data[p] * s[c * C + nnz_pos[off + p - indptr[row]]]
+                j = nnz_pos[off + p - indptr[row]]
+                moved += data[p] * scale[j] * s[c * C + j]
             most = max(most, fabs(moved))
         off += indptr[row + 1] - indptr[row]
     return trust / most if most > trust else 1.0
@@ -833,14 +845,80 @@ cdef inline void _normalized_scales(SGDParams params, double sq_sum, double abs_
     """'normalized''s scales of ``n_rows`` rows holding ``nnz`` non-zeros whose
     squares sum to ``sq_sum`` and absolute values to ``abs_sum``: ``norm2`` the
     mean ``||x||**2`` of the rows and ``unit`` the mean ``|x|`` of the non-zeros
-    (the intercept's value as a feature). Both 1 under another schedule, or when
-    either is not positive and finite."""
+    (the intercept's value as a feature); under 'adaptive', of the values scaled
+    by ``_adaptive_scales``. Both 1 under another schedule, or when either is not
+    positive and finite."""
     norm2[0] = sq_sum / n_rows
     unit[0] = abs_sum / nnz if nnz > 0 else 0.0
-    if params.schedule != NORMALIZED or not (norm2[0] > 0.0 and isfinite(norm2[0])
-                                             and unit[0] > 0.0 and isfinite(unit[0])):
+    if ((params.schedule != NORMALIZED and params.schedule != ADAPTIVE)
+            or not (norm2[0] > 0.0 and isfinite(norm2[0])
+                    and unit[0] > 0.0 and isfinite(unit[0]))):
         norm2[0] = 1.0
         unit[0] = 1.0
+
+
+cdef inline double _adaptive_scale(float* squares, Py_ssize_t n_squares, int64_t key,
+                                   double added) noexcept nogil:
+    """Add ``added`` to the sum of squared values of ``key``'s cell of ``squares``
+    (``fmix64(key) % n_squares``, the cells of SGD's feature tables) and return
+    the coordinate's scale, the inverse fourth root of the sum (0 for a sum of 0)."""
+    cdef Py_ssize_t slot = <Py_ssize_t>(_fmix64(<uint64_t>key) % <uint64_t>n_squares)
+    cdef double v
+    squares[slot] += <float>added
+    v = <double>squares[slot]
+    return 1.0 / sqrt(sqrt(v)) if v > 0.0 and isfinite(v) else 0.0
+
+
+cdef void _adaptive_scales(SGDParams params, Py_ssize_t first_key, Py_ssize_t n_active,
+                           const int64_t* keys,
+                           float* squares, Py_ssize_t n_squares, const int64_t[::1] indptr,
+                           const double[::1] data, const int64_t[::1] order,
+                           Py_ssize_t start, Py_ssize_t stop, const int32_t* nnz_pos,
+                           double* scale, double* norm2, double* unit) noexcept nogil:
+    """'adaptive': the scales of the batch's coordinates, ``u_j = w_j / scale[j]``.
+
+    The batch's squared values of each feature are added to ``squares``, and
+    ``scale[j]`` becomes ``Q_j ** -1/4``, ``Q_j`` the feature's sum of squared
+    values so far: a step in ``u`` is one in ``w`` preconditioned by
+    ``Q ** -1/2``, AdaGrad's diagonal with the values in place of the
+    gradients (a rare feature moves further than a frequent one; the diagonal
+    of the gradients' squares did not learn, see ``sklearn_sketch.bear``).
+    'normalized''s scales are then those of the rows in ``u``
+    (values ``x_j * scale[j]``): ``norm2`` their mean ``||.||**2``, ``unit`` their
+    non-zeros' mean ``|.|`` (the intercept's scale, ``scale[0]``)."""
+    cdef Py_ssize_t b, j, p, row, off = 0
+    cdef double x, sq_sum = 0.0, abs_sum = 0.0
+    for j in range(n_active):
+        scale[j] = 0.0
+    for b in range(stop - start):
+        row = order[start + b]
+        for p in range(indptr[row], indptr[row + 1]):
+            scale[nnz_pos[off + p - indptr[row]]] += data[p] * data[p]
+        off += indptr[row + 1] - indptr[row]
+    for j in range(first_key, n_active):
+        scale[j] = _adaptive_scale(squares, n_squares, keys[j], scale[j])
+    off = 0
+    for b in range(stop - start):
+        row = order[start + b]
+        for p in range(indptr[row], indptr[row + 1]):
+            x = data[p] * scale[nnz_pos[off + p - indptr[row]]]
+            sq_sum += x * x
+            abs_sum += fabs(x)
+        off += indptr[row + 1] - indptr[row]
+    _normalized_scales(params, sq_sum, abs_sum, stop - start, off, norm2, unit)
+    if first_key:
+        scale[0] = unit[0]
+
+
+cdef inline void _scale_gradient(Py_ssize_t K, Py_ssize_t C, Py_ssize_t first_key,
+                                 Py_ssize_t n_active, const double* scale,
+                                 double* g) noexcept nogil:
+    """The features' coordinates of ``g`` (model ``c``'s coordinate ``j`` at
+    ``c * C + j``) times ``scale[j]``: a gradient in ``w`` made one in ``u``."""
+    cdef Py_ssize_t c, j
+    for c in range(K):
+        for j in range(first_key, n_active):
+            g[c * C + j] *= scale[j]
 
 
 cdef int _single_row_step(SGDParams params, Py_ssize_t K, Py_ssize_t depth, bint first_key,
@@ -852,7 +930,8 @@ cdef int _single_row_step(SGDParams params, Py_ssize_t K, Py_ssize_t depth, bint
                           double* w, double* s, uint8_t* in_heap, double* scores,
                           double* moved, double* s0, double* dl, Py_ssize_t* mistakes,
                           double* log_loss, bint compare, double* heap_error,
-                          double* sketch_error) noexcept nogil:
+                          double* sketch_error, float* squares, Py_ssize_t n_squares,
+                          double* scale) noexcept nogil:
     """A first-order step on one row too long for the curvature pairs' room.
 
     The row is a batch of its own whose coordinates the pairs cannot hold: its
@@ -860,17 +939,24 @@ cdef int _single_row_step(SGDParams params, Py_ssize_t K, Py_ssize_t depth, bint
     (``eta / ||x||**2`` under 'normalized', the intercept a feature of value
     the row's mean ``|x|``, as in a batch); the step is cut
     back to the secant minimum along it as every step is, and no pair is
-    stored. The buffers hold the row's ``n`` non-zeros: ``cells`` and
-    ``signs`` ``n * depth``; ``w``, ``s`` and ``in_heap`` ``K * n``;
-    ``scores``, ``moved``, ``s0`` and ``dl`` ``K``. Returns ``PASS_OK`` or
-    ``PASS_DIVERGED``.
+    stored. Under 'adaptive' the row is scaled as a batch is (``_adaptive_scales``:
+    the step is ``scale**2`` times the gradient, over the row's
+    ``||x * scale||**2``). The buffers hold the row's ``n`` non-zeros:
+    ``cells`` and ``signs`` ``n * depth``; ``w``, ``s`` and ``in_heap`` ``K * n``;
+    ``scale`` ``n``; ``scores``, ``moved``, ``s0`` and ``dl`` ``K``. Returns
+    ``PASS_OK`` or ``PASS_DIVERGED``.
     """
     cdef Py_ssize_t c, q, p0 = indptr[row], n = indptr[row + 1] - indptr[row]
     cdef double sq_sum = 0.0, abs_sum = 0.0, norm2, unit
     cdef double hw, x, g, gs = 0.0, gps = 0.0, theta, delta
     for q in range(n):
-        sq_sum += data[p0 + q] * data[p0 + q]
-        abs_sum += fabs(data[p0 + q])
+        x = data[p0 + q]
+        scale[q] = 1.0
+        if params.schedule == ADAPTIVE:
+            scale[q] = _adaptive_scale(squares, n_squares, indices[p0 + q], x * x)
+            x *= scale[q]
+        sq_sum += x * x
+        abs_sum += fabs(x)
         sketch0.locate_prefetch(indices[p0 + q], &cells[q * depth], &signs[q * depth])
     _normalized_scales(params, sq_sum, abs_sum, 1, n, &norm2, &unit)
     # Scores at the heap-masked weights (moved: at the sketch's reads, when compared).
@@ -902,7 +988,7 @@ cdef int _single_row_step(SGDParams params, Py_ssize_t K, Py_ssize_t depth, bint
         for q in range(n):
             x = data[p0 + q]
             g = dl[c] * x + params.alpha * w[c * n + q]
-            delta = <float>(-eta * g / norm2)
+            delta = <float>(-eta * scale[q] * scale[q] * g / norm2)
             if not isfinite(delta):
                 return PASS_DIVERGED
             s[c * n + q] = delta
@@ -984,7 +1070,8 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
               LBFGSHistory history not None, const int64_t[::1] indptr,
               const int64_t[::1] indices, const double[::1] data, const double[::1] y,
               const double[::1] sample_weight, const int64_t[::1] order, double t,
-              Py_ssize_t max_batch_nnz, Py_ssize_t batch_nnz_cap=-1):
+              Py_ssize_t max_batch_nnz, Py_ssize_t batch_nnz_cap=-1,
+              feature_squares=None):
     """Train the ``K = len(intercept)`` models on the rows ``order`` with BEAR steps.
 
     Parameters
@@ -1014,6 +1101,12 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
         that alone holds more is a batch of its own with a first-order step
         and no pair (its coordinates do not fit the pairs' room).
         ``max_batch_nnz`` must then be at least this cap.
+    feature_squares : ndarray of float32, default=None
+        With ``ADAPTIVE`` (required then): the sum of the squared values of the
+        features hashed to each cell (``fmix64(key) % size``) so far, added to in
+        place. Each batch's coordinates are scaled by the inverse fourth root of
+        these sums (``_adaptive_scales``): the quasi-Newton steps are
+        preconditioned by AdaGrad's diagonal of the values.
 
     Returns
     -------
@@ -1047,6 +1140,16 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
             row_nnz = indptr[order[i] + 1] - indptr[order[i]]
             if row_nnz > batch_nnz_cap:
                 long_nnz = max(long_nnz, row_nnz)
+    cdef bint adaptive = params.schedule == ADAPTIVE
+    cdef float[::1] squares_view
+    cdef float* squares = NULL
+    cdef Py_ssize_t n_squares = 0
+    if adaptive:
+        if feature_squares is None or len(feature_squares) == 0:
+            raise ValueError("the 'adaptive' schedule needs a non-empty feature_squares array")
+        squares_view = feature_squares
+        squares = &squares_view[0]
+        n_squares = squares_view.shape[0]
     cdef Py_ssize_t C = history.capacity, depth = (<CountSketch>sketches[0]).depth
     # A batch holds at most every row (this also keeps ``start + bs`` from overflowing).
     cdef Py_ssize_t bs = max(1, min(params.batch_size, n_rows))
@@ -1071,10 +1174,14 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
     cdef double* dl = <double*>malloc_array(K, 1, sizeof(double))
     cdef double* moved = <double*>malloc_array(K, 1, sizeof(double))
     cdef double* s0 = <double*>malloc_array(K, 1, sizeof(double))
+    # How far a unit of each coordinate moves its weight: the intercept's
+    # ``unit``, and 1 for a feature but under 'adaptive' (_adaptive_scales).
+    cdef double* scale = <double*>malloc_array(slots, 1, sizeof(double))
     if not (sk and hp and nnz_pos and cells and signs and in_heap and w and w_sketch and g and z
-            and scores and dl and moved and s0):
+            and scores and dl and moved and s0 and scale):
         free(sk); free(hp); free(nnz_pos); free(cells); free(signs); free(in_heap); free(w)
         free(w_sketch); free(g); free(z); free(scores); free(dl); free(moved); free(s0)
+        free(scale)
         raise MemoryError(f"cannot allocate the buffers of a batch of "
                           f"{max(max_batch_nnz, long_nnz)} non-zeros for {K} model(s)")
     cdef Py_ssize_t c
@@ -1106,7 +1213,7 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                         indices, data, y, sample_weight, order[start],
                         learning_rate(params, t) / bs, cells, signs, w, g, in_heap,
                         scores, moved, s0, dl, &mistakes, &log_loss, compare,
-                        &heap_error, &sketch_error)
+                        &heap_error, &sketch_error, squares, n_squares, scale)
                     t += 1
                     start += 1
                     continue
@@ -1131,7 +1238,17 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                 off += indptr[row + 1] - indptr[row]
             n_active = history.n_active
             history.find_shared()
-            _normalized_scales(params, sq_sum, abs_sum, stop - start, off, &norm2, &unit)
+            if adaptive:
+                _adaptive_scales(params, first_key, n_active, keys, squares, n_squares,
+                                 indptr, data, order, start, stop, nnz_pos, scale, &norm2,
+                                 &unit)
+            else:
+                _normalized_scales(params, sq_sum, abs_sum, stop - start, off, &norm2,
+                                   &unit)
+                if first_key:
+                    scale[0] = unit
+                for j in range(first_key, n_active):
+                    scale[j] = 1.0
 
             # Weights: the sketch's estimate for heap members, 0 for the rest.
             for j in range(first_key, n_active):
@@ -1154,10 +1271,12 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                 _read_errors(params.loss, K, C, first_key, indptr, data, y, order, start, stop,
                              nnz_pos, w, w_sketch, scores, &heap_error, &sketch_error)
             if not _batch_gradient(params, K, C, n_active, first_key, indptr, data, y,
-                                   sample_weight, order, start, stop, nnz_pos, w, unit, g,
-                                   scores, dl, &mistakes, &log_loss):
+                                   sample_weight, order, start, stop, nnz_pos, w,
+                                   unit, g, scores, dl, &mistakes, &log_loss):
                 status = PASS_DIVERGED
                 break
+            if adaptive:
+                _scale_gradient(K, C, first_key, n_active, scale, g)
 
             # The direction and the step, model by model; s is written in place
             # of the oldest pair once its two-loop no longer needs it.
@@ -1182,7 +1301,7 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                     s_out[j] = <float>delta
             theta = 1.0
             if params.margin_trust > 0.0:
-                theta = _trust_fraction(params.margin_trust, K, C, first_key, unit, indptr,
+                theta = _trust_fraction(params.margin_trust, K, C, first_key, scale, indptr,
                                         data, order, start, stop, nnz_pos,
                                         &history._pair_s[idx * K * C])
             for c in range(K):
@@ -1199,7 +1318,8 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                     if j < first_key:
                         intercept[c] += unit * delta
                     elif not (<CountSketch>sk[c]).add_located(&cells[j * depth],
-                                                               &signs[j * depth], delta):
+                                                               &signs[j * depth],
+                                                               scale[j] * delta):
                         status = PASS_DIVERGED
             if status != PASS_OK:
                 break
@@ -1210,13 +1330,15 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
             for c in range(K):
                 s_out = &history._pair_s[(idx * K + c) * C]
                 for j in range(n_active):
-                    w[c * C + j] += unit * s_out[j] if j < first_key else s_out[j]
+                    w[c * C + j] += scale[j] * s_out[j]
             memcpy(w_sketch, g, K * C * sizeof(double))
             if not _batch_gradient(params, K, C, n_active, first_key, indptr, data, y,
-                                   sample_weight, order, start, stop, nnz_pos, w, unit, g,
-                                   scores, dl, NULL, NULL):
+                                   sample_weight, order, start, stop, nnz_pos, w,
+                                   unit, g, scores, dl, NULL, NULL):
                 status = PASS_DIVERGED
                 break
+            if adaptive:
+                _scale_gradient(K, C, first_key, n_active, scale, g)
             # Secant check along s (_secant_fraction): a step past the batch's
             # minimum along s is cut back to it, and the pair with it.
             gs = 0.0
@@ -1239,7 +1361,7 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                         else:
                             (<CountSketch>sk[c]).add_located(&cells[j * depth],
                                                              &signs[j * depth],
-                                                             delta - s_out[j])
+                                                             scale[j] * (delta - s_out[j]))
                         s_out[j] = <float>delta
             if not _heap_takes_estimates(K, sk, hp, &keys[first_key], n_active - first_key,
                                          &cells[first_key * depth], &signs[first_key * depth],
@@ -1251,4 +1373,5 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
             start = stop
     free(sk); free(hp); free(nnz_pos); free(cells); free(signs); free(in_heap); free(w)
     free(w_sketch); free(g); free(z); free(scores); free(dl); free(moved); free(s0)
+    free(scale)
     return t, status, mistakes, (heap_error, sketch_error, log_loss)

@@ -44,7 +44,8 @@ def _gradient(loss, X, y, sw, W, b, active, alpha):
 
 def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5, alpha=0.0,
                fit_intercept=True, sample_weight=None, order=None, n_passes=1,
-               damping=0.0, eps=1e-10, normalized=False, batch_nnz_cap=None, margin_trust=None):
+               damping=0.0, eps=1e-10, normalized=False, adaptive=False, batch_nnz_cap=None,
+               margin_trust=None):
     """Run BEAR with dense weights; returns ``(W (K, p), b (K,), pairs)``.
 
     ``normalized``: the 'normalized' schedule, where a model without a usable
@@ -53,6 +54,12 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
     ``unit``, the mean ``|x|`` of the batch's non-zeros: its gradient is
     multiplied by ``unit``, its coordinate of ``s`` and ``r`` is in those units
     and it moves by ``unit`` times its step.
+
+    ``adaptive``: the 'adaptive' schedule, 'normalized' in the variables
+    ``u_j = w_j / scale_j``, ``scale_j = Q_j ** -1/4`` and ``Q_j`` feature ``j``'s
+    sum of squared values up to this batch (a float32 sum, as the kernel's
+    table): gradients are ``scale`` times those in ``w``, the pairs are in
+    ``u``, and a step ``s`` moves the weights by ``scale * s``.
 
     A step that goes past the minimum of the batch's loss along it (``(g +
     g')^T s > 0``, ``g'`` the gradient after the step) is cut to the secant
@@ -86,18 +93,25 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
     sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     order = np.arange(n) if order is None else np.asarray(order)
     window = []  # (active, s (K, m), r (K, m), valid (K,)), oldest first
+    squares = np.zeros(p, dtype=np.float32)  # 'adaptive': each feature's sum of x**2
     for _ in range(n_passes):
         for rows in _batches(X, order, batch_size, batch_nnz_cap):
             Xb, yb, swb = X[rows], y[rows], sw[rows]
             active = np.flatnonzero((Xb != 0).any(axis=0))
             first_order = batch_nnz_cap is not None and active.size > batch_nnz_cap
-            # 'normalized': the batch's metric, and the intercept's value as a feature.
+            scale = np.ones(active.size)
+            if adaptive:
+                squares[active] += (Xb[:, active] ** 2).sum(axis=0).astype(np.float32)
+                scale = squares[active].astype(np.float64) ** -0.25
+            # 'normalized': the batch's metric, and the intercept's value as a feature
+            # ('adaptive': of the values in u).
+            Xu = Xb[:, active] * scale
             norm2, unit = 1.0, 1.0
-            if normalized and (Xb != 0).any():
-                norm2 = (Xb ** 2).sum() / len(rows)
-                unit = np.abs(Xb[Xb != 0]).mean()
+            if (normalized or adaptive) and (Xu != 0).any():
+                norm2 = (Xu ** 2).sum() / len(rows)
+                unit = np.abs(Xu[Xu != 0]).mean()
             gW, gb = _gradient(loss, Xb, yb, swb, W, b, active, alpha)
-            gb = gb * unit
+            gW, gb = gW * scale, gb * unit
             step_W = np.zeros((K, active.size))
             step_b = np.zeros(K)
             for c in range(K):
@@ -110,13 +124,13 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
                     step_b[c], step_W[c] = step[0], step[1:]
                 else:
                     step_W[c] = step
-            moved = np.abs(Xb[:, active] @ step_W.T + unit * step_b).max()
+            moved = np.abs(Xu @ step_W.T + unit * step_b).max()
             if not first_order and margin_trust > 0 and moved > margin_trust:
                 step_W, step_b = _f32(margin_trust / moved * step_W), _f32(margin_trust / moved * step_b)
-            W[:, active] += step_W
+            W[:, active] += scale * step_W
             b += unit * step_b
             gW2, gb2 = _gradient(loss, Xb, yb, swb, W, b, active, alpha)
-            gb2 = gb2 * unit
+            gW2, gb2 = gW2 * scale, gb2 * unit
             s = np.stack([_vector(step_W[c], step_b[c], active, fit_intercept)
                           for c in range(K)])
             g_old = np.stack([_vector(gW[c], gb[c], active, fit_intercept) for c in range(K)])
@@ -129,7 +143,7 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
                 cut = _f32(theta * s)
                 if fit_intercept:
                     b += unit * (cut[:, 0] - s[:, 0])
-                W[:, active] += cut[:, fit_intercept:] - s[:, fit_intercept:]
+                W[:, active] += scale * (cut[:, fit_intercept:] - s[:, fit_intercept:])
                 s = cut
             if first_order:
                 continue

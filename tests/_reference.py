@@ -19,11 +19,14 @@ import numpy as np
 
 import sklearn_sketch as sk
 
-#: Every estimator family (one case per truncation), small enough to train in milliseconds.
+#: Every estimator family (one case per truncation, and BEAR's 'adaptive' table), small
+#: enough to train in milliseconds.
 CASES = {
     "MissionClassifier": dict(n_features_to_select=6, sketch_width=64),
     "MissionRegressor": dict(n_features_to_select=6, sketch_width=64),
     "BearClassifier": dict(n_features_to_select=6, sketch_width=64, batch_size=8),
+    "BearClassifier-adaptive": dict(n_features_to_select=6, sketch_width=64, batch_size=8,
+                                    learning_rate="adaptive"),
     "BearRegressor": dict(n_features_to_select=6, sketch_width=64, batch_size=8),
     "WMSketchClassifier": dict(memory_budget="8KB"),
     "AWMSketchClassifier": dict(memory_budget="8KB"),

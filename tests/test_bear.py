@@ -21,6 +21,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_sketch import BearClassifier, BearRegressor
+from sklearn_sketch._base import FEATURE_COUNT_CELLS
 from sklearn_sketch._bear_fast import LBFGSHistory, bear_pass, history_bytes
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -31,6 +32,7 @@ from _reference import (  # noqa: E402
     assert_same_pairs,
     assert_same_snapshot,
     assert_same_state,
+    fmix64,
     model_coordinates,
     pair_tuples,
     snapshot,
@@ -235,7 +237,8 @@ class _CappedBear(BearClassifier):
         state.history.reserve(self._CAP + 1)
         return bear_pass(params, state.sketches, state.heaps, state.intercept,
                          state.history, indptr, indices, data, y, sample_weight, order,
-                         state.t, self._CAP, batch_nnz_cap=self._CAP)
+                         state.t, self._CAP, batch_nnz_cap=self._CAP,
+                         feature_squares=state.feature_counts)
 
 
 @pytest.mark.parametrize("kind", ["binary", "multiclass"])
@@ -282,7 +285,7 @@ def _rows_some_longer_than_the_cap(rng, n, p, n_long):
 
 
 @pytest.mark.parametrize("kind", ["binary", "multiclass"])
-@pytest.mark.parametrize("schedule", ["constant", "normalized"])
+@pytest.mark.parametrize("schedule", ["constant", "normalized", "adaptive"])
 @pytest.mark.usefixtures("sparse_as_given")
 def test_rows_longer_than_the_cap_take_first_order_steps_equal_dense_reference(kind,
                                                                                schedule):
@@ -303,7 +306,8 @@ def test_rows_longer_than_the_cap_take_first_order_steps_equal_dense_reference(k
                                  np.arange(p), lambda e: e.fit(sp.csr_matrix(X), y))
     y_enc, K, loss = encode(kind, y)
     kwargs = dict(loss=loss, n_models=K, eta0=0.1, batch_size=5, history_size=3,
-                  damping=1e-2, n_passes=2, normalized=schedule == "normalized")
+                  damping=1e-2, n_passes=2, normalized=schedule == "normalized",
+                  adaptive=schedule == "adaptive")
     W, b, window = dense_bear(X, y_enc, batch_nnz_cap=9, **kwargs)
     scale = max(1.0, np.abs(W).max())
     np.testing.assert_allclose(est.coef_.toarray(), W, rtol=1e-5, atol=1e-5 * scale)
@@ -514,6 +518,111 @@ def test_normalized_steps_equal_dense_reference(kind, damping, feature_scale):
     # reach 1e10 and the two drift apart by up to 3e-5.
     np.testing.assert_allclose(est.coef_.toarray(), W, rtol=1e-4, atol=1e-5 * scale)
     np.testing.assert_allclose(est.intercept_, b, rtol=1e-4, atol=1e-5 * scale)
+
+
+def _table_cells_differ(keys, n_cells):
+    """Whether ``keys`` fall in distinct cells of a feature table of ``n_cells``."""
+    cells = [fmix64(int(k)) % n_cells for k in keys]
+    return len(set(cells)) == len(cells)
+
+
+# Softmax without damping is left out, as above.
+@pytest.mark.parametrize("kind, damping", [(kind, damping) for kind in KINDS
+                                           for damping in (0.0, 1e-2)
+                                           if (kind, damping) != ("multiclass", 0.0)])
+@pytest.mark.usefixtures("sparse_as_given")
+def test_adaptive_steps_equal_dense_reference(kind, damping):
+    # 'adaptive': 'normalized' in u = w * sqrt(Q), Q each feature's sum of x**2
+    # so far; columns of scales from 1e-2 to 1e2 and a feature seen late.
+    X, y, _ = make_data(kind)
+    X = X * np.logspace(-2, 2, X.shape[1])
+    X[:20, 3] = 0.0
+    n, p = X.shape
+    assert _table_cells_differ(range(p), FEATURE_COUNT_CELLS)
+    params = dict(n_features_to_select=p, sketch_width=2**16, sketch_depth=1, history_size=3,
+                  damping=damping, learning_rate="adaptive", eta0=0.5, batch_size=5,
+                  max_iter=2, shuffle=False)
+    est = fit_without_collisions(
+        lambda seed: make_estimator(kind, random_state=seed, **params), np.arange(p),
+        lambda e: e.fit(sp.csr_matrix(X), y))
+    y_enc, K, loss = encode(kind, y)
+    W, b, window = dense_bear(X, y_enc, loss=loss, n_models=K, eta0=0.5, batch_size=5,
+                              history_size=3, n_passes=2, damping=damping, adaptive=True)
+    normalized, _, _ = dense_bear(X, y_enc, loss=loss, n_models=K, eta0=0.5, batch_size=5,
+                                  history_size=3, n_passes=2, damping=damping,
+                                  normalized=True)
+    scale = max(1.0, np.abs(W).max())
+    assert np.abs(W - normalized).max() > 0.1 * scale  # the schedules differ here
+    np.testing.assert_allclose(est.coef_.toarray(), W, rtol=1e-4, atol=1e-5 * scale)
+    np.testing.assert_allclose(est.intercept_, b, rtol=1e-4, atol=1e-5 * scale)
+    # The pairs are kept in u; the table holds every feature's sum of squares.
+    for got, (active, s_ref, r_ref, _) in zip(est.history_.pairs(), window):
+        order = np.argsort(got["keys"], kind="stable")
+        np.testing.assert_allclose(got["s"][:, order], s_ref, rtol=1e-4,
+                                   atol=1e-5 * np.abs(s_ref).max())
+    cells = [fmix64(k) % FEATURE_COUNT_CELLS for k in range(p)]
+    np.testing.assert_allclose(est._state.feature_counts[cells], 2 * (X ** 2).sum(axis=0),
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("c", [2.0**-10, 2.0**10])
+@pytest.mark.usefixtures("sparse_as_given")
+def test_adaptive_model_does_not_depend_on_the_scale_of_the_features(kind, c):
+    # In u a feature's values are x / Q**(1/4), so X * c is u * sqrt(c), and
+    # 'normalized' steps in u take any scale out: the weights scale by 1 / c.
+    # Powers of 4 scale every number the pass computes exactly, so the models
+    # agree to rounding (other factors round the float32 pairs differently,
+    # which softmax pairs amplify to 1e-3 over two passes).
+    X, y, _ = make_data(kind, n_samples=60)
+    X = X * np.logspace(-2, 2, X.shape[1])
+    params = dict(n_features_to_select=X.shape[1], sketch_width=2**16, sketch_depth=1,
+                  learning_rate="adaptive", eta0=1.0, batch_size=5, max_iter=2, damping=1e-2)
+    plain, scaled = (fit_without_collisions(
+        lambda seed: make_estimator(kind, random_state=seed, **params), np.arange(X.shape[1]),
+        lambda e: e.fit(sp.csr_matrix(Z), y)) for Z in (X, X * c))
+    read = "predict" if kind == "regression" else "decision_function"
+    a = getattr(plain, read)(sp.csr_matrix(X))
+    assert np.abs(a).max() > 0.1
+    np.testing.assert_allclose(getattr(scaled, read)(sp.csr_matrix(X * c)), a, rtol=1e-9,
+                               atol=1e-9 * np.abs(a).max())
+    coef = plain.coef_.toarray()
+    np.testing.assert_allclose(scaled.coef_.toarray() * c, coef, rtol=1e-9,
+                               atol=1e-9 * np.abs(coef).max())
+
+
+def _zipf_text(n=4000, p=3000, seed=0):
+    """Word-like binary rows: feature j in a row with probability 3 / (j + 10),
+    the label carried by the rarer features."""
+    rng = np.random.RandomState(seed)
+    X = sp.csr_matrix((rng.rand(n, p) < 3.0 / (np.arange(p) + 10)).astype(float))
+    y = (X @ (rng.normal(size=p) * (np.arange(p) > 50)) > 0).astype(int)
+    return X, y
+
+
+def test_auto_tries_adaptive_for_one_pass_only():
+    # One pass: 'adaptive' misclassifies clearly fewer probe rows and is kept (the
+    # model is the one it trains from the start). Several passes: 'auto' is
+    # 'normalized', bit for bit, as adaptive steps lose there (see learning_rate).
+    X, y = _zipf_text()
+    train, test = slice(0, 3000), slice(3000, None)
+    one = BearClassifier(random_state=0, max_iter=1).fit(X[train], y[train])
+    assert one.learning_rate_ == "adaptive"
+    assert ("adaptive", 3.0) in one._probe_candidates()
+    adaptive = BearClassifier(random_state=0, max_iter=1, learning_rate="adaptive",
+                              eta0=one.eta0_).fit(X[train], y[train])
+    np.testing.assert_array_equal(one.decision_function(X[test]),
+                                  adaptive.decision_function(X[test]))
+    normalized = BearClassifier(random_state=0, max_iter=1,
+                                learning_rate="normalized").fit(X[train], y[train])
+    assert one.score(X[test], y[test]) > normalized.score(X[test], y[test])
+    several = BearClassifier(random_state=0, max_iter=3).fit(X[train], y[train])
+    assert several.learning_rate_ == "normalized"
+    assert all(rate == "normalized" for rate, _ in several._probe_candidates())
+    same = BearClassifier(random_state=0, max_iter=3,
+                          learning_rate="normalized").fit(X[train], y[train])
+    np.testing.assert_array_equal(several.decision_function(X[test]),
+                                  same.decision_function(X[test]))
 
 
 # ============================================================ 2. pairs, two-loop and memory

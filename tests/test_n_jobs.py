@@ -38,7 +38,10 @@ MAKERS = {
                                                     **k),
     "iht": lambda **k: IHTClassifier(8, eta0=3.0, learning_rate="normalized", random_state=0,
                                      **k),
-    "bear": lambda **k: BearClassifier(8, sketch_width=256, eta0=3.0, random_state=0, **k),
+    "bear": lambda **k: BearClassifier(8, sketch_width=256, eta0=3.0, learning_rate="normalized",
+                                       random_state=0, **k),
+    "bear-adaptive": lambda **k: BearClassifier(8, sketch_width=256, eta0=3.0,
+                                                learning_rate="adaptive", random_state=0, **k),
 }
 
 
@@ -56,14 +59,15 @@ def binary_data():
 @pytest.mark.parametrize("name", sorted(MAKERS))
 def test_a_pass_in_parts_is_the_average_of_copies_trained_on_the_parts(name):
     # One model (binary), or BEAR's coupled classes: the rows are split.
-    X, y = data() if name == "bear" else binary_data()
+    X, y = data() if name.startswith("bear") else binary_data()
     n_jobs = 3
     est = MAKERS[name](n_jobs=n_jobs, max_iter=1, shuffle=False).fit(X, y)
     parts = np.array_split(np.arange(len(y)), n_jobs)
     copies = []
     for p in parts:
         copy = MAKERS[name](max_iter=1, shuffle=False)
-        if name != "bear":  # the average of n copies moves as one with an n times smaller step
+        # The average of n copies moves as one with an n times smaller step (not BEAR's).
+        if not name.startswith("bear"):
             copy.set_params(eta0=copy.eta0 * n_jobs)
         if est._floors_row_norms():  # the parts step with the whole pass's floor
             copy._preset_norm_floor = est.norm_floor_
@@ -96,7 +100,7 @@ def test_a_regressors_pass_in_parts_averages_copies_that_keep_the_step():
     np.testing.assert_array_equal(est.intercept_, expected.intercept_)
 
 
-@pytest.mark.parametrize("name", sorted(set(MAKERS) - {"bear"}))
+@pytest.mark.parametrize("name", sorted(set(MAKERS) - {"bear", "bear-adaptive"}))
 @pytest.mark.parametrize("n_jobs, loss, batch_size, alpha", [
     (2, "log_loss", 1, 0.0), (3, "log_loss", 1, 1e-4), (2, "hinge", 5, 0.0)])
 def test_the_models_of_classes_train_on_threads_exactly_as_on_one(name, n_jobs, loss,
