@@ -1309,7 +1309,7 @@ class _BaseSketchSGD(BaseEstimator):
             if table is not None and (counts is None or counts.dtype != table):
                 # Counting from here would grow the model past the shape its budget chose.
                 what = ("feature counts" if self._schedule_name() == "frequency"
-                        else "squared gradients")
+                        else "sums of squares")
                 raise ValueError(
                     f"learning_rate={self._schedule_name()!r} steps by {what} that this "
                     "model, trained under another learning_rate, does not have: fit it "

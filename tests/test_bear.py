@@ -625,6 +625,19 @@ def test_auto_tries_adaptive_for_one_pass_only():
                                   same.decision_function(X[test]))
 
 
+def test_a_model_switched_to_adaptive_is_refused_and_kept():
+    # 'adaptive' scales by sums that a model trained under 'normalized' never kept.
+    X, y = _zipf_text(n=600, p=300)
+    est = BearClassifier(random_state=0, warm_start=True, max_iter=1,
+                         learning_rate="normalized").fit(X, y)
+    before = est.decision_function(X)
+    est.set_params(learning_rate="adaptive")
+    for train in (est.partial_fit, est.fit):
+        with pytest.raises(ValueError, match=r"sums of squares .* fit it anew"):
+            train(X, y)
+    np.testing.assert_array_equal(est.decision_function(X), before)
+
+
 # ============================================================ 2. pairs, two-loop and memory
 def test_window_under_churn_holds_exactly_the_last_batches():
     X, y, keys = churn_stream(2000, 5000, seed=0)
