@@ -100,6 +100,7 @@ from ._sgd_fast cimport (
     PASS_DIVERGED,
     PASS_OK,
     SGDParams,
+    feature_cell,
     learning_rate,
     malloc_array,
     read_error,
@@ -860,9 +861,9 @@ cdef inline void _normalized_scales(SGDParams params, double sq_sum, double abs_
 cdef inline double _adaptive_scale(float* squares, Py_ssize_t n_squares, int64_t key,
                                    double added) noexcept nogil:
     """Add ``added`` to the sum of squared values of ``key``'s cell of ``squares``
-    (``fmix64(key) % n_squares``, the cells of SGD's feature tables) and return
+    (``feature_cell``, the cells of SGD's feature tables) and return
     the coordinate's scale, the inverse fourth root of the sum (0 for a sum of 0)."""
-    cdef Py_ssize_t slot = <Py_ssize_t>(_fmix64(<uint64_t>key) % <uint64_t>n_squares)
+    cdef Py_ssize_t slot = feature_cell(key, n_squares)
     cdef double v
     squares[slot] += <float>added
     v = <double>squares[slot]

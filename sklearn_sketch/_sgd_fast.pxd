@@ -1,8 +1,10 @@
 # Shared by the first-order kernel (_sgd_fast.pyx) and BEAR's (_bear_fast.pyx):
 # the codes, the pass settings, the losses and the step-size schedules.
 from libc.math cimport exp, log1p, pow
-from libc.stdint cimport uint64_t
+from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc
+
+from ._core._murmurhash cimport _fmix64
 
 cdef extern from "Python.h":
     const Py_ssize_t PY_SSIZE_T_MAX
@@ -26,7 +28,8 @@ cpdef enum Schedule:
     # NORMALIZED with each feature's step scaled by 1 / sqrt(its count so far).
     FREQUENCY = 4
     # NORMALIZED with each feature's step scaled by 1 / sqrt(its squared gradients so
-    # far, summed over the models): AdaGrad's per-coordinate step.
+    # far, summed over the models): AdaGrad's per-coordinate step. BEAR's steps in
+    # coordinates scaled by its squared values' sum to the -1/4 (_bear_fast.pyx).
     ADAPTIVE = 5
 
 
@@ -54,6 +57,12 @@ cdef class SGDParams:
     cdef public Py_ssize_t batch_size
     cdef public bint fit_intercept, compare_reads
     cdef public uint64_t seed
+
+
+cdef inline Py_ssize_t feature_cell(int64_t key, Py_ssize_t n_cells) noexcept nogil:
+    """The cell of a feature table of ``n_cells`` (FREQUENCY's counts, ADAPTIVE's
+    sums of squares, in either kernel) that ``key`` counts in."""
+    return <Py_ssize_t>(_fmix64(<uint64_t>key) % <uint64_t>n_cells)
 
 
 cdef inline void* malloc_array(Py_ssize_t n, Py_ssize_t m, size_t item) noexcept nogil:

@@ -614,8 +614,7 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
                             # of the step its value gives it (AdaGrad's per-coordinate
                             # step, with counts for the squared gradients); under
                             # ADAPTIVE, 1 / sqrt of its squared gradients so far.
-                            slot = <Py_ssize_t>(_fmix64(<uint64_t>indices[p])
-                                                % <uint64_t>n_counts)
+                            slot = feature_cell(indices[p], n_counts)
                             q = off + p - indptr[row]
                             if by_gradient:
                                 squares[slot] += <float>(dl2 * data[p] * data[p])
