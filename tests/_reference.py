@@ -7,7 +7,8 @@ classes, BEAR's curvature pairs). ``assert_same_snapshot`` compares two of them
 exactly, so the same helper serves "a failed call changed nothing" and "two ways
 of training give the same model". ``assert_refuses_non_finite_X`` and
 ``assert_refuses_wrong_n_features`` are the bad-input checks every estimator
-family shares. ``dense_sgd`` is the dense NumPy reference of the SGD update
+family shares (``assert_refuses_schedule_switch``: a model asked to step by a
+feature table it never kept). ``dense_sgd`` is the dense NumPy reference of the SGD update
 every sketched estimator must equal when nothing collides (``dloss`` and
 ``encode`` as the kernel sees losses and labels); BEAR's L-BFGS reference is
 ``_bear_reference.py``. ``fmix64`` and ``reference_cross`` replay the
@@ -208,6 +209,21 @@ def assert_refuses_class_errors(est, X, y):
             call()
         est.set_params(warm_start=False)
         assert_same_snapshot(snapshot(est), before)
+
+
+def assert_refuses_schedule_switch(est, X, y, schedule,
+                                   match=r"fit it anew \(warm_start=False\)"):
+    """A warm-started ``est`` switched to a ``learning_rate`` whose feature table it
+    lacks refuses ``partial_fit`` and ``fit`` with the way out, and is unchanged."""
+    import pytest
+
+    before, scores = snapshot(est), est.decision_function(X)
+    est.set_params(learning_rate=schedule)
+    for train in (est.partial_fit, est.fit):
+        with pytest.raises(ValueError, match=match):
+            train(X, y)
+    assert_same_snapshot(snapshot(est), before)
+    np.testing.assert_array_equal(est.decision_function(X), scores)
 
 
 # ------------------------------------------------------------ dense SGD reference

@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _bear_reference import _gradient, _two_loop, _vector, dense_bear  # noqa: E402
 from _reference import (  # noqa: E402
     assert_refuses_non_finite_X,
+    assert_refuses_schedule_switch,
     assert_refuses_wrong_n_features,
     assert_same_pairs,
     assert_same_snapshot,
@@ -502,22 +503,31 @@ def test_normalized_steps_equal_dense_reference(kind, damping, feature_scale):
     # mean ||x||^2 on the features, whose damping is scaled by the same mean.
     X, y, _ = make_data(kind)
     X = X * feature_scale
-    n, p = X.shape
-    params = dict(n_features_to_select=p, sketch_width=2**16, sketch_depth=1, history_size=3,
-                  damping=damping, learning_rate="normalized", eta0=0.5, batch_size=5,
-                  max_iter=2, shuffle=False)
-    est = fit_without_collisions(
-        lambda seed: make_estimator(kind, random_state=seed, **params), np.arange(p),
-        lambda e: e.fit(sp.csr_matrix(X), y))
-    y_enc, K, loss = encode(kind, y)
-    W, b, _ = dense_bear(X, y_enc, loss=loss, n_models=K, eta0=0.5, batch_size=5,
-                         history_size=3, n_passes=2, damping=damping, normalized=True)
+    est, (W, b, _) = _fit_and_dense_reference(kind, X, y, damping, "normalized")
     scale = max(1.0 / feature_scale, np.abs(W).max())
     assert 0.01 / feature_scale < np.abs(W).max()  # something was learned
     # Float32 cells and pairs: without damping at feature scale 0.01 the weights
     # reach 1e10 and the two drift apart by up to 3e-5.
     np.testing.assert_allclose(est.coef_.toarray(), W, rtol=1e-4, atol=1e-5 * scale)
     np.testing.assert_allclose(est.intercept_, b, rtol=1e-4, atol=1e-5 * scale)
+
+
+def _fit_and_dense_reference(kind, X, y, damping, schedule):
+    """BEAR under ``schedule`` ('normalized' or 'adaptive'; eta0 0.5, batches of 5,
+    3 pairs, 2 passes in order) fitted where no two features collide, and the
+    dense reference's ``(W, b, window)`` of the same run."""
+    p = X.shape[1]
+    params = dict(n_features_to_select=p, sketch_width=2**16, sketch_depth=1, history_size=3,
+                  damping=damping, learning_rate=schedule, eta0=0.5, batch_size=5,
+                  max_iter=2, shuffle=False)
+    est = fit_without_collisions(
+        lambda seed: make_estimator(kind, random_state=seed, **params), np.arange(p),
+        lambda e: e.fit(sp.csr_matrix(X), y))
+    y_enc, K, loss = encode(kind, y)
+    return est, dense_bear(X, y_enc, loss=loss, n_models=K, eta0=0.5, batch_size=5,
+                           history_size=3, n_passes=2, damping=damping,
+                           normalized=schedule == "normalized",
+                           adaptive=schedule == "adaptive")
 
 
 def _table_cells_differ(keys, n_cells):
@@ -532,22 +542,15 @@ def _table_cells_differ(keys, n_cells):
                                            if (kind, damping) != ("multiclass", 0.0)])
 @pytest.mark.usefixtures("sparse_as_given")
 def test_adaptive_steps_equal_dense_reference(kind, damping):
-    # 'adaptive': 'normalized' in u = w * sqrt(Q), Q each feature's sum of x**2
+    # 'adaptive': 'normalized' in u = w * Q**(1/4), Q each feature's sum of x**2
     # so far; columns of scales from 1e-2 to 1e2 and a feature seen late.
     X, y, _ = make_data(kind)
     X = X * np.logspace(-2, 2, X.shape[1])
     X[:20, 3] = 0.0
-    n, p = X.shape
+    p = X.shape[1]
     assert _table_cells_differ(range(p), FEATURE_COUNT_CELLS)
-    params = dict(n_features_to_select=p, sketch_width=2**16, sketch_depth=1, history_size=3,
-                  damping=damping, learning_rate="adaptive", eta0=0.5, batch_size=5,
-                  max_iter=2, shuffle=False)
-    est = fit_without_collisions(
-        lambda seed: make_estimator(kind, random_state=seed, **params), np.arange(p),
-        lambda e: e.fit(sp.csr_matrix(X), y))
+    est, (W, b, window) = _fit_and_dense_reference(kind, X, y, damping, "adaptive")
     y_enc, K, loss = encode(kind, y)
-    W, b, window = dense_bear(X, y_enc, loss=loss, n_models=K, eta0=0.5, batch_size=5,
-                              history_size=3, n_passes=2, damping=damping, adaptive=True)
     normalized, _, _ = dense_bear(X, y_enc, loss=loss, n_models=K, eta0=0.5, batch_size=5,
                                   history_size=3, n_passes=2, damping=damping,
                                   normalized=True)
@@ -630,12 +633,8 @@ def test_a_model_switched_to_adaptive_is_refused_and_kept():
     X, y = _zipf_text(n=600, p=300)
     est = BearClassifier(random_state=0, warm_start=True, max_iter=1,
                          learning_rate="normalized").fit(X, y)
-    before = est.decision_function(X)
-    est.set_params(learning_rate="adaptive")
-    for train in (est.partial_fit, est.fit):
-        with pytest.raises(ValueError, match=r"sums of squares .* fit it anew"):
-            train(X, y)
-    np.testing.assert_array_equal(est.decision_function(X), before)
+    assert_refuses_schedule_switch(est, X, y, "adaptive",
+                                   match=r"sums of squares .* fit it anew")
 
 
 # ============================================================ 2. pairs, two-loop and memory

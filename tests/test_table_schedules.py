@@ -25,7 +25,7 @@ from sklearn_sketch._base import FEATURE_COUNT_CELLS, MIN_FEATURE_COUNT_CELLS
 from sklearn_sketch.mission import HEAP_ONLY_AUTO_ETA0
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _reference import dense_sgd, encode, fmix64  # noqa: E402
+from _reference import assert_refuses_schedule_switch, dense_sgd, encode, fmix64  # noqa: E402
 
 
 def zipf_rows(n_rows=300, n_features=40, seed=0):
@@ -185,12 +185,7 @@ def test_a_model_switched_to_or_from_frequency_is_refused_or_saved_as_it_is(tmp_
     # Trained under 'normalized': no counts to step by, so 'frequency' is refused
     # (partial_fit and a warm fit) with the way out, and the model is left as it was.
     est = AWMSketchClassifier(random_state=0, warm_start=True).fit(Xs, y)
-    before = est.decision_function(Xs)
-    est.set_params(learning_rate="frequency")
-    for train in (est.partial_fit, est.fit):
-        with pytest.raises(ValueError, match=r"fit it anew \(warm_start=False\)"):
-            train(Xs, y)
-    np.testing.assert_array_equal(est.decision_function(Xs), before)
+    assert_refuses_schedule_switch(est, Xs, y, "frequency")
     est.save(tmp_path / "switched.skm")  # saved as it is, and read back so
     assert load(tmp_path / "switched.skm")._state.feature_counts is None
     # Trained under 'frequency', then switched to 'normalized': it trains on, keeping
