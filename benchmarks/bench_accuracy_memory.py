@@ -701,6 +701,35 @@ def result_tables(all_results, sgd_all, grid, budgets, dna_reads):
     return tables
 
 
+def join_earlier_run(earlier, all_results, sgd_all, grid, est_ids, record):
+    """Add to this run's results the rows and grid settings of ``earlier`` (a loaded
+    ``--json`` file) that it did not measure, in place; returns the estimator ids
+    of both. ``record`` (this run's provenance) gets ``earlier_run``: the earlier
+    file's provenance, and which rows came from it."""
+    taken = []
+    for name, rows in earlier["results"].items():
+        results = all_results.setdefault(name, {})
+        for entry in rows:
+            key = (entry["row"], entry["budget"])
+            if key not in results:
+                results[key] = {k: v for k, v in entry.items() if k not in ("row", "budget")}
+                taken.append(f"{name} {entry['row']}")
+    for name, reference in earlier.get("sgd_all_features", {}).items():
+        sgd_all.setdefault(name, reference)
+    measured = set(grid)  # a (data set, estimator) grid is taken whole or not at all
+    for entry in earlier.get("grid", []):
+        pair = (entry["dataset"], entry["estimator"])
+        if pair not in measured:
+            grid.setdefault(pair, {})[entry["setting"]] = {
+                k: v for k, v in entry.items() if k not in ("dataset", "estimator", "setting")}
+    record["earlier_run"] = {"provenance": earlier["provenance"],
+                             "rows": sorted(set(taken))}
+    names = {ESTIMATORS[e][0]: e for e in ESTIMATORS}
+    earlier_ids = {names[row] for rows in earlier["results"].values()
+                   for row in (entry["row"] for entry in rows) if row in names}
+    return list(est_ids) + sorted(earlier_ids - set(est_ids))
+
+
 # --------------------------------------------------------------------------- main
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -732,6 +761,9 @@ def parse_args(argv):
                              f"{QUICK_ESTIMATORS}, {QUICK_ROWS} rows, 1 epoch, small grid")
     parser.add_argument("--json", help="write every number to this file")
     parser.add_argument("--figure", help="write accuracy against real bytes to this PNG")
+    parser.add_argument("--rest-from", help="an earlier --json file: its rows and grid "
+                        "settings that this run does not measure join the tables, the "
+                        "checks and the JSON (whose provenance then names that file's)")
     args = parser.parse_args(argv)
     if args.quick:
         args.budgets = args.budgets or QUICK_BUDGETS
@@ -888,12 +920,17 @@ def main(argv=None):
         if not args.no_grid:
             grid.update(run_grid(name, data, args, parse_memory_budget(args.grid_budget)))
 
-    checks = check_targets(all_results, grid, sgd_all, args.budgets, args.estimators)
+    record = provenance()
+    est_ids = args.estimators
+    if args.rest_from:
+        est_ids = join_earlier_run(json.loads(Path(args.rest_from).read_text()), all_results,
+                                   sgd_all, grid, est_ids, record)
+    checks = check_targets(all_results, grid, sgd_all, args.budgets, est_ids)
     seconds = time.perf_counter() - started
     print(f"\ntotal {seconds:.0f} s")
     if args.json:
         payload = {
-            "provenance": provenance(),
+            "provenance": record,
             "tables": result_tables(all_results, sgd_all, grid, args.budgets,
                                     args.dna_reads),
             "summary": [f"{'PASS' if c['pass'] else 'FAIL'} {c['target']}: {c['detail']}"

@@ -84,8 +84,9 @@ def make_estimator(name, width, eta0, seed, setting):
     common = dict(n_features_to_select=N_PLANTED, sketch_width=width, sketch_depth=DEPTH,
                   learning_rate="constant", eta0=eta0, fit_intercept=False, random_state=seed)
     if name == "BEAR":
+        # The paper's Algorithm 2: training reads the heap's weights, 0 elsewhere.
         return BearRegressor(batch_size=setting.bear_batch, max_iter=setting.bear_passes,
-                             **common)
+                             predict_with="heap", **common)
     return MissionRegressor(batch_size=setting.mission_batch, max_iter=setting.mission_passes,
                             **common)
 

@@ -950,6 +950,7 @@ cdef int _single_row_step(SGDParams params, Py_ssize_t K, Py_ssize_t depth, bint
     cdef Py_ssize_t c, q, p0 = indptr[row], n = indptr[row + 1] - indptr[row]
     cdef double sq_sum = 0.0, abs_sum = 0.0, norm2, unit
     cdef double hw, x, g, gs = 0.0, gps = 0.0, theta, delta
+    cdef bint read_sketch = params.read_sketch
     for q in range(n):
         x = data[p0 + q]
         scale[q] = 1.0
@@ -960,22 +961,22 @@ cdef int _single_row_step(SGDParams params, Py_ssize_t K, Py_ssize_t depth, bint
         abs_sum += fabs(x)
         sketch0.locate_prefetch(indices[p0 + q], &cells[q * depth], &signs[q * depth])
     _normalized_scales(params, sq_sum, abs_sum, 1, n, &norm2, &unit)
-    # Scores at the heap-masked weights (moved: at the sketch's reads, when compared).
+    # Scores at the weights training reads (moved: at the other read, when compared).
     for c in range(K):
         scores[c] = intercept[c] if first_key else 0.0
         moved[c] = scores[c]
         for q in range(n):
             in_heap[q * K + c] = (<TopKHeap>hp[c]).lookup(indices[p0 + q], &hw)
-            if in_heap[q * K + c] or compare:
+            if in_heap[q * K + c] or compare or read_sketch:
                 hw = (<CountSketch>sk[c]).estimate_located(&cells[q * depth], &signs[q * depth])
-            w[c * n + q] = hw if in_heap[q * K + c] else 0.0
+            w[c * n + q] = hw if in_heap[q * K + c] or read_sketch else 0.0
             scores[c] += data[p0 + q] * w[c * n + q]
-            moved[c] += data[p0 + q] * hw
+            moved[c] += data[p0 + q] * (hw if in_heap[q * K + c] or not read_sketch else 0.0)
         if not isfinite(scores[c]):
             return PASS_DIVERGED
     if compare:
-        heap_error[0] += read_error(params.loss, K, scores, y[row])
-        sketch_error[0] += read_error(params.loss, K, moved, y[row])
+        heap_error[0] += read_error(params.loss, K, moved if read_sketch else scores, y[row])
+        sketch_error[0] += read_error(params.loss, K, scores if read_sketch else moved, y[row])
     memcpy(moved, scores, K * sizeof(double))  # sample_dloss overwrites softmax scores
     log_loss[0] += sample_log_loss(params.loss, K, scores[0], y[row])
     if sample_dloss(params.loss, K, scores, y[row], sample_weight[row], params.margin, dl):
@@ -1166,9 +1167,10 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
     cdef double* signs = <double*>malloc_array(slots, depth, sizeof(double))
     cdef uint8_t* in_heap = <uint8_t*>malloc_array(slots, K, sizeof(uint8_t))
     cdef double* w = <double*>malloc_array(slots, K, sizeof(double))
-    # The sketch's estimates of the active set, heap or not: what predictions
-    # read with predict_with='sketch' (compared with the heap's when asked).
-    cdef double* w_sketch = <double*>malloc_array(C, K, sizeof(double))
+    # The read of the active set that training does not take (the sketch's
+    # estimates, or with params.read_sketch the heap-masked weights), compared
+    # with the one it takes when asked; after the step, g before it.
+    cdef double* w_other = <double*>malloc_array(C, K, sizeof(double))
     cdef double* g = <double*>malloc_array(slots, K, sizeof(double))
     cdef double* z = <double*>malloc_array(C, 1, sizeof(double))
     cdef double* scores = <double*>malloc_array(K, 1, sizeof(double))
@@ -1178,10 +1180,10 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
     # How far a unit of each coordinate moves its weight: the intercept's
     # ``unit``, and 1 for a feature but under 'adaptive' (_adaptive_scales).
     cdef double* scale = <double*>malloc_array(slots, 1, sizeof(double))
-    if not (sk and hp and nnz_pos and cells and signs and in_heap and w and w_sketch and g and z
+    if not (sk and hp and nnz_pos and cells and signs and in_heap and w and w_other and g and z
             and scores and dl and moved and s0 and scale):
         free(sk); free(hp); free(nnz_pos); free(cells); free(signs); free(in_heap); free(w)
-        free(w_sketch); free(g); free(z); free(scores); free(dl); free(moved); free(s0)
+        free(w_other); free(g); free(z); free(scores); free(dl); free(moved); free(s0)
         free(scale)
         raise MemoryError(f"cannot allocate the buffers of a batch of "
                           f"{max(max_batch_nnz, long_nnz)} non-zeros for {K} model(s)")
@@ -1199,7 +1201,7 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
     cdef float* r_out
     cdef const int64_t* keys = history._active_key
     cdef int status = PASS_OK
-    cdef bint compare = params.compare_reads
+    cdef bint compare = params.compare_reads, read_sketch = params.read_sketch
     cdef double heap_error = 0.0, sketch_error = 0.0, log_loss = 0.0
     with nogil:
         start = 0
@@ -1251,26 +1253,32 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
                 for j in range(first_key, n_active):
                     scale[j] = 1.0
 
-            # Weights: the sketch's estimate for heap members, 0 for the rest.
+            # Weights: the sketch's estimate for heap members, 0 for the rest (the
+            # paper's box), or with read_sketch the estimate of every feature.
             for j in range(first_key, n_active):
                 sketch0.locate_prefetch(keys[j], &cells[j * depth], &signs[j * depth])
             for c in range(K):
                 if first_key:
                     w[c * C] = intercept[c]
-                    w_sketch[c * C] = intercept[c]
+                    w_other[c * C] = intercept[c]
                 for j in range(first_key, n_active):
                     if j + PREFETCH_AHEAD < n_active:
                         (<CountSketch>sk[c]).prefetch_located(
                             &cells[(j + PREFETCH_AHEAD) * depth], 1)
                     in_heap[j * K + c] = (<TopKHeap>hp[c]).lookup(keys[j], &hw)
-                    if in_heap[j * K + c] or compare:
+                    if in_heap[j * K + c] or compare or read_sketch:
                         hw = (<CountSketch>sk[c]).estimate_located(&cells[j * depth],
                                                                    &signs[j * depth])
-                    w[c * C + j] = hw if in_heap[j * K + c] else 0.0
-                    w_sketch[c * C + j] = hw
+                    if read_sketch:
+                        w[c * C + j] = hw
+                        w_other[c * C + j] = hw if in_heap[j * K + c] else 0.0
+                    else:
+                        w[c * C + j] = hw if in_heap[j * K + c] else 0.0
+                        w_other[c * C + j] = hw
             if compare:
                 _read_errors(params.loss, K, C, first_key, indptr, data, y, order, start, stop,
-                             nnz_pos, w, w_sketch, scores, &heap_error, &sketch_error)
+                             nnz_pos, w_other if read_sketch else w,
+                             w if read_sketch else w_other, scores, &heap_error, &sketch_error)
             if not _batch_gradient(params, K, C, n_active, first_key, indptr, data, y,
                                    sample_weight, order, start, stop, nnz_pos, w,
                                    unit, g, scores, dl, &mistakes, &log_loss):
@@ -1327,12 +1335,12 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
 
             # The curvature pair is measured at the weights the step moved to,
             # w + s: r = g(w + s) - g(w) on the same batch, taken in double
-            # (w_sketch is free by now) and rounded once.
+            # (w_other is free by now) and rounded once.
             for c in range(K):
                 s_out = &history._pair_s[(idx * K + c) * C]
                 for j in range(n_active):
                     w[c * C + j] += scale[j] * s_out[j]
-            memcpy(w_sketch, g, K * C * sizeof(double))
+            memcpy(w_other, g, K * C * sizeof(double))
             if not _batch_gradient(params, K, C, n_active, first_key, indptr, data, y,
                                    sample_weight, order, start, stop, nnz_pos, w,
                                    unit, g, scores, dl, NULL, NULL):
@@ -1347,14 +1355,14 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
             for c in range(K):
                 s_out = &history._pair_s[(idx * K + c) * C]
                 for j in range(n_active):
-                    gs += w_sketch[c * C + j] * s_out[j]
+                    gs += w_other[c * C + j] * s_out[j]
                     gps += g[c * C + j] * s_out[j]
             theta = _secant_fraction(gs, gps)
             for c in range(K):
                 s_out = &history._pair_s[(idx * K + c) * C]
                 r_out = &history._pair_r[(idx * K + c) * C]
                 for j in range(n_active):
-                    r_out[j] = <float>(theta * (g[c * C + j] - w_sketch[c * C + j]))
+                    r_out[j] = <float>(theta * (g[c * C + j] - w_other[c * C + j]))
                     if theta != 1.0:
                         delta = <float>(theta * s_out[j])
                         if j < first_key:
@@ -1373,6 +1381,6 @@ def bear_pass(SGDParams params not None, list sketches, list heaps, double[::1] 
             t += stop - start
             start = stop
     free(sk); free(hp); free(nnz_pos); free(cells); free(signs); free(in_heap); free(w)
-    free(w_sketch); free(g); free(z); free(scores); free(dl); free(moved); free(s0)
+    free(w_other); free(g); free(z); free(scores); free(dl); free(moved); free(s0)
     free(scale)
     return t, status, mistakes, (heap_error, sketch_error, log_loss)

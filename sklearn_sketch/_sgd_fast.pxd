@@ -55,7 +55,7 @@ cdef class SGDParams:
     cdef public double margin_trust
     cdef public double norm_floor
     cdef public Py_ssize_t batch_size
-    cdef public bint fit_intercept, compare_reads
+    cdef public bint fit_intercept, compare_reads, read_sketch
     cdef public uint64_t seed
 
 

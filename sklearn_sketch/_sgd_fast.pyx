@@ -52,8 +52,9 @@ cdef class SGDParams:
 
     def __init__(self, *, loss, schedule, store, eta0, power_t, alpha, optimal_init,
                  batch_size, fit_intercept, margin=0.0, threshold=0.0, seed=0, damping=0.0,
-                 compare_reads=False, norm_floor=0.0, margin_trust=0.0):
+                 compare_reads=False, norm_floor=0.0, margin_trust=0.0, read_sketch=False):
         self.compare_reads = compare_reads
+        self.read_sketch = read_sketch
         self.margin_trust = margin_trust
         self.norm_floor = norm_floor
         self.margin = margin

@@ -27,7 +27,6 @@ from .mission import (
     STANDARDIZE_ATTRIBUTES_DOC,
     STANDARDIZE_NOTE,
     _COMMON_ATTRIBUTES_DOC,
-    _PREDICT_WITH_DOC,
     _MEMORY_CONSTRAINTS,
     _SELECTION_CONSTRAINTS,
     _SKETCH_CONSTRAINTS,
@@ -101,32 +100,29 @@ _BEAR_PARAMS_DOC = """
         Print a line per pass."""
 
 
-_ADAPTIVE_CLASSIFIER_NOTE = """ 'auto' (the default) is 'normalized' but for
-        a model of one pass (``max_iter=1``; the command line sets ``max_iter``
-        to ``--epochs``): there the probe of ``eta0`` also tries 'adaptive'
-        with the largest step (on a lightly loaded sketch, as MISSION's tries
-        its other schedule) and keeps it only where it misclassified clearly
-        fewer of the probe's rows (``learning_rate_`` says which). Measured in
-        one pass ('normalized' -> 'adaptive', test accuracy, defaults
-        otherwise): 20 Newsgroups, 20 classes, word uni+bi-grams as raw counts
-        at 256KB, 1MB, 4MB, 16MB and without a budget .285/.315 (kept
-        'normalized'), .614/.582, .661/.734, .601/.791 and .612/.772, and as
-        L2-normalized rows .395/.444 (kept 'normalized'), .622/.625,
-        .725/.755, .719/.818 and .742/.807; from the command line, words as
-        Vowpal Wabbit text .547 -> .799, binary posts (three shuffles)
-        .825 -> .909 and .825 -> .936; DNA reads at 1, 4 and 16 MB
-        .623/.610, .799/.793 and .912/.912 (kept 'normalized'). Over more
-        passes 'adaptive' loses: its test accuracy falls after the first pass
-        (L2 rows at 4 MB .718, .704, .691 over three passes, 'normalized'
-        .729, .773, .766): training reads a feature outside the heap as 0, so
-        the large steps of rare features go on piling up in the sketch cells
-        they share. After 5 passes at 1, 4 and 16 MB: raw counts
-        .442/.550/.775 against 'normalized''s .666/.769/.763, L2 rows
-        .443/.655/.806 against .604/.776/.802; without a budget .699 against
-        about .74. Preconditioned by the gradients' squares (AdaGrad's own
-        diagonal) one pass scored .47; by the values' squares to the power
-        -1 (each feature to a root sum of squares of 1) .80 without a budget
-        but .52 on L2 rows at 4 MB."""
+_ADAPTIVE_CLASSIFIER_NOTE = """ 'auto' (the default) lets the probe of
+        ``eta0`` also try 'adaptive' with the largest step (on a lightly
+        loaded sketch, as MISSION's tries its other schedule) and keeps it
+        only where it misclassified clearly fewer of the probe's rows
+        (``learning_rate_`` says which). Measured with training reading the
+        sketch (``predict_with``), test accuracy, 5 passes, defaults otherwise,
+        at 1, 4 and 16 MB ('normalized' / 'adaptive', the heaps then a quarter
+        of the budget): 20 Newsgroups, 20 classes, word uni+bi-grams as raw
+        counts .741/.719, .762/.785, .757/.822; as L2-normalized rows
+        .749/.743, .785/.806, .796/.844; DNA reads .675/.656, .857/.852,
+        .924/.924. 'auto' chose 'adaptive' on 20 Newsgroups from 1 MB up and
+        'normalized' below and on DNA; one pass: raw counts at 1, 4, 16 and
+        64 MB .721/.784/.808/.814, L2 rows .739/.805/.835/.839,
+        DNA .700/.862/.922/.940. From the command line (one pass) 20
+        Newsgroups words as Vowpal Wabbit text .547 -> .823, binary posts
+        .825 -> .941 and .949 (Vowpal Wabbit .930 and .940). While training
+        read features outside the heap as 0, 'adaptive' lost over passes (raw counts at
+        4 MB .734 after one, .550 after 5: the large steps of rare features
+        piled up in the sketch cells they share) and 'auto' tried it for a
+        single pass only. Preconditioned by the gradients' squares (AdaGrad's
+        own diagonal) one pass scored .47; by the values' squares to the
+        power -1 (each feature to a root sum of squares of 1) .80 without a
+        budget but .52 on L2 rows at 4 MB."""
 
 
 _BEAR_CLASSIFIER_PARAMS_DOC = _BEAR_PARAMS_DOC.format(
@@ -190,7 +186,8 @@ _BEAR_REGRESSOR_PARAMS_DOC = _BEAR_PARAMS_DOC.format(
 
 _BEAR_NOTES_DOC = """
     Each mini-batch: the weights of its active set ``A`` (the features present)
-    are read from the sketch where the feature is in the heap, 0 elsewhere; the
+    are read from the sketch (where the feature is in the heap, 0 elsewhere,
+    with ``predict_with='heap'``: see that parameter); the
     batch's mean gradient ``g`` is turned into a direction ``z`` by the L-BFGS
     two-loop recursion over the last ``history_size`` pairs; the step
     ``s = -eta0 z`` is added to the sketch on ``A``; the sketch is read again on
@@ -248,6 +245,35 @@ _BEAR_NOTES_DOC = """
     offered, since L-BFGS needs curvature."""
 
 
+_BEAR_PREDICT_WITH_DOC = """
+    predict_with : {'auto', 'sketch', 'heap'}, default='auto'
+        What the model reads, in training and in predictions. 'heap': the
+        heap's ``k`` weights only, every other feature read as 0, in training
+        too (the paper's Algorithm 2, whose steps 3 and 7 query the active
+        features in the top-k): the model is ``coef_``, trained as such.
+        'sketch' and 'auto': training reads the sketch's estimate of every
+        active feature, the update whose convergence the paper proves (its
+        Eq. 12 and 13, the query of every feature); 'sketch' predicts from it
+        too, and 'auto' predicts from the heap alone where that erred less on
+        the training samples just before their update (progressive
+        validation, recent passes weighing most; ties go to the sketch):
+        ``predict_with_`` says which. Under a ``memory_budget`` the heaps of
+        'heap' get a quarter of the bytes (they are the model), the others'
+        a twentieth (they name the features), as the WM-Sketch's. Trained on
+        the heap's reads, rare features outside the heap take steps that pile
+        up in the sketch cells they share. Measured, 5 passes, defaults
+        otherwise, at 64 KB, 256 KB, 1 MB, 4 MB, 16 MB and 64 MB (heap reads
+        -> the defaults: sketch reads, the heaps' twentieth and 'auto' trying
+        'adaptive'): 20 Newsgroups, 20 classes, word uni+bi-grams as raw
+        counts .236/.235/.666/.769/.763/.760 -> .406/.548/.747/.796/.824/.832;
+        as L2-normalized rows .168/.359/.604/.776/.802/.798 ->
+        .471/.589/.767/.815/.845/.849; DNA reads of held-out strains
+        .353/.461/.621/.798/.917/.948 -> .366/.475/.717/.872/.929/.946 (the
+        heaps' twentieth alone added 2.0 and 1.5 points there at 1 and
+        4 MB). Selection (``get_support``,
+        ``transform``, names) is the heap's top ``k`` either way."""
+
+
 _BEAR_BUDGET_DOC = """
     memory_budget : int or str, default=None
         Bytes of the whole fitted estimator, all classes together
@@ -264,13 +290,14 @@ _BEAR_BUDGET_DOC = """
         pairs are kept (``history_.history_size``), down to one. Rows of later
         calls are treated alike: the pairs never grow past the room. Only a
         budget whose quarter cannot hold a pair of one feature raises. The
-        rest is split as :class:`MissionClassifier` splits its budget (a
-        quarter to the heaps). Small budgets leave BEAR's quasi-Newton steps a
-        narrow sketch whose collisions they amplify: on 20 Newsgroups (20
-        classes, 5 passes) it scored 0.24-0.36 at 256 KB, 0.60-0.67 at 1 MB and
-        0.77-0.78 at 4 MB, against 0.65-0.67 for :class:`MissionClassifier`
-        and 0.78-0.79 for :class:`AWMSketchClassifier` at 1 MB (a fit that
-        ends near chance warns); prefer the AWM- or WM-Sketch there. The shape chosen is in
+        rest goes to the heaps (a twentieth, or a quarter with
+        ``predict_with='heap'``) and the sketches. Small budgets leave BEAR's
+        quasi-Newton steps a narrow sketch whose collisions they amplify: on
+        20 Newsgroups (20 classes, 5 passes) it scored .55-.59 at 256 KB and
+        .75-.77 at 1 MB, against .69-.71 and .78-.79 for
+        :class:`AWMSketchClassifier`; on DNA reads .475 and .717 against .56
+        and .79 (a fit that ends near chance warns): prefer the AWM- or
+        WM-Sketch under 4 MB. The shape chosen is in
         ``sketch_width_``, ``sketch_depth_`` and ``n_features_to_select_``;
         ``history_.capacity - 1`` is the most non-zeros a batch holds and
         ``history_.memory_bytes`` the pairs' part. A pair coordinate costs
@@ -335,15 +362,24 @@ class _BearMixin:
         params = super()._sgd_params(n_models, eta0, schedule)
         params.damping = float(self.damping)
         params.margin_trust = float(self._MARGIN_TRUST)
+        params.read_sketch = self.predict_with != "heap"
         return params
 
-    def _probe_candidates(self):
-        """The base's candidates, but 'adaptive' only for a model of one pass
-        (``max_iter=1``): see ``learning_rate``."""
-        candidates = super()._probe_candidates()
-        if self.learning_rate == "auto" and self.max_iter != 1:
-            return [c for c in candidates if c[0] == "normalized"]
-        return candidates
+    @property
+    def predict_with_(self):
+        """'heap' or 'sketch': ``predict_with``, or for 'auto' the read that erred less
+        (ties go to the sketch, which training reads)."""
+        if self.predict_with != "auto" or "_state" not in self.__dict__:
+            return super().predict_with_
+        heap_error, sketch_error = self._state.read_errors
+        return "heap" if heap_error < sketch_error else "sketch"
+
+    @property
+    def _budget_heap_share(self):
+        # Under a budget the heap of a model that training reads (predict_with=
+        # 'heap') gets a quarter, as MISSION's; one whose training reads the
+        # sketch only names features, and gets a twentieth, as the WM-Sketch's.
+        return 0.25 if self.predict_with == "heap" else 0.05
 
     def _history_size(self):
         """Pairs kept: ``history_size``, or for 'auto' 5 without a budget and 1 with one."""
@@ -421,14 +457,15 @@ class BearClassifier(_SketchSelectorMixin, ClassifierMixin, _BearMixin, _SketchC
     n_features_to_select : int, default=1000
         Size ``k`` of each heap: the number of features kept and selected.
     loss : {{'log_loss'}}, default='log_loss'
-        Loss minimized (softmax for more than two classes).{_BEAR_CLASSIFIER_PARAMS_DOC}{_PREDICT_WITH_DOC}{_BEAR_BUDGET_DOC}{N_JOBS_DOC}
+        Loss minimized (softmax for more than two classes).{_BEAR_CLASSIFIER_PARAMS_DOC}{_BEAR_PREDICT_WITH_DOC}{_BEAR_BUDGET_DOC}{N_JOBS_DOC}
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     coef_ : scipy.sparse.csr_matrix of shape (n_models, n_features)
-        The heap weights: the only non-zero weights of the model.
+        The heap weights: the selected features' (with ``predict_with_='sketch'``
+        predictions also read the sketch's estimates of the others).
     selected_features_ : SelectedFeatures
         Keys and weights of the selected features, most important first.
     history_ : LBFGSHistory
@@ -509,7 +546,7 @@ class BearRegressor(_SketchSelectorMixin, RegressorMixin, _BearMixin, _SketchReg
     n_features_to_select : int, default=1000
         Size ``k`` of the heap: the number of features kept and selected.
     loss : {{'squared_error'}}, default='squared_error'
-        Loss minimized.{_BEAR_REGRESSOR_PARAMS_DOC}{_PREDICT_WITH_DOC}{_BEAR_BUDGET_DOC}{N_JOBS_DOC}
+        Loss minimized.{_BEAR_REGRESSOR_PARAMS_DOC}{_BEAR_PREDICT_WITH_DOC}{_BEAR_BUDGET_DOC}{N_JOBS_DOC}
 
     Attributes
     ----------

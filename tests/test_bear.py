@@ -512,14 +512,16 @@ def test_normalized_steps_equal_dense_reference(kind, damping, feature_scale):
     np.testing.assert_allclose(est.intercept_, b, rtol=1e-4, atol=1e-5 * scale)
 
 
-def _fit_and_dense_reference(kind, X, y, damping, schedule):
+def _fit_and_dense_reference(kind, X, y, damping, schedule, **given):
     """BEAR under ``schedule`` ('normalized' or 'adaptive'; eta0 0.5, batches of 5,
-    3 pairs, 2 passes in order) fitted where no two features collide, and the
-    dense reference's ``(W, b, window)`` of the same run."""
+    3 pairs, 2 passes in order; a heap of every feature unless ``given`` says
+    otherwise) fitted where no two features collide, and the dense reference's
+    ``(W, b, window)`` of the same run."""
     p = X.shape[1]
     params = dict(n_features_to_select=p, sketch_width=2**16, sketch_depth=1, history_size=3,
                   damping=damping, learning_rate=schedule, eta0=0.5, batch_size=5,
                   max_iter=2, shuffle=False)
+    params.update(given)
     est = fit_without_collisions(
         lambda seed: make_estimator(kind, random_state=seed, **params), np.arange(p),
         lambda e: e.fit(sp.csr_matrix(X), y))
@@ -528,6 +530,35 @@ def _fit_and_dense_reference(kind, X, y, damping, schedule):
                            history_size=3, n_passes=2, damping=damping,
                            normalized=schedule == "normalized",
                            adaptive=schedule == "adaptive")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("schedule", ["normalized", "adaptive"])
+@pytest.mark.usefixtures("sparse_as_given")
+def test_training_reads_the_sketch_outside_a_small_heap(kind, schedule):
+    # predict_with 'auto' or 'sketch': training reads every active feature's
+    # estimate, so without collisions a heap of 3 of 12 features trains the
+    # dense reference's model all the same, every feature's weight in the sketch.
+    # predict_with='heap' trains the paper's model, heap members only: another one.
+    X, y, _ = make_data(kind)
+    p = X.shape[1]
+    y_enc, K, loss = encode(kind, y)
+    for predict_with in ("auto", "sketch"):
+        est, (W, b, _) = _fit_and_dense_reference(kind, X, y, 1e-2, schedule,
+                                                  n_features_to_select=3,
+                                                  predict_with=predict_with)
+        scale = max(1.0, np.abs(W).max())
+        sketched = np.array([s.query(np.arange(p)) for s in est.sketches_])
+        np.testing.assert_allclose(sketched, W, rtol=1e-4, atol=1e-5 * scale)
+        np.testing.assert_allclose(est.intercept_, b, rtol=1e-4, atol=1e-5 * scale)
+        # The heap holds the 3 largest estimates of each model.
+        for c, heap in enumerate(est.heaps_):
+            keys, _ = heap.items()
+            assert set(keys) == set(np.argsort(-np.abs(W[c]))[:3])
+    masked, _ = _fit_and_dense_reference(kind, X, y, 1e-2, schedule, n_features_to_select=3,
+                                         predict_with="heap")
+    heap_only = np.array([s.query(np.arange(p)) for s in masked.sketches_])
+    assert np.abs(heap_only - W).max() > 0.1 * scale
 
 
 def _table_cells_differ(keys, n_cells):
@@ -603,29 +634,23 @@ def _zipf_text(n=4000, p=3000, seed=0):
     return X, y
 
 
-def test_auto_tries_adaptive_for_one_pass_only():
-    # One pass: 'adaptive' misclassifies clearly fewer probe rows and is kept (the
-    # model is the one it trains from the start). Several passes: 'auto' is
-    # 'normalized', bit for bit, as adaptive steps lose there (see learning_rate).
+@pytest.mark.parametrize("passes", [1, 3])
+def test_auto_keeps_adaptive_where_the_probe_says(passes):
+    # 'adaptive' misclassifies clearly fewer probe rows of Zipf text and is kept,
+    # for one pass or several (training reads the sketch: see learning_rate); the
+    # model is the one it trains from the start, and it beats 'normalized'.
     X, y = _zipf_text()
     train, test = slice(0, 3000), slice(3000, None)
-    one = BearClassifier(random_state=0, max_iter=1).fit(X[train], y[train])
-    assert one.learning_rate_ == "adaptive"
-    assert ("adaptive", 3.0) in one._probe_candidates()
-    adaptive = BearClassifier(random_state=0, max_iter=1, learning_rate="adaptive",
-                              eta0=one.eta0_).fit(X[train], y[train])
-    np.testing.assert_array_equal(one.decision_function(X[test]),
+    auto = BearClassifier(random_state=0, max_iter=passes).fit(X[train], y[train])
+    assert auto.learning_rate_ == "adaptive"
+    assert ("adaptive", 3.0) in auto._probe_candidates()
+    adaptive = BearClassifier(random_state=0, max_iter=passes, learning_rate="adaptive",
+                              eta0=auto.eta0_).fit(X[train], y[train])
+    np.testing.assert_array_equal(auto.decision_function(X[test]),
                                   adaptive.decision_function(X[test]))
-    normalized = BearClassifier(random_state=0, max_iter=1,
+    normalized = BearClassifier(random_state=0, max_iter=passes,
                                 learning_rate="normalized").fit(X[train], y[train])
-    assert one.score(X[test], y[test]) > normalized.score(X[test], y[test])
-    several = BearClassifier(random_state=0, max_iter=3).fit(X[train], y[train])
-    assert several.learning_rate_ == "normalized"
-    assert all(rate == "normalized" for rate, _ in several._probe_candidates())
-    same = BearClassifier(random_state=0, max_iter=3,
-                          learning_rate="normalized").fit(X[train], y[train])
-    np.testing.assert_array_equal(several.decision_function(X[test]),
-                                  same.decision_function(X[test]))
+    assert auto.score(X[test], y[test]) > normalized.score(X[test], y[test])
 
 
 def test_a_model_switched_to_adaptive_is_refused_and_kept():

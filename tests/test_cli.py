@@ -200,8 +200,7 @@ def test_model_commands_refuse_a_pickle_without_running_it(svmlight, tmp_path, c
 
 @pytest.mark.parametrize("epochs, param", [("1", None), ("3", None), ("1", "max_iter=2")])
 def test_epochs_are_the_models_max_iter(svmlight, tmp_path, capsys, epochs, param):
-    # The passes a model trains for are its max_iter (BEAR's learning_rate='auto'
-    # tries 'adaptive' only for one); --param max_iter overrides it.
+    # The passes a model trains for are its max_iter; --param max_iter overrides it.
     model = tmp_path / "m.skm"
     extra = [] if param is None else ["--param", param]
     assert main(["fit", "--svmlight", str(svmlight), "--estimator", "bear", "--quiet",
@@ -209,7 +208,6 @@ def test_epochs_are_the_models_max_iter(svmlight, tmp_path, capsys, epochs, para
     estimator = load(model)
     expected = int(epochs) if param is None else 2
     assert estimator.max_iter == expected
-    assert (("adaptive", 3.0) in estimator._probe_candidates()) == (expected == 1)
 
 
 def test_fit_writes_a_model_file_with_its_input_options(svmlight, tmp_path, capsys):

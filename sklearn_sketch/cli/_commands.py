@@ -297,8 +297,7 @@ def _train(args, params, vectorizer, zero_based, n_features, csv, interactions):
                                f"{', '.join(sorted(REGRESSORS))} (or --task classification)")
         estimator = _new_estimator(args.estimator, stream.task).set_params(
             random_state=args.random_state)
-        # The passes the model trains for (partial_fit ignores max_iter, but BEAR's
-        # learning_rate='auto' tries 'adaptive' only for a model of one pass).
+        # The model's max_iter says how many passes it trained (partial_fit ignores it).
         if "max_iter" in estimator.get_params():
             estimator.set_params(max_iter=args.epochs)
         if stream.task_note:
