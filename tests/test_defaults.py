@@ -281,3 +281,25 @@ def test_a_regressor_that_learned_nothing_says_so():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         sk.IHTRegressor(random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", [MissionClassifier, BearClassifier], ids=lambda c: c.__name__)
+def test_sketch_predictions_read_each_models_heap_then_its_sketch(cls):
+    # Four classes: a feature's weight in model c is its heap-c weight when heap
+    # c holds it (the estimate at its last update), else sketch c's estimate now;
+    # the kernel hashes each key once for all four models.
+    X = sp.random(600, 2000, density=0.01, format="csr", random_state=0)
+    X.data[:] = 1.0
+    y = np.asarray(X[:, :500].sum(axis=1)).ravel().astype(int) % 4
+    est = cls(n_features_to_select=20, sketch_width=256, predict_with="sketch",
+              random_state=0).fit(X, y)
+    keys = np.arange(X.shape[1])
+    W = np.array([sketch.query(keys) for sketch in est.sketches_])
+    in_heap_differs = 0
+    for c, heap in enumerate(est.heaps_):
+        heap_keys, heap_weights = heap.items()
+        in_heap_differs += np.sum(W[c, heap_keys] != heap_weights)
+        W[c, heap_keys] = heap_weights
+    assert in_heap_differs > 0  # the heap's weights are not the sketch's now
+    np.testing.assert_allclose(est.decision_function(X), X @ W.T + est.intercept_,
+                               rtol=1e-12, atol=1e-12)
