@@ -33,7 +33,7 @@ import numpy as np
 
 from cpython.ref cimport PyObject
 from libc.math cimport isfinite, log, sqrt
-from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort
 from libc.string cimport memcpy, memset
 
@@ -816,46 +816,8 @@ def decision_function_kernel(list sketches, list heaps, const int64_t[::1] indpt
     cdef Py_ssize_t cells[MAX_DEPTH]
     cdef double signs[MAX_DEPTH]
     cdef double root = sqrt(<double>(<CountSketch>sketches[0]).depth) if has_sketch else 1.0
-    # Sketches that hash alike (the models of one estimator) share each key's
-    # cells: the key is hashed once for all models, and their cells fetched
-    # together, rather than once per model.
-    cdef bint shared = has_sketch and K > 1 and all(
-        (<CountSketch>sketches[0]).same_configuration(s) for s in sketches)
-    cdef double* heap_w = <double*>malloc(K * sizeof(double)) if shared else NULL
-    cdef uint8_t* in_heap = <uint8_t*>malloc(K * sizeof(uint8_t)) if shared else NULL
-    cdef bint any_outside
-    if shared and not (heap_w and in_heap):
-        free(sk); free(hp); free(heap_w); free(in_heap)
-        raise MemoryError()
     with nogil:
-        if shared:
-            for i in range(n):
-                for p in range(indptr[i], indptr[i + 1]):
-                    any_outside = False
-                    for c in range(K):
-                        in_heap[c] = has_heap and (<TopKHeap>hp[c]).lookup_aux(
-                            indices[p], &heap_w[c], &aux)
-                        if in_heap[c]:
-                            if heap_value == 1:
-                                heap_w[c] *= aux
-                            elif heap_value == 2:
-                                heap_w[c] = aux
-                        else:
-                            any_outside = True
-                    if any_outside:
-                        (<CountSketch>sk[0]).locate(indices[p], cells, signs)
-                        for c in range(K):
-                            if not in_heap[c]:
-                                (<CountSketch>sk[c]).prefetch_located(cells, 1)
-                    for c in range(K):
-                        if in_heap[c]:
-                            w = heap_w[c]
-                        elif weight_median:
-                            w = (<CountSketch>sk[c]).sum_located(cells, signs) / root
-                        else:
-                            w = (<CountSketch>sk[c]).estimate_located(cells, signs)
-                        out[i, c] += data[p] * w
-        for c in range(K if not shared else 0):
+        for c in range(K):
             for i in range(n):
                 for p in range(indptr[i], indptr[i + 1]):
                     if has_heap and (<TopKHeap>hp[c]).lookup_aux(indices[p], &w, &aux):
@@ -871,7 +833,7 @@ def decision_function_kernel(list sketches, list heaps, const int64_t[::1] indpt
                     else:
                         continue
                     out[i, c] += data[p] * w
-    free(sk); free(hp); free(heap_w); free(in_heap)
+    free(sk); free(hp)
 
 
 def rows_repeat_a_column(const int64_t[::1] indptr, const int64_t[::1] indices):
