@@ -982,6 +982,9 @@ class _BaseSketchSGD(BaseEstimator):
 
     # Share of each model's bytes that its heap gets under ``memory_budget``.
     _budget_heap_share = 0.25
+    # The read predict_with='auto' takes when heap and sketch erred alike in
+    # training: MISSION's training reads the heap (BEAR's, the sketch).
+    _read_on_tie = "heap"
 
     def _model_shape(self, n_models=1, reserved=0):
         """``(sketch_width, sketch_depth, heap_capacity)``; unused entries may be None.
@@ -1007,6 +1010,8 @@ class _BaseSketchSGD(BaseEstimator):
         if self.predict_with != "auto":
             return self.predict_with
         heap_error, sketch_error = self._state.read_errors
+        if heap_error == sketch_error:
+            return self._read_on_tie
         return "sketch" if sketch_error < heap_error else "heap"
 
     def _new_state(self, n_models, X=None, reserved=0, schedule=None):

@@ -339,6 +339,7 @@ class _BearMixin:
 
     _store = _stores.SKETCH_AND_HEAP
     _threads_share_classes = False  # bear_pass has no team: parts of rows are averaged
+    _read_on_tie = "sketch"  # what training reads under predict_with='auto'
     _second_order = True
     _bear_constraints = {
         **_SKETCH_CONSTRAINTS, **_SELECTION_CONSTRAINTS, **_MEMORY_CONSTRAINTS,
@@ -364,15 +365,6 @@ class _BearMixin:
         params.margin_trust = float(self._MARGIN_TRUST)
         params.read_sketch = self.predict_with != "heap"
         return params
-
-    @property
-    def predict_with_(self):
-        """'heap' or 'sketch': ``predict_with``, or for 'auto' the read that erred less
-        (ties go to the sketch, which training reads)."""
-        if self.predict_with != "auto" or "_state" not in self.__dict__:
-            return super().predict_with_
-        heap_error, sketch_error = self._state.read_errors
-        return "heap" if heap_error < sketch_error else "sketch"
 
     @property
     def _budget_heap_share(self):

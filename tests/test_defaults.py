@@ -286,8 +286,7 @@ def test_a_regressor_that_learned_nothing_says_so():
 @pytest.mark.parametrize("cls", [MissionClassifier, BearClassifier], ids=lambda c: c.__name__)
 def test_sketch_predictions_read_each_models_heap_then_its_sketch(cls):
     # Four classes: a feature's weight in model c is its heap-c weight when heap
-    # c holds it (the estimate at its last update), else sketch c's estimate now;
-    # the kernel hashes each key once for all four models.
+    # c holds it (the estimate at its last update), else sketch c's estimate now.
     X = sp.random(600, 2000, density=0.01, format="csr", random_state=0)
     X.data[:] = 1.0
     y = np.asarray(X[:, :500].sum(axis=1)).ravel().astype(int) % 4
@@ -303,3 +302,57 @@ def test_sketch_predictions_read_each_models_heap_then_its_sketch(cls):
     assert in_heap_differs > 0  # the heap's weights are not the sketch's now
     np.testing.assert_allclose(est.decision_function(X), X @ W.T + est.intercept_,
                                rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("reads", ["heap", "sketch", "heap then sketch", "weight median"])
+def test_prediction_kernel_reads_every_key_of_rows_long_short_and_empty(reads):
+    # Rows of 0 to 60 keys, three models, each store the kernel reads (heap,
+    # sketch median, heap then sketch, the WM-Sketch's sum of rows), each
+    # weight against a NumPy reference.
+    from sklearn_sketch._core import CountSketch, TopKHeap
+    from sklearn_sketch._sgd_fast import decision_function_kernel
+
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(0, 61, size=80)
+    lengths[[0, 5, 6, 79]] = 0
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    indices = np.concatenate([np.sort(rng.choice(5000, n, replace=False))
+                              for n in lengths]).astype(np.int64)
+    data = rng.normal(size=indices.size)
+    keys = np.arange(5000, dtype=np.int64)
+    seeds = np.array([11, 22, 33], dtype=np.uint64)
+    sketches, heaps, W = [], [], np.zeros((3, keys.size))
+    for c in range(3):
+        sketch = CountSketch(64, 3, seeds=seeds)
+        sketch.update(keys, rng.normal(size=keys.size))
+        heap = TopKHeap(500)
+        held = rng.choice(keys, 500, replace=False)
+        heap.push_many(held, rng.normal(size=held.size))
+        sketches.append(sketch)
+        heaps.append(heap)
+        if reads == "weight median":
+            buckets, signs = sketch.buckets(keys)
+            cells = sketch.to_array()
+            W[c] = sum(signs[j] * cells[j, buckets[j]] for j in range(3)) / np.sqrt(3)
+        elif reads != "heap":
+            W[c] = sketch.query(keys)
+        if reads in ("heap", "heap then sketch"):
+            heap_keys, heap_weights = heap.items()
+            W[c, heap_keys] = heap_weights
+    out = np.zeros((lengths.size, 3))
+    decision_function_kernel([] if reads == "heap" else sketches,
+                             [] if reads in ("sketch", "weight median") else heaps,
+                             indptr, indices, data, out, reads == "weight median")
+    X = sp.csr_matrix((data, indices, indptr), shape=(lengths.size, keys.size))
+    np.testing.assert_allclose(out, X @ W.T, rtol=1e-12, atol=1e-12)
+    assert np.count_nonzero(out) > 150  # every model scored most rows
+
+
+@pytest.mark.parametrize("cls, on_tie", [(MissionClassifier, "heap"), (BearClassifier, "sketch")])
+def test_auto_read_takes_the_lesser_error_and_on_a_tie_what_training_reads(cls, on_tie):
+    # MISSION's training reads the heap, BEAR's (under 'auto') the sketch.
+    X, y = _sparse_task(500, 1)
+    est = cls(n_features_to_select=10, sketch_width=64, random_state=0).fit(X, y)
+    for errors, read in (((3.0, 1.0), "sketch"), ((1.0, 3.0), "heap"), ((2.0, 2.0), on_tie)):
+        est._state.read_errors = np.array(errors)
+        assert est.predict_with_ == read
