@@ -16,7 +16,7 @@ With ``--length`` each line also carries the post's length in words in a namespa
 of its own (``|n len:412``): a measurement beside counted words.
 
     python benchmarks/bench_binary_text.py [--estimators mission,wm,awm,hashing,bear]
-        [--shuffles 3] [--length] [--json out.json]
+        [--shuffles 3] [--length] [--json out.json] [--rest-from EARLIER.json]
 """
 import argparse
 import json
@@ -92,6 +92,31 @@ def vw_one_pass(train, test, options, folder):
     return float(np.mean(np.sign(predicted) == truth))
 
 
+def join_earlier_run(earlier, record):
+    """Add to ``record``'s tables the rows of ``earlier`` (a loaded ``--json`` file)
+    that this run did not measure, in the earlier file's order (this run's rows
+    in their place, new rows after), in place. A table of ``earlier`` that this
+    run has not, or whose columns differ (another number of orders), is left
+    out. ``record`` gets ``earlier_run``: the earlier provenance and the rows
+    taken from it."""
+    taken = []
+    tables = {(t["title"], tuple(t["columns"])): t for t in record["tables"]}
+    for old in earlier["tables"]:
+        table = tables.get((old["title"], tuple(old["columns"])))
+        if table is None:
+            continue
+        measured = {tuple(row[:2]): row for row in table["rows"]}
+        rows = []
+        for row in old["rows"]:
+            if tuple(row[:2]) in measured:
+                rows.append(measured.pop(tuple(row[:2])))
+            else:
+                rows.append(row)
+                taken.append(f"{old['title']}: {row[0]} ({row[1]})")
+        table["rows"] = rows + list(measured.values())
+    record["earlier_run"] = {"provenance": earlier["provenance"], "rows": taken}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--estimators", default=",".join(ESTIMATORS))
@@ -104,6 +129,9 @@ def main(argv=None):
     parser.add_argument("--cache", default=str(Path(tempfile.gettempdir())
                                                / "sklearn_sketch_bench_cache"))
     parser.add_argument("--json", help="write every number to this file")
+    parser.add_argument("--rest-from", help="an earlier --json file: its rows that this run "
+                        "does not measure join the tables (the provenance then names that "
+                        "file's)")
     args = parser.parse_args(argv)
     data_dir = Path(args.data) if args.data else resolve_data_dir().parent
     cache = Path(args.cache)
@@ -138,6 +166,8 @@ def main(argv=None):
             "columns": ["run", "learning_rate", *[f"order {s}" for s in range(args.shuffles)],
                         "mean"],
             "rows": [[*run, *scores[run], float(np.mean(scores[run]))] for run in runs]})
+    if args.rest_from:
+        join_earlier_run(json.loads(Path(args.rest_from).read_text()), record)
     if args.json:
         Path(args.json).write_text(json.dumps(record, indent=1) + "\n")
 
