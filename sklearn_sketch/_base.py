@@ -986,6 +986,10 @@ class _BaseSketchSGD(BaseEstimator):
     # training: MISSION's training reads the heap (BEAR's, the sketch).
     _read_on_tie = "heap"
 
+    def _sketch_depth(self):
+        """Rows of the sketches to build: ``sketch_depth`` (None without a sketch)."""
+        return getattr(self, "sketch_depth", None)
+
     def _model_shape(self, n_models=1, reserved=0):
         """``(sketch_width, sketch_depth, heap_capacity)``; unused entries may be None.
 
@@ -993,7 +997,7 @@ class _BaseSketchSGD(BaseEstimator):
         chooses the sketch width and the heap capacity for ``n_models`` in
         the budget less ``reserved`` bytes (held by the model besides them).
         """
-        depth = getattr(self, "sketch_depth", None)
+        depth = self._sketch_depth()
         if getattr(self, "memory_budget", None) is not None:
             return budget_shape(_budget_less(self.memory_budget, reserved), n_models,
                                 heap_share=self._store.heap_share(self._budget_heap_share),

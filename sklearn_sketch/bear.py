@@ -35,8 +35,8 @@ from .mission import (
 _BEAR_PARAMS_DOC = """
     sketch_width : int, default=2**18
         Buckets per sketch row.
-    sketch_depth : int, default=3
-        Sketch rows (independent hashes).
+    sketch_depth : {depth_type}, default={depth}
+        Sketch rows (independent hashes).{depth_note}
     history_size : int or 'auto', default='auto'
         Curvature pairs ``(s, r)`` kept (the paper's ``tau``), from 1 to 256.
         'auto' keeps 5 (the paper's value) without ``memory_budget`` and 1 with
@@ -126,6 +126,24 @@ _ADAPTIVE_CLASSIFIER_NOTE = """ 'auto' (the default) lets the probe of
 
 
 _BEAR_CLASSIFIER_PARAMS_DOC = _BEAR_PARAMS_DOC.format(
+    depth_type="int or None", depth="None", depth_note=""" None: 3, or 2 under a
+        ``memory_budget`` when training reads the sketch (``predict_with``
+        'auto' or 'sketch'): at equal bytes, two rows of a wider sketch read
+        the weights of the active features more closely than three where the
+        budget makes every cell shared. 5 passes at 256 KB, 1, 4, 16 and
+        64 MB, three rows against two: DNA reads .475/.717/.872/.929/.946
+        against .516/.756/.885/.931/.947; 20 Newsgroups raw counts
+        .548/.747/.796/.824/.832 against .568/.746/.804/.824/.827,
+        L2-normalized rows .589/.767/.815/.845/.849 against
+        .599/.773/.821/.841/.844 (seeds 1 and 2 at 64 MB: .846 and .845
+        against .845 and .847); one pass at 256 KB, 1, 4 and 16 MB, DNA
+        .487/.700/.862/.922 against .523/.740/.879/.928, L2 rows
+        .294/.739/.805/.835 against .435/.757/.810/.836, raw counts
+        .337/.721/.784/.808 against .362/.727/.788/.807. One row gained as
+        much on DNA and lost on text (raw counts after one pass .281 at
+        256 KB, .796 at 16 MB). With ``predict_with='heap'`` three rows kept
+        their lead (L2 rows at 4 MB .765 against .719 with one row), and
+        without a budget the width is given, so more rows are more cells.""",
     learning_rate="'auto'", adaptive_note=_ADAPTIVE_CLASSIFIER_NOTE,
     batch_size=32, batch_note=""" Batches of 32 scored over batches of 64 (the
         earlier default) after one pass on every data set measured: 20
@@ -174,6 +192,8 @@ _BEAR_CLASSIFIER_PARAMS_DOC = _BEAR_PARAMS_DOC.format(
         pixels, 5-fold) .89 against .92 for 0.3 (.82 for 1); scaled digits,
         breast cancer and wine tie.""")
 _BEAR_REGRESSOR_PARAMS_DOC = _BEAR_PARAMS_DOC.format(
+    depth_type="int or None", depth="3", depth_note=""" None: as
+        :class:`BearClassifier`'s.""",
     learning_rate="'normalized'", adaptive_note=""" 'auto' chooses between
         'normalized' and 'adaptive' as :class:`BearClassifier`'s does.""",
     batch_size=64, batch_note="",
@@ -343,6 +363,7 @@ class _BearMixin:
     _second_order = True
     _bear_constraints = {
         **_SKETCH_CONSTRAINTS, **_SELECTION_CONSTRAINTS, **_MEMORY_CONSTRAINTS,
+        "sketch_depth": [Interval(Integral, 1, 64, closed="both"), None],
         "history_size": [Interval(Integral, 1, 256, closed="both"), StrOptions({"auto"})],
         "damping": [Interval(Real, 0, None, closed="left")],
         "predict_with": [StrOptions({"auto", "heap", "sketch"})],
@@ -372,6 +393,12 @@ class _BearMixin:
         # 'heap') gets a quarter, as MISSION's; one whose training reads the
         # sketch only names features, and gets a twentieth, as the WM-Sketch's.
         return 0.25 if self.predict_with == "heap" else 0.05
+
+    def _sketch_depth(self):
+        # Under a budget, sketch reads: two rows of a wider sketch (see sketch_depth).
+        if self.sketch_depth is not None:
+            return self.sketch_depth
+        return 2 if self.memory_budget is not None and self.predict_with != "heap" else 3
 
     def _history_size(self):
         """Pairs kept: ``history_size``, or for 'auto' 5 without a budget and 1 with one."""
@@ -510,7 +537,7 @@ class BearClassifier(_SketchSelectorMixin, ClassifierMixin, _BearMixin, _SketchC
     _MARGIN_TRUST = 10.0
 
     def __init__(self, n_features_to_select=1000, *, loss="log_loss", sketch_width=2**18,
-                 sketch_depth=3, history_size="auto", damping=3e-2, learning_rate="auto",
+                 sketch_depth=None, history_size="auto", damping=3e-2, learning_rate="auto",
                  eta0="auto", power_t=0.5, alpha=0.0, fit_intercept=True, batch_size=32,
                  max_iter=5, shuffle=True, random_state=None, warm_start=False, verbose=0,
                  predict_with="auto", memory_budget=None, n_jobs=None):

@@ -1360,3 +1360,24 @@ def test_binary_has_a_single_model():
     assert est.history_.n_models == 1
     assert est.coef_.shape == (1, X.shape[1])
     assert est.decision_function(X).shape == (len(y),)
+
+
+@pytest.mark.parametrize("params, depth", [
+    (dict(memory_budget="1MB"), 2),
+    (dict(memory_budget="1MB", predict_with="sketch"), 2),
+    (dict(memory_budget="1MB", predict_with="heap"), 3),
+    (dict(), 3),
+    (dict(memory_budget="1MB", sketch_depth=4), 4),
+])
+def test_sketch_depth_none_is_two_rows_in_a_budget_read_by_training(params, depth):
+    # Under a budget a sketch that training reads gets two rows of a wider
+    # sketch; the paper's heap reads, and a width given without a budget, three.
+    rng = np.random.default_rng(0)
+    X = sp.random(400, 300, density=0.05, format="csr", random_state=0)
+    y = rng.integers(0, 2, 400)
+    est = BearClassifier(max_iter=1, random_state=0, **params).fit(X, y)
+    assert est.sketch_depth_ == depth
+    assert est.sketches_[0].depth == depth
+    if "memory_budget" in params:
+        assert est.memory_bytes_ <= 2**20
+    assert BearRegressor().sketch_depth == 3
