@@ -290,8 +290,11 @@ _BEAR_PREDICT_WITH_DOC = """
         .471/.589/.767/.815/.845/.849; DNA reads of held-out strains
         .353/.461/.621/.798/.917/.948 -> .366/.475/.717/.872/.929/.946 (the
         heaps' twentieth alone added 2.0 and 1.5 points there at 1 and
-        4 MB). Selection (``get_support``,
-        ``transform``, names) is the heap's top ``k`` either way."""
+        4 MB); with the sketch's two rows under a budget (``sketch_depth``)
+        raw counts .425/.568/.746/.804/.824/.827, L2 rows
+        .488/.599/.773/.821/.841/.844, DNA .387/.516/.756/.885/.931/.947.
+        Selection (``get_support``, ``transform``, names) is the heap's top
+        ``k`` either way."""
 
 
 _BEAR_BUDGET_DOC = """
@@ -311,11 +314,12 @@ _BEAR_BUDGET_DOC = """
         calls are treated alike: the pairs never grow past the room. Only a
         budget whose quarter cannot hold a pair of one feature raises. The
         rest goes to the heaps (a twentieth, or a quarter with
-        ``predict_with='heap'``) and the sketches. Small budgets leave BEAR's
+        ``predict_with='heap'``) and the sketches (of two rows, or three with
+        'heap': see ``sketch_depth``). Small budgets leave BEAR's
         quasi-Newton steps a narrow sketch whose collisions they amplify: on
-        20 Newsgroups (20 classes, 5 passes) it scored .55-.59 at 256 KB and
-        .75-.77 at 1 MB, against .69-.71 and .78-.79 for
-        :class:`AWMSketchClassifier`; on DNA reads .475 and .717 against .56
+        20 Newsgroups (20 classes, 5 passes) it scored .57-.60 at 256 KB and
+        .75-.77 at 1 MB, against .71-.72 and .78-.79 for
+        :class:`AWMSketchClassifier`; on DNA reads .516 and .756 against .56
         and .79 (a fit that ends near chance warns): prefer the AWM- or
         WM-Sketch under 4 MB. The shape chosen is in
         ``sketch_width_``, ``sketch_depth_`` and ``n_features_to_select_``;
