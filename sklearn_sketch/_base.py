@@ -1967,7 +1967,12 @@ class _SketchClassifierMixin:
         proba : ndarray of shape (n_samples, n_classes)
             Probabilities in the order of ``classes_``.
         """
-        scores = self._decision(X)
+        return self._probabilities(self._decision(X))
+
+    @staticmethod
+    def _probabilities(scores):
+        """:meth:`predict_proba` of scores of shape (n_samples, n_models), for a
+        caller that has the scores already (``evaluate`` scores each chunk once)."""
         if scores.shape[1] == 1:
             positive = expit(scores[:, 0])
             return np.column_stack([1.0 - positive, positive])

@@ -378,3 +378,50 @@ def test_real_valued_labels_train_a_regressor(tmp_path, capsys, kind):
                               for t, line in zip(y, lines)) + "\n")
     assert main(["fit", f"--{kind}", str(path), "--quiet", "--output", str(model)]) == 0
     assert type(load(model)).__name__ == "MissionClassifier"
+
+
+def test_evaluate_scores_each_chunk_once_and_its_auc_from_those_scores(tmp_path, capsys,
+                                                                       monkeypatch):
+    # Several classes: the AUC reads probabilities, the softmax of the scores
+    # already computed for accuracy, not of a second pass over the sketch.
+    from sklearn_sketch._base import _BaseSketchSGD, _SketchClassifierMixin
+    from sklearn_sketch.cli import _commands
+
+    model = tmp_path / "dna.skm"
+    assert main(["fit", "--sample", "--n-reads", "300", "--k", "8", "--estimator", "awm",
+                 "--output", str(model)]) == 0
+    calls = {"_decision": 0, "decision_function": 0}
+    for name in calls:
+        owner = _BaseSketchSGD if name == "_decision" else _SketchClassifierMixin
+        method = getattr(owner, name)
+
+        def counted(self, X, _method=method, _name=name):
+            calls[_name] += 1
+            return _method(self, X)
+        monkeypatch.setattr(owner, name, counted)
+    given = []
+    roc_auc = _commands._roc_auc
+    monkeypatch.setattr(_commands, "_roc_auc",
+                        lambda *args: given.append(args) or roc_auc(*args))
+    capsys.readouterr()
+    assert main(["evaluate", "--model", str(model), "--sample", "--n-reads", "100"]) == 0
+    metrics = dict(line.split("\t") for line in capsys.readouterr().out.splitlines())
+    assert calls["decision_function"] >= 1 and calls["_decision"] == calls["decision_function"]
+    (classes, y_true, scores, probas), = given
+    assert scores.shape == (400, 4)
+    assert np.array_equal(probas, _SketchClassifierMixin._probabilities(scores))
+    assert 0.5 < float(metrics["roc_auc"]) <= 1
+
+
+def test_probabilities_of_the_scores_are_predict_proba():
+    from sklearn_sketch import AWMSketchClassifier
+    from sklearn_sketch._base import _SketchClassifierMixin
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 10))
+    for n_classes in (2, 4):
+        y = rng.integers(0, n_classes, 300)
+        est = AWMSketchClassifier(random_state=0).fit(X, y)
+        scores = est._decision(X)
+        assert np.array_equal(_SketchClassifierMixin._probabilities(scores),
+                              est.predict_proba(X))

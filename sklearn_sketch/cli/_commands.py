@@ -485,8 +485,8 @@ def cmd_evaluate(args):
         scores.append(estimator.predict(chunk.X) if regression
                       else estimator.decision_function(chunk.X))
         seconds += time.perf_counter() - start
-        if with_proba:
-            probas.append(estimator.predict_proba(chunk.X))
+        if with_proba:  # the probabilities of the scores just computed (several classes)
+            probas.append(estimator._probabilities(scores[-1]))
         # A regression's CSV targets are text, checked as numbers by its reader.
         y_true.append(np.asarray(chunk.y, dtype=np.float64) if regression
                       else np.asarray(chunk.y))
