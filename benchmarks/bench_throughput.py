@@ -200,7 +200,8 @@ def main(argv=None):
             "note": "Issue 13: adaptive steps may cost at most 1.3x each estimator's time. "
                     "The default steps probe the first tenth of the pass (at most 10,000 "
                     "rows) for the step, and where the sketch is lightly loaded the "
-                    "'frequency' schedule as well; BEAR's row is at its defaults already.",
+                    "'frequency' schedule as well; BEAR's rows take its default steps "
+                    "already, with the paper's heap reads (predict_with='heap').",
         }
         with open(args.json, "w") as f:
             json.dump({"provenance": provenance(), "n_train": X_train.shape[0], "nnz": nnz,
