@@ -5,7 +5,9 @@ and test from different strains; see ``dna_task.py``), loaded as CSR. In one run
 it times one epoch of scikit-learn's ``SGDClassifier(loss="log_loss")`` (which
 holds all 4^12 = 16.7M weights) and of every estimator here at the issues'
 shapes (MISSION, BEAR, WM: depth 3, width 2^18, k = 2^14, BEAR with batches
-of 64 and 5 curvature pairs; AWM: depth 1, width 2^14, heap 2048), and prints seconds, non-zeros per second, the ratio to
+of 64, 5 curvature pairs and the paper's heap reads, then at its defaults (batches
+of 32, training on the sketch's reads); AWM: depth 1, width 2^14, heap 2048),
+and prints seconds, non-zeros per second, the ratio to
 SGDClassifier's time, model memory, test accuracy and the online error rate
 (mistakes before each update / examples, as in the WM-Sketch paper), at the
 papers' constant step 0.01 and again at the estimator's default steps (``eta0``
@@ -62,6 +64,11 @@ def estimators():
          BearClassifier(K, sketch_width=WIDTH, sketch_depth=DEPTH, batch_size=64,
                         history_size=5, max_iter=1, random_state=0, predict_with="heap"), {}),
         ("BEAR (heap + sketch reads)", None, {"predict_with": "sketch"}),
+        # What BearClassifier() does at this shape: training reads the sketch,
+        # batches of 32, 'auto' steps and reads.
+        ("BEAR, defaults at this shape",
+         BearClassifier(K, sketch_width=WIDTH, sketch_depth=DEPTH, max_iter=1,
+                        random_state=0), {}),
         ("IHT", IHTClassifier(K, **common), {}),
         # Equal memory to MISSION's sketch: DEPTH * WIDTH float32 weights in one row.
         ("Feature hashing", FeatureHashingClassifier(sketch_width=DEPTH * WIDTH, **common), {}),
