@@ -384,11 +384,17 @@ class _BearMixin:
         # row shares its batch's scale, so no floor is needed.
         return False
 
+    @property
+    def _training_reads_sketch(self):
+        """Whether training reads the sketch's estimate of every active feature
+        (the paper's box, ``predict_with='heap'``, reads the heap's weights only)."""
+        return self.predict_with != "heap"
+
     def _sgd_params(self, n_models, eta0=None, schedule=None):
         params = super()._sgd_params(n_models, eta0, schedule)
         params.damping = float(self.damping)
         params.margin_trust = float(self._MARGIN_TRUST)
-        params.read_sketch = self.predict_with != "heap"
+        params.read_sketch = self._training_reads_sketch
         return params
 
     @property
@@ -396,13 +402,13 @@ class _BearMixin:
         # Under a budget the heap of a model that training reads (predict_with=
         # 'heap') gets a quarter, as MISSION's; one whose training reads the
         # sketch only names features, and gets a twentieth, as the WM-Sketch's.
-        return 0.25 if self.predict_with == "heap" else 0.05
+        return 0.05 if self._training_reads_sketch else 0.25
 
     def _sketch_depth(self):
         # Under a budget, sketch reads: two rows of a wider sketch (see sketch_depth).
         if self.sketch_depth is not None:
             return self.sketch_depth
-        return 2 if self.memory_budget is not None and self.predict_with != "heap" else 3
+        return 2 if self.memory_budget is not None and self._training_reads_sketch else 3
 
     def _history_size(self):
         """Pairs kept: ``history_size``, or for 'auto' 5 without a budget and 1 with one."""
