@@ -73,3 +73,36 @@ def provenance(argv=None):
                     "os": f"{platform.system()} {platform.release()}"},
         "versions": versions,
     }
+
+
+def join_earlier_run(earlier, record):
+    """Add to ``record``'s tables the rows of ``earlier`` (a loaded ``--json`` file)
+    that this run did not measure, in the earlier file's order (this run's rows
+    in their place, new rows after), in place. A table of ``earlier`` that this
+    run has not, or whose columns differ (another number of orders), is left
+    out. ``record`` gets ``earlier_run``: the earlier provenance and the rows
+    taken from it. Where both have ``results`` (raw numbers by the name that
+    opens a table's title, then by cell), the earlier cells of a joined table
+    that this run did not measure join them too."""
+    taken, joined = [], []
+    tables = {(t["title"], tuple(t["columns"])): t for t in record["tables"]}
+    for old in earlier["tables"]:
+        table = tables.get((old["title"], tuple(old["columns"])))
+        if table is None:
+            continue
+        joined.append(old["title"])
+        measured = {tuple(row[:2]): row for row in table["rows"]}
+        rows = []
+        for row in old["rows"]:
+            if tuple(row[:2]) in measured:
+                rows.append(measured.pop(tuple(row[:2])))
+            else:
+                rows.append(row)
+                taken.append(f"{old['title']}: {row[0]} ({row[1]})")
+        table["rows"] = rows + list(measured.values())
+    for name, cells in earlier.get("results", {}).items():
+        if name in record.get("results", {}) and any(title.startswith(f"{name}:")
+                                                      for title in joined):
+            for key, cell in cells.items():
+                record["results"][name].setdefault(key, cell)
+    record["earlier_run"] = {"provenance": earlier["provenance"], "rows": taken}

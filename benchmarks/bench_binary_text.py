@@ -29,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_accuracy_memory as bam  # noqa: E402
-from _provenance import provenance  # noqa: E402
+from _provenance import join_earlier_run, provenance  # noqa: E402
 from dna_task import resolve_data_dir  # noqa: E402
 from bench_schedules import WORD  # noqa: E402  (CountVectorizer's default tokens)
 from peers import _vw_command  # noqa: E402
@@ -90,31 +90,6 @@ def vw_one_pass(train, test, options, folder):
     predicted = np.array([float(line.split()[0]) for line in open(predictions)])
     truth = np.array([int(line.split(" ", 1)[0]) for line in open(test)])
     return float(np.mean(np.sign(predicted) == truth))
-
-
-def join_earlier_run(earlier, record):
-    """Add to ``record``'s tables the rows of ``earlier`` (a loaded ``--json`` file)
-    that this run did not measure, in the earlier file's order (this run's rows
-    in their place, new rows after), in place. A table of ``earlier`` that this
-    run has not, or whose columns differ (another number of orders), is left
-    out. ``record`` gets ``earlier_run``: the earlier provenance and the rows
-    taken from it."""
-    taken = []
-    tables = {(t["title"], tuple(t["columns"])): t for t in record["tables"]}
-    for old in earlier["tables"]:
-        table = tables.get((old["title"], tuple(old["columns"])))
-        if table is None:
-            continue
-        measured = {tuple(row[:2]): row for row in table["rows"]}
-        rows = []
-        for row in old["rows"]:
-            if tuple(row[:2]) in measured:
-                rows.append(measured.pop(tuple(row[:2])))
-            else:
-                rows.append(row)
-                taken.append(f"{old['title']}: {row[0]} ({row[1]})")
-        table["rows"] = rows + list(measured.values())
-    record["earlier_run"] = {"provenance": earlier["provenance"], "rows": taken}
 
 
 def main(argv=None):

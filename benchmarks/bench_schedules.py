@@ -13,7 +13,10 @@ the default), everything else at its default.
 
     python benchmarks/bench_schedules.py [--datasets ng-tokens,ng-hashing,dna]
         [--budgets 64KB,...] [--estimators mission,wm,awm,hashing] [--no-vw-text]
-        [--json out.json]
+        [--json out.json] [--rest-from EARLIER.json]
+
+``--rest-from`` joins the rows (and raw cells) of an earlier ``--json`` run that this
+run does not measure, so that one estimator re-run is one command.
 """
 import argparse
 import json
@@ -29,7 +32,7 @@ from joblib import Parallel, delayed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_accuracy_memory as bam  # noqa: E402
-from _provenance import provenance  # noqa: E402
+from _provenance import join_earlier_run, provenance  # noqa: E402
 from dna_task import resolve_data_dir  # noqa: E402
 from peers import _vw_command  # noqa: E402
 
@@ -150,6 +153,8 @@ def main(argv=None):
     parser.add_argument("--no-vw-text", action="store_true",
                         help="skip the one-pass command-line runs on VW text")
     parser.add_argument("--json", help="write every number to this file")
+    parser.add_argument("--rest-from", help="an earlier --json file: its rows that this run "
+                        "does not measure join the tables (same budgets)")
     args = parser.parse_args(argv)
     data_dir = Path(args.data) if args.data else resolve_data_dir().parent
     cache = Path(args.cache)
@@ -173,6 +178,8 @@ def main(argv=None):
             print("  " + "  ".join("-" if v is None else f"{v:.3f}" if isinstance(v, float)
                                    else str(v) for v in row), flush=True)
     record["seconds"] = time.perf_counter() - start
+    if args.rest_from:
+        join_earlier_run(json.loads(Path(args.rest_from).read_text()), record)
     if args.json:
         Path(args.json).write_text(json.dumps(record, indent=1) + "\n")
 
