@@ -679,3 +679,38 @@ def test_reads_that_teach_nothing_are_warned_about_with_the_ways_out_for_reads(t
     assert "warning: the model learned next to nothing" in err
     assert "more reads (--n-reads or --coverage: in one pass over few reads, k-mers of 12" in err
     assert "a shorter --k" in err and "numeric features" not in err
+
+
+def test_records_that_teach_nothing_without_read_length_name_read_length_first(tmp_path,
+                                                                              capsys):
+    # Without --read-length each record is one example: 300 random records of
+    # 300 bases under two labels teach nothing, and the way out named first is
+    # to cut reads from the records, not "more reads" (an option that needs it).
+    rng = np.random.default_rng(4)
+    files = [f"{write_genome(tmp_path / f'{name}.fa.gz', rng, 150, 300)}:{name}"
+             for name in ("one", "two")]
+    model = str(tmp_path / "m.skm")
+    assert main(["fit", "--fasta", *files, "--quiet", "--output", model]) == 0
+    err = capsys.readouterr().err
+    assert "warning: the model learned next to nothing" in err
+    assert ("reads cut from the records (--read-length L with --n-reads N or --coverage C: "
+            "without --read-length each record is one example, here 300 in all)") in err
+    assert "more reads (--n-reads" not in err
+    assert "whole genomes?" not in err   # records of 300 bases are no genomes
+
+
+def test_whole_genomes_as_examples_are_noted_with_the_options_that_cut_reads(tmp_path,
+                                                                            capsys):
+    rng = np.random.default_rng(5)
+    files = [f"{write_genome(tmp_path / f'{name}.fa.gz', rng, 1, 130_000)}:{name}"
+             for name in ("one", "two")]
+    model = str(tmp_path / "m.skm")
+    assert main(["fit", "--fasta", *files, "--quiet", "--output", model]) == 0
+    err = capsys.readouterr().err
+    assert "note: without --read-length each record is one example: 2 here, with " in err
+    assert "12-mers each on average (whole genomes?)" in err
+    assert "--read-length 200 --n-reads 20000" in err
+    # Reads cut from the same genomes: no note.
+    assert main(["fit", "--fasta", *files, "--read-length", "200", "--n-reads", "500",
+                 "--quiet", "--output", model]) == 0
+    assert "whole genomes?" not in capsys.readouterr().err

@@ -142,24 +142,25 @@ class _ReadEarly:
 
 
 class _Counted:
-    """Count the rows, rows with weight and rows per label a stream hands out, per
-    pass, and keep the first ``CHECKED_ROWS`` rows of the first pass
+    """Count the rows, rows with weight, non-zeros and rows per label a stream hands
+    out, per pass, and keep the first ``CHECKED_ROWS`` rows of the first pass
     (``first_rows``), on which the trained model is checked; for a regression
     (``targets``), read the labels as numbers instead of counting them."""
 
     def __init__(self, chunks, targets=False):
         from .._base import CHECKED_ROWS
         self.chunks, self.targets, self.checked_rows = chunks, targets, CHECKED_ROWS
-        self.rows = self.weighted_rows = self.empty_rows = 0
+        self.rows = self.weighted_rows = self.empty_rows = self.nnz = 0
         self.label_counts = {}
         self.first_rows = []
 
     def __iter__(self):
-        self.rows = self.weighted_rows = self.empty_rows = 0
+        self.rows = self.weighted_rows = self.empty_rows = self.nnz = 0
         self.label_counts = {}
         keep = not self.first_rows
         for chunk in self.chunks:
             self.rows += chunk.X.shape[0]
+            self.nnz += chunk.X.nnz
             self.empty_rows += _empty_rows(chunk.X)
             weight = chunk.sample_weight
             self.weighted_rows += (chunk.X.shape[0] if weight is None
@@ -195,14 +196,36 @@ def _warn_if_empty_rows(n_empty, n_rows, vectorizer, consequence):
           f"feature{why}: {consequence}", file=sys.stderr)
 
 
-def _warn_if_near_chance(estimator, counted, vectorizer=None):
+#: Distinct k-mers an example of whole records has on average, past which the
+#: records are taken for genomes (a 200-base read has at most 200).
+GENOME_KMERS = 100_000
+
+
+def _note_if_records_are_genomes(args, vectorizer, counted):
+    """Without ``--read-length`` each FASTA/FASTQ record is one example: say so when
+    the records are long enough to be whole genomes, which a user who meant to
+    classify reads of them has then trained on a handful of examples."""
+    if vectorizer is None or args.read_length is not None or not counted.rows:
+        return
+    per_example = counted.nnz / counted.rows
+    if per_example < GENOME_KMERS:
+        return
+    print(f"sklearn-sketch: note: without --read-length each record is one example: "
+          f"{counted.rows:,} here, with {per_example:,.0f} distinct {vectorizer.k}-mers each "
+          f"on average (whole genomes?). To learn from reads of them, cut reads: "
+          f"--read-length 200 --n-reads 20000, say", file=sys.stderr)
+
+
+def _warn_if_near_chance(estimator, counted, vectorizer=None, read_length=None):
     """Say so when the model erred about as often as predicting the majority label
     of the last pass, and a binary model's log loss was no lower than the labels'
     entropy (the rule by which ``fit`` of a classifier warns). With reads
     (``vectorizer``), the ways out are more reads or a shorter k: in one pass over
     few reads long k-mers seldom repeat, so the model sees each one once (two
     species at 0.6x coverage with k=31: 49% of reads erred as they came, while
-    held-out strains scored 0.80)."""
+    held-out strains scored 0.80). Without ``read_length`` each record is an
+    example, so a few genomes are a few examples: the first way out is then to
+    cut reads from them."""
     from .._base import label_entropy, learned_next_to_nothing, log_loss_note, majority_error
 
     error = getattr(estimator, "online_error_rate_", None)
@@ -215,7 +238,11 @@ def _warn_if_near_chance(estimator, counted, vectorizer=None):
     params = estimator.get_params()
     larger = ("memory (--param memory_budget=...)" if "memory_budget" in params
               else "heap (--param n_features_to_select=...)")
-    if vectorizer is not None:
+    if vectorizer is not None and read_length is None:
+        tries = (f"reads cut from the records (--read-length L with --n-reads N or "
+                 f"--coverage C: without --read-length each record is one example, here "
+                 f"{counted.rows:,} in all), a shorter --k, another --estimator, ")
+    elif vectorizer is not None:
         tries = (f"more reads (--n-reads or --coverage: in one pass over few reads, k-mers "
                  f"of {vectorizer.k} bases seldom repeat), a shorter --k, more --epochs, "
                  f"another --estimator, a larger {larger}, ")
@@ -343,10 +370,12 @@ def cmd_fit(args):
                            "train on, no model written")
     _warn_if_empty_rows(counted.empty_rows, counted.rows, vectorizer,
                         "only the model's intercept learned from them")
+    _note_if_records_are_genomes(args, vectorizer, counted)
     if classes is None:
         _warn_if_no_better_than_the_mean(estimator, counted)
     else:
-        _warn_if_near_chance(estimator, counted, vectorizer)
+        _warn_if_near_chance(estimator, counted, vectorizer,
+                             getattr(args, "read_length", None))
     model_input = {"format": "reads" if kind == "sample" else kind, "zero_based": zero_based}
     if csv is not None:
         model_input["csv"] = csv
