@@ -386,13 +386,23 @@ def _budget_less(budget, reserved):
     return budget if not reserved else parse_memory_budget(budget) - reserved
 
 
+def _row_nnz(X):
+    return np.diff(X.tocsr().indptr) if sp.issparse(X) else np.count_nonzero(X, axis=1)
+
+
 def largest_batch_nnz(X, batch_size):
     """Most entries any ``batch_size`` rows of ``X`` hold (stored entries of a sparse ``X``)."""
-    row_nnz = np.diff(X.tocsr().indptr) if sp.issparse(X) else np.count_nonzero(X, axis=1)
+    row_nnz = _row_nnz(X)
     if row_nnz.size == 0:
         return 0
     batch_size = min(batch_size, row_nnz.size)
     return int(np.partition(row_nnz, row_nnz.size - batch_size)[-batch_size:].sum())
+
+
+def median_rows_nnz(X, n_rows):
+    """Entries of ``n_rows`` rows of ``X``'s median length (0 for no rows)."""
+    row_nnz = _row_nnz(X)
+    return int(n_rows * np.median(row_nnz)) if row_nnz.size else 0
 
 
 def _max_batch_nnz(indptr, order, batch_size):

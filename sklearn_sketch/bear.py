@@ -16,6 +16,7 @@ from ._base import (
     _BaseSketchSGD,
     _init_sgd_params,
     largest_batch_nnz,
+    median_rows_nnz,
     parse_memory_budget,
     _SketchClassifierMixin,
     _SketchRegressorMixin,
@@ -304,8 +305,13 @@ _BEAR_BUDGET_DOC = """
         ``n_features_to_select`` and ``sketch_width`` as given. The curvature
         pairs are paid first (one, with ``history_size='auto'``): room for
         ``history_size`` pairs on the largest active set that ``batch_size``
-        rows of the first training data can form, but at most a quarter of the
-        budget; where that caps them, a batch ends before the row that would
+        rows of the first training data can form (when training reads the
+        sketch, at most 8 rows of their median length: the bytes a room for
+        the longest rows leaves unused in most batches widen the sketch, which
+        training reads everywhere; DNA reads, 5 passes, seeds 0-2, 1 MB
+        .756/.754/.755 -> .762/.760/.763, 4 MB .885/.886/.887 -> .894/.892/.892,
+        20 Newsgroups within 0.2 points from 256 KB to 64 MB), but at most a
+        quarter of the budget; where that caps them, a batch ends before the row that would
         take its non-zeros past the room, so batches of long rows hold fewer
         rows, and a row longer than the room alone is a batch of its own with
         a first-order step and no pair (its step cut back as any step is). If
@@ -332,6 +338,9 @@ _BEAR_BUDGET_DOC = """
 
 #: Most of a memory budget the curvature pairs may take; past it, batches end early.
 _PAIRS_SHARE = 0.25
+#: Under a budget, when training reads the sketch, the pairs' room holds at most
+#: this many rows of the median length; longer batches end early.
+_ROOM_MEDIAN_ROWS = 8
 
 
 def _kilobytes(n_bytes):
@@ -419,15 +428,22 @@ class _BearMixin:
     def _new_state(self, n_models, X=None, reserved=0, schedule=None):
         history = LBFGSHistory(self._history_size(), n_models)
         if self.memory_budget is not None and X is not None:
-            # The pairs live on batch active sets: room for batch_size rows of X (plus
-            # the intercept), but at most a share of the budget, is paid first; batches
-            # then end early rather than outgrow it, fewer pairs are kept if the longest
-            # row alone would outgrow it, and a row longer than the room takes a
-            # first-order step of its own. The sketch and heaps get the rest.
+            # The pairs live on batch active sets: room for batch_size rows of X (at
+            # most 8 of the median length when training reads the sketch; plus the
+            # intercept), but at most a share of the budget, is paid first; batches
+            # then end early rather than outgrow it, fewer pairs are kept if the
+            # longest row the room is for would outgrow the share, and a row longer
+            # than the room takes a first-order step of its own. The sketch and heaps
+            # get the rest.
             budget = parse_memory_budget(self.memory_budget)
             share = int(budget * _PAIRS_SHARE)
-            longest = largest_batch_nnz(X, 1)
-            wanted = largest_batch_nnz(X, self.batch_size) + 1
+            wanted = largest_batch_nnz(X, self.batch_size)
+            if self._training_reads_sketch:
+                # Bytes the pairs' room would leave unused in most batches go to the
+                # sketch, whose width training reads everywhere (see memory_budget).
+                wanted = min(wanted, max(1, median_rows_nnz(X, _ROOM_MEDIAN_ROWS)))
+            longest = min(largest_batch_nnz(X, 1), wanted)
+            wanted += 1
             history_size = self._history_size()
             while history_size > 1 and history_bytes(history_size, n_models,
                                                      longest + 1) > share:

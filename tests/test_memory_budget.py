@@ -130,21 +130,28 @@ def test_bear_memory_bytes_within_budget_history_included(n_classes, budget):
     n_bytes = {"1MB": 2**20, "4MB": 2**22, "16MB": 2**24}.get(budget, budget)
     assert est.memory_bytes_ == _explicit_bytes(est) <= n_bytes
     assert est.memory_bytes_ > 0.9 * n_bytes
-    # The pairs' room: the largest 64 rows plus the intercept, or the most a quarter
-    # of the budget holds.
-    largest = np.sort(np.count_nonzero(X, axis=1))[-64:].sum()
+    # The pairs' room (training reads the sketch, the default): the largest 64 rows
+    # but at most 8 rows of the median length, plus the intercept, or the most a
+    # quarter of the budget holds.
+    lengths = np.count_nonzero(X, axis=1)
+    wanted = min(np.sort(lengths)[-64:].sum(), int(8 * np.median(lengths))) + 1
     capacity = est.history_.capacity
     K = 1 if n_classes == 2 else n_classes
-    capped = budget == "1MB" or (budget == "4MB" and n_classes == 20)
     assert est.history_.history_size == 5  # rows of about 15: five pairs fit
-    if capped:
+    if _history_bytes(5, K, wanted) > n_bytes // 4:
         assert _history_bytes(5, K, capacity) <= n_bytes // 4 < _history_bytes(5, K, capacity + 1)
     else:
-        assert capacity == largest + 1
-    if budget == "1MB" and n_classes == 20:
-        # 255 non-zeros a batch, rows of about 15: three times as many batches as
-        # 64-row ones.
-        assert est.history_.n_batches >= 3 * 2 * -(-200 // 64)
+        assert capacity == wanted
+    # Batches of about 8 rows of about 15 non-zeros: several times as many as of 64.
+    assert est.history_.n_batches >= 3 * 2 * -(-200 // 64)
+    # With the paper's heap reads the room is the largest 64 rows' (or the quarter's).
+    heap = BearClassifier(memory_budget=budget, history_size=5, max_iter=1, batch_size=64,
+                          predict_with="heap", random_state=0).fit(sp.csr_matrix(X), y)
+    largest = np.sort(lengths)[-64:].sum() + 1
+    if _history_bytes(5, K, largest) <= n_bytes // 4:
+        assert heap.history_.capacity == largest
+    else:
+        assert heap.history_.capacity < largest
     # Training on more of the same keeps the shape and the bound.
     est.partial_fit(sp.csr_matrix(X[:100]), y[:100])
     assert est.memory_bytes_ == _explicit_bytes(est) <= n_bytes
@@ -159,13 +166,22 @@ def test_bear_budget_keeps_fewer_pairs_when_the_longest_row_needs_it():
     X[0, :3000] = 1.0
     X = X.tocsr()
     y = np.arange(100) % 20
+    # With the paper's heap reads the room is for the largest batch, long row included.
     est = BearClassifier(memory_budget="8MB", history_size=5, max_iter=1,
-                         random_state=0).fit(X, y)
+                         predict_with="heap", random_state=0).fit(X, y)
     kept = est.history_.history_size
     assert 1 <= kept < 5
     assert _history_bytes(kept, 20, 3001) <= 2**21 < _history_bytes(kept + 1, 20, 3001)
     assert est.history_.capacity >= 3001
     assert est.memory_bytes_ == _explicit_bytes(est) <= 2**23
+    # Training on the sketch's reads, the room is for 8 rows of the median length
+    # (about 20 non-zeros): five pairs of it fit, and the long row steps alone.
+    sketch = BearClassifier(memory_budget="8MB", history_size=5, max_iter=1,
+                            random_state=0).fit(X, y)
+    median = int(8 * np.median(np.diff(X.indptr)))
+    assert sketch.history_.history_size == 5
+    assert sketch.history_.capacity == median + 1 < 3001
+    assert sketch.memory_bytes_ == _explicit_bytes(sketch) <= 2**23
 
 
 def test_bear_history_size_auto_keeps_one_pair_under_a_budget_and_five_without():
@@ -175,10 +191,12 @@ def test_bear_history_size_auto_keeps_one_pair_under_a_budget_and_five_without()
     budgeted = BearClassifier(memory_budget="1MB", max_iter=1).fit(X, y)
     assert budgeted.history_.history_size == 1
     # One pair leaves the batches more room than five in the same quarter, where the
-    # quarter caps five (batches of 64 rows; 32 fit with five).
-    one = BearClassifier(memory_budget="1MB", batch_size=64, max_iter=1).fit(X, y)
+    # quarter caps five (batches of 64 rows; 32 fit with five; heap reads, whose room
+    # is for whole batches).
+    one = BearClassifier(memory_budget="1MB", batch_size=64, predict_with="heap",
+                         max_iter=1).fit(X, y)
     five = BearClassifier(memory_budget="1MB", history_size=5, batch_size=64,
-                          max_iter=1).fit(X, y)
+                          predict_with="heap", max_iter=1).fit(X, y)
     assert one.history_.history_size == 1
     assert one.history_.capacity > five.history_.capacity
     assert budgeted.memory_bytes_ == _explicit_bytes(budgeted) <= 2**20
