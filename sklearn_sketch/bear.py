@@ -305,13 +305,14 @@ _BEAR_BUDGET_DOC = """
         ``n_features_to_select`` and ``sketch_width`` as given. The curvature
         pairs are paid first (one, with ``history_size='auto'``): room for
         ``history_size`` pairs on the largest active set that ``batch_size``
-        rows of the first training data can form (when training reads the
-        sketch, at most 8 rows of their median length: the bytes a room for
-        the longest rows leaves unused in most batches widen the sketch, which
-        training reads everywhere; DNA reads, 5 passes, seeds 0-2, 1 MB
-        .756/.754/.755 -> .762/.760/.763, 4 MB .885/.886/.887 -> .894/.892/.892,
-        20 Newsgroups within 0.2 points from 256 KB to 64 MB), but at most a
-        quarter of the budget; where that caps them, a batch ends before the row that would
+        rows of the first training data can form (for a classifier whose
+        training reads the sketch, at most 8 rows of their median length: the
+        bytes a room for the longest rows leaves unused in most batches widen
+        the sketch, which training reads everywhere; DNA reads, 5 passes,
+        seeds 0-2, 1 MB .756/.754/.755 -> .762/.760/.763, 4 MB
+        .885/.886/.887 -> .894/.892/.892, 20 Newsgroups within 0.2 points from
+        256 KB to 64 MB; the regressor, unmeasured, keeps the largest batch's
+        room), but at most a quarter of the budget; where that caps them, a batch ends before the row that would
         take its non-zeros past the room, so batches of long rows hold fewer
         rows, and a row longer than the room alone is a batch of its own with
         a first-order step and no pair (its step cut back as any step is). If
@@ -338,9 +339,6 @@ _BEAR_BUDGET_DOC = """
 
 #: Most of a memory budget the curvature pairs may take; past it, batches end early.
 _PAIRS_SHARE = 0.25
-#: Under a budget, when training reads the sketch, the pairs' room holds at most
-#: this many rows of the median length; longer batches end early.
-_ROOM_MEDIAN_ROWS = 8
 
 
 def _kilobytes(n_bytes):
@@ -374,6 +372,10 @@ class _BearMixin:
     _threads_share_classes = False  # bear_pass has no team: parts of rows are averaged
     _read_on_tie = "sketch"  # what training reads under predict_with='auto'
     _second_order = True
+    # Under a budget, with training on the sketch's reads, the pairs' room holds at
+    # most this many rows of the median length (None: the largest batch's room).
+    # Measured on classification only, so the regressor keeps the largest batch's.
+    _room_median_rows = None
     _bear_constraints = {
         **_SKETCH_CONSTRAINTS, **_SELECTION_CONSTRAINTS, **_MEMORY_CONSTRAINTS,
         "sketch_depth": [Interval(Integral, 1, 64, closed="both"), None],
@@ -429,8 +431,8 @@ class _BearMixin:
         history = LBFGSHistory(self._history_size(), n_models)
         if self.memory_budget is not None and X is not None:
             # The pairs live on batch active sets: room for batch_size rows of X (at
-            # most 8 of the median length when training reads the sketch; plus the
-            # intercept), but at most a share of the budget, is paid first; batches
+            # most _room_median_rows of the median length when training reads the
+            # sketch; plus the intercept), but at most a share of the budget, is paid first; batches
             # then end early rather than outgrow it, fewer pairs are kept if the
             # longest row the room is for would outgrow the share, and a row longer
             # than the room takes a first-order step of its own. The sketch and heaps
@@ -438,10 +440,10 @@ class _BearMixin:
             budget = parse_memory_budget(self.memory_budget)
             share = int(budget * _PAIRS_SHARE)
             wanted = largest_batch_nnz(X, self.batch_size)
-            if self._training_reads_sketch:
+            if self._training_reads_sketch and self._room_median_rows:
                 # Bytes the pairs' room would leave unused in most batches go to the
                 # sketch, whose width training reads everywhere (see memory_budget).
-                wanted = min(wanted, max(1, median_rows_nnz(X, _ROOM_MEDIAN_ROWS)))
+                wanted = min(wanted, max(1, median_rows_nnz(X, self._room_median_rows)))
             longest = min(largest_batch_nnz(X, 1), wanted)
             wanted += 1
             history_size = self._history_size()
@@ -561,6 +563,8 @@ class BearClassifier(_SketchSelectorMixin, ClassifierMixin, _BearMixin, _SketchC
     _AUTO_ETA0, _AUTO_RACE_Z = (3.0, 1.0, 0.3, 0.1, 0.03), 2.0
     # No step moves a score of its batch's rows by more than this (see Notes).
     _MARGIN_TRUST = 10.0
+
+    _room_median_rows = 8
 
     def __init__(self, n_features_to_select=1000, *, loss="log_loss", sketch_width=2**18,
                  sketch_depth=None, history_size="auto", damping=3e-2, learning_rate="auto",

@@ -329,3 +329,16 @@ def test_streamed_names_fit_inside_the_budget(tmp_path):
     assert est.memory_bytes_ == _explicit_bytes(est) + _names_bytes_by_hand(est) <= 2**14
     names = est.selected_features_.names
     assert all(n is not None and n.startswith("w^") for n in names)
+
+
+def test_bear_regressor_keeps_the_largest_batch_room_under_a_budget():
+    # The median-rows room was measured on classification only.
+    X, y = _data(3, n_samples=200)
+    X = sp.csr_matrix(X)  # rows of about 15 non-zeros
+    lengths = np.diff(X.indptr)
+    reg = BearRegressor(memory_budget="4MB", batch_size=64, max_iter=1, random_state=0).fit(
+        X, y.astype(float))
+    assert reg.history_.capacity == np.sort(lengths)[-64:].sum() + 1
+    clf = BearClassifier(memory_budget="4MB", batch_size=64, max_iter=1, random_state=0).fit(
+        X, y)
+    assert clf.history_.capacity == int(8 * np.median(lengths)) + 1
