@@ -326,7 +326,7 @@ _BEAR_BUDGET_DOC = """
         quasi-Newton steps a narrow sketch whose collisions they amplify: on
         20 Newsgroups (20 classes, 5 passes) it scored .57-.60 at 256 KB and
         .75-.77 at 1 MB, against .71-.72 and .78-.79 for
-        :class:`AWMSketchClassifier`; on DNA reads .516 and .756 against .56
+        :class:`AWMSketchClassifier`; on DNA reads .516 and .762 against .56
         and .79 (a fit that ends near chance warns): prefer the AWM- or
         WM-Sketch under 4 MB. The shape chosen is in
         ``sketch_width_``, ``sketch_depth_`` and ``n_features_to_select_``;
