@@ -293,7 +293,9 @@ _BEAR_PREDICT_WITH_DOC = """
         heaps' twentieth alone added 2.0 and 1.5 points there at 1 and
         4 MB); with the sketch's two rows under a budget (``sketch_depth``)
         raw counts .425/.568/.746/.804/.824/.827, L2 rows
-        .488/.599/.773/.821/.841/.844, DNA .387/.516/.756/.885/.931/.947.
+        .488/.599/.773/.821/.841/.844, DNA .387/.516/.756/.885/.931/.947;
+        with the pairs' room of 8 median rows (``memory_budget``) DNA
+        .387/.516/.762/.894/.932/.946, 20 Newsgroups within 0.2 points.
         Selection (``get_support``, ``transform``, names) is the heap's top
         ``k`` either way."""
 
