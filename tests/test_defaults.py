@@ -190,6 +190,48 @@ def test_fit_says_so_when_the_fitted_model_predicts_next_to_nothing(cls, monkeyp
     assert est.online_error_rate_ < 0.5 * (1.0 - max(y.mean(), 1.0 - y.mean()))
 
 
+def test_the_fitted_model_check_reads_fewer_rows_when_rows_are_wide_and_classes_many():
+    """The check after fit reads the first 10,000 rows, fewer (at least 1,000) where
+    their non-zeros times the models pass 2**23 weight reads: 20 classes of rows
+    of 300 words cost as much to check as to train on."""
+    from sklearn_sketch._base import (
+        CHECKED_LEAST_ROWS,
+        CHECKED_READS,
+        CHECKED_ROWS,
+        _first_rows,
+        final_model_near_chance,
+    )
+
+    rng = np.random.RandomState(0)
+    n, width = 12_000, 2**16
+    lengths = rng.randint(100, 500, size=n)
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    X = sp.csr_matrix((np.ones(indptr[-1]), rng.randint(0, width, indptr[-1]), indptr),
+                      shape=(n, width))
+    for models, expected in ((1, CHECKED_ROWS), (20, None)):
+        rows = _first_rows(X, models)
+        if expected is None:  # the longest prefix within the reads
+            reads = np.cumsum(lengths[:CHECKED_ROWS]) * models
+            expected = max(CHECKED_LEAST_ROWS, int(np.sum(reads <= CHECKED_READS)))
+            assert CHECKED_LEAST_ROWS < expected < CHECKED_ROWS
+        assert rows.shape[0] == expected
+        assert (rows != X[:expected]).nnz == 0
+    # Dense: every row is as wide as the table; never fewer than the least rows.
+    dense = np.zeros((3000, 1000))
+    assert _first_rows(dense, 1).shape[0] == 3000
+    assert _first_rows(dense, 8).shape[0] == CHECKED_READS // 8000
+    assert _first_rows(dense, 20).shape[0] == CHECKED_LEAST_ROWS
+    # The check's count of rows follows: a 20-class model of wrong labels.
+    y = np.arange(n) % 20
+    est = FeatureHashingClassifier(sketch_width=2**10, max_iter=1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(X, y)
+    # Checked against labels it never saw, it is at chance on the rows it reads.
+    found = final_model_near_chance(est, X, rng.permutation(y))
+    assert found is not None and found[4] == _first_rows(X, 20).shape[0]
+
+
 def _rare_label_task(n=20_000, seed=0):
     """One-hot rows of 4 fields of 40 values; 3% positives, raised tenfold by 4 values
     of the first field: a model that ranks them still errs as the majority does."""
@@ -356,3 +398,21 @@ def test_auto_read_takes_the_lesser_error_and_on_a_tie_what_training_reads(cls, 
     for errors, read in (((3.0, 1.0), "sketch"), ((1.0, 3.0), "heap"), ((2.0, 2.0), on_tie)):
         est._state.read_errors = np.array(errors)
         assert est.predict_with_ == read
+
+
+def test_the_regressor_check_on_wide_dense_rows_reads_as_many_targets_as_rows():
+    # 1,800 dense rows of 5,000 columns pass 2**23 entries: the check reads fewer
+    # rows, and as many targets (a mismatch raised before it read them whole).
+    from sklearn_sketch import MissionRegressor
+    from sklearn_sketch._base import CHECKED_READS, no_better_than_the_mean
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(1800, 5000))
+    y = rng.normal(size=1800)
+    reg = MissionRegressor(10, sketch_width=2**10, max_iter=1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        reg.fit(X, y)
+    # Checked against targets it never saw: no better than their mean.
+    found = no_better_than_the_mean(reg, X, rng.normal(size=1800))
+    assert found is not None and found[2] == CHECKED_READS // 5000
