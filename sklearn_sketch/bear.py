@@ -314,9 +314,9 @@ _BEAR_BUDGET_DOC = """
         seeds 0-2, 1 MB .756/.754/.755 -> .762/.760/.763, 4 MB
         .885/.886/.887 -> .894/.892/.892, 20 Newsgroups within 0.2 points from
         256 KB to 64 MB; the regressor, unmeasured, keeps the largest batch's
-        room), but at most a quarter of the budget; where that caps them, a batch ends before the row that would
-        take its non-zeros past the room, so batches of long rows hold fewer
-        rows, and a row longer than the room alone is a batch of its own with
+        room), but at most a quarter of the budget; where that caps them, a
+        batch ends before the row that would take its non-zeros past the
+        room, so batches of long rows hold fewer rows, and a row longer than the room alone is a batch of its own with
         a first-order step and no pair (its step cut back as any step is). If
         ``history_size`` pairs on the longest row pass the quarter, fewer
         pairs are kept (``history_.history_size``), down to one. Rows of later
@@ -434,11 +434,11 @@ class _BearMixin:
         if self.memory_budget is not None and X is not None:
             # The pairs live on batch active sets: room for batch_size rows of X (at
             # most _room_median_rows of the median length when training reads the
-            # sketch; plus the intercept), but at most a share of the budget, is paid first; batches
-            # then end early rather than outgrow it, fewer pairs are kept if the
-            # longest row the room is for would outgrow the share, and a row longer
-            # than the room takes a first-order step of its own. The sketch and heaps
-            # get the rest.
+            # sketch; plus the intercept), but at most a share of the budget, is
+            # paid first; batches then end early rather than outgrow it, fewer
+            # pairs are kept if the longest row the room is for would outgrow the
+            # share, and a row longer than the room takes a first-order step of its
+            # own. The sketch and heaps get the rest.
             budget = parse_memory_budget(self.memory_budget)
             share = int(budget * _PAIRS_SHARE)
             wanted = largest_batch_nnz(X, self.batch_size)
@@ -566,6 +566,7 @@ class BearClassifier(_SketchSelectorMixin, ClassifierMixin, _BearMixin, _SketchC
     # No step moves a score of its batch's rows by more than this (see Notes).
     _MARGIN_TRUST = 10.0
 
+    # The pairs' room under a budget: 8 rows of the median length (see _BearMixin).
     _room_median_rows = 8
 
     def __init__(self, n_features_to_select=1000, *, loss="log_loss", sketch_width=2**18,

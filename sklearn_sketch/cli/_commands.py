@@ -201,11 +201,11 @@ def _warn_if_empty_rows(n_empty, n_rows, vectorizer, consequence):
 GENOME_KMERS = 100_000
 
 
-def _note_if_records_are_genomes(args, vectorizer, counted):
+def _note_if_records_are_genomes(vectorizer, counted):
     """Without ``--read-length`` each FASTA/FASTQ record is one example: say so when
     the records are long enough to be whole genomes, which a user who meant to
     classify reads of them has then trained on a handful of examples."""
-    if vectorizer is None or args.read_length is not None or not counted.rows:
+    if not counted.rows:
         return
     per_example = counted.nnz / counted.rows
     if per_example < GENOME_KMERS:
@@ -216,16 +216,16 @@ def _note_if_records_are_genomes(args, vectorizer, counted):
           f"--read-length 200 --n-reads 20000, say", file=sys.stderr)
 
 
-def _warn_if_near_chance(estimator, counted, vectorizer=None, read_length=None):
+def _warn_if_near_chance(estimator, counted, vectorizer=None, whole_records=False):
     """Say so when the model erred about as often as predicting the majority label
     of the last pass, and a binary model's log loss was no lower than the labels'
     entropy (the rule by which ``fit`` of a classifier warns). With reads
     (``vectorizer``), the ways out are more reads or a shorter k: in one pass over
     few reads long k-mers seldom repeat, so the model sees each one once (two
     species at 0.6x coverage with k=31: 49% of reads erred as they came, while
-    held-out strains scored 0.80). Without ``read_length`` each record is an
-    example, so a few genomes are a few examples: the first way out is then to
-    cut reads from them."""
+    held-out strains scored 0.80). With ``whole_records`` (FASTA/FASTQ without
+    ``--read-length``) each record is an example, so a few genomes are a few
+    examples: the first way out is then to cut reads from them."""
     from .._base import label_entropy, learned_next_to_nothing, log_loss_note, majority_error
 
     error = getattr(estimator, "online_error_rate_", None)
@@ -238,7 +238,7 @@ def _warn_if_near_chance(estimator, counted, vectorizer=None, read_length=None):
     params = estimator.get_params()
     larger = ("memory (--param memory_budget=...)" if "memory_budget" in params
               else "heap (--param n_features_to_select=...)")
-    if vectorizer is not None and read_length is None:
+    if vectorizer is not None and whole_records:
         tries = (f"reads cut from the records (--read-length L with --n-reads N or "
                  f"--coverage C: without --read-length each record is one example, here "
                  f"{counted.rows:,} in all), a shorter --k, another --estimator, ")
@@ -370,12 +370,14 @@ def cmd_fit(args):
                            "train on, no model written")
     _warn_if_empty_rows(counted.empty_rows, counted.rows, vectorizer,
                         "only the model's intercept learned from them")
-    _note_if_records_are_genomes(args, vectorizer, counted)
+    # FASTA/FASTQ records are examples as they are unless --read-length cuts reads.
+    whole_records = kind == "reads" and args.read_length is None
+    if whole_records:
+        _note_if_records_are_genomes(vectorizer, counted)
     if classes is None:
         _warn_if_no_better_than_the_mean(estimator, counted)
     else:
-        _warn_if_near_chance(estimator, counted, vectorizer,
-                             getattr(args, "read_length", None))
+        _warn_if_near_chance(estimator, counted, vectorizer, whole_records)
     model_input = {"format": "reads" if kind == "sample" else kind, "zero_based": zero_based}
     if csv is not None:
         model_input["csv"] = csv
