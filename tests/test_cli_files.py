@@ -714,3 +714,19 @@ def test_whole_genomes_as_examples_are_noted_with_the_options_that_cut_reads(tmp
     assert main(["fit", "--fasta", *files, "--read-length", "200", "--n-reads", "500",
                  "--quiet", "--output", model]) == 0
     assert "whole genomes?" not in capsys.readouterr().err
+
+
+def test_the_embedded_sample_is_reads_so_its_advice_is_more_reads(tmp_path, capsys,
+                                                                  monkeypatch):
+    # --sample has no --read-length either, but its records are reads already: a
+    # model that learned nothing is told to take more of them, not to cut them.
+    import sklearn_sketch._base as base
+
+    monkeypatch.setattr(base, "learned_next_to_nothing", lambda *args: True)
+    model = str(tmp_path / "m.skm")
+    assert main(["fit", "--sample", "--n-reads", "200", "--k", "8", "--quiet",
+                 "--output", model]) == 0
+    err = capsys.readouterr().err
+    assert "warning: the model learned next to nothing" in err
+    assert "more reads (--n-reads or --coverage" in err
+    assert "reads cut from the records" not in err and "whole genomes?" not in err
