@@ -710,9 +710,15 @@ def test_whole_genomes_as_examples_are_noted_with_the_options_that_cut_reads(tmp
     assert "note: without --read-length each record is one example: 2 here, with " in err
     assert "12-mers each on average (whole genomes?)" in err
     assert "--read-length 200 --n-reads 20000" in err
+    # Scored or predicted whole, the same note, for what reads would be for.
+    assert main(["evaluate", "--model", model, "--fasta", *files]) == 0
+    assert "each record is one example: 2 here" in capsys.readouterr().err
+    assert main(["predict", "--model", model, "--fasta", *files]) == 0
+    assert "(whole genomes?). To predict reads of them" in capsys.readouterr().err
     # Reads cut from the same genomes: no note.
-    assert main(["fit", "--fasta", *files, "--read-length", "200", "--n-reads", "500",
-                 "--quiet", "--output", model]) == 0
+    reads = ["--read-length", "200", "--n-reads", "500"]
+    assert main(["fit", "--fasta", *files, *reads, "--quiet", "--output", model]) == 0
+    assert main(["evaluate", "--model", model, "--fasta", *files, *reads]) == 0
     assert "whole genomes?" not in capsys.readouterr().err
 
 
@@ -730,3 +736,25 @@ def test_the_embedded_sample_is_reads_so_its_advice_is_more_reads(tmp_path, caps
     assert "warning: the model learned next to nothing" in err
     assert "more reads (--n-reads or --coverage" in err
     assert "reads cut from the records" not in err and "whole genomes?" not in err
+
+
+def test_predict_reads_fasta_files_without_labels_and_fit_still_asks_for_them(tmp_path,
+                                                                              capsys):
+    # Predicting is for reads whose species is unknown: it needs no PATH:LABEL.
+    rng = np.random.default_rng(6)
+    files = {name: write_genome(tmp_path / f"{name}.fa.gz", rng, 1, 20_000)
+             for name in ("alpha", "beta")}
+    reads = ["--read-length", "100", "--n-reads", "300"]
+    model = str(tmp_path / "m.skm")
+    assert main(["fit", "--estimator", "hashing", *reads, "--quiet", "--output", model,
+                 "--fasta", *[f"{path}:{name}" for name, path in files.items()]]) == 0
+    for name, path in files.items():
+        assert main(["predict", "--model", model, *reads, "--fasta", str(path)]) == 0
+        predicted = capsys.readouterr().out.split()
+        assert len(predicted) == 300
+        # Reads of a training genome: its label, nearly always.
+        assert predicted.count(name) >= 0.95 * len(predicted)
+    assert main(["fit", *reads, "--output", model, "--fasta", str(files["alpha"])]) == 2
+    assert "no label for" in capsys.readouterr().err
+    assert main(["evaluate", "--model", model, *reads, "--fasta", str(files["alpha"])]) == 2
+    assert "no label for" in capsys.readouterr().err

@@ -201,18 +201,23 @@ def _warn_if_empty_rows(n_empty, n_rows, vectorizer, consequence):
 GENOME_KMERS = 100_000
 
 
-def _note_if_records_are_genomes(vectorizer, counted):
+def _records_read_whole(args):
+    """FASTA/FASTQ records are examples as they are unless ``--read-length`` cuts reads
+    (the embedded sample holds reads already)."""
+    return input_kind(args) == "reads" and args.read_length is None
+
+
+def _note_if_records_are_genomes(vectorizer, n_rows, nnz, doing):
     """Without ``--read-length`` each FASTA/FASTQ record is one example: say so when
-    the records are long enough to be whole genomes, which a user who meant to
-    classify reads of them has then trained on a handful of examples."""
-    if not counted.rows:
-        return
-    per_example = counted.nnz / counted.rows
-    if per_example < GENOME_KMERS:
+    the ``n_rows`` records (``nnz`` distinct k-mers in all) are long enough to be
+    whole genomes, which a user who meant to classify reads of them has then
+    trained on, or scored, as a handful of examples (``doing``: what reads would
+    be for)."""
+    if not n_rows or nnz / n_rows < GENOME_KMERS:
         return
     print(f"sklearn-sketch: note: without --read-length each record is one example: "
-          f"{counted.rows:,} here, with {per_example:,.0f} distinct {vectorizer.k}-mers each "
-          f"on average (whole genomes?). To learn from reads of them, cut reads: "
+          f"{n_rows:,} here, with {nnz / n_rows:,.0f} distinct {vectorizer.k}-mers each on "
+          f"average (whole genomes?). To {doing} reads of them, cut reads: "
           f"--read-length 200 --n-reads 20000, say", file=sys.stderr)
 
 
@@ -370,10 +375,9 @@ def cmd_fit(args):
                            "train on, no model written")
     _warn_if_empty_rows(counted.empty_rows, counted.rows, vectorizer,
                         "only the model's intercept learned from them")
-    # FASTA/FASTQ records are examples as they are unless --read-length cuts reads.
-    whole_records = kind == "reads" and args.read_length is None
+    whole_records = _records_read_whole(args)
     if whole_records:
-        _note_if_records_are_genomes(vectorizer, counted)
+        _note_if_records_are_genomes(vectorizer, counted.rows, counted.nnz, "learn from")
     if classes is None:
         _warn_if_no_better_than_the_mean(estimator, counted)
     else:
@@ -476,10 +480,11 @@ def cmd_predict(args):
     model = load_model(args.model)
     estimator = model["estimator"]
     stream = _model_stream(model, args)
-    n_rows = n_empty = 0
+    n_rows = n_empty = nnz = 0
     with _open_output(args.output) as out:
         for chunk in stream:
             n_rows += chunk.X.shape[0]
+            nnz += chunk.X.nnz
             n_empty += _empty_rows(chunk.X)
             predicted = estimator.predict(chunk.X).tolist()
             if hasattr(estimator, "classes_"):
@@ -488,6 +493,8 @@ def cmd_predict(args):
                 out.write("".join(f"{value:.6g}\n" for value in predicted))
     _warn_if_empty_rows(n_empty, n_rows, model["vectorizer"],
                         "the model predicted them by its intercept alone")
+    if _records_read_whole(args):
+        _note_if_records_are_genomes(model["vectorizer"], n_rows, nnz, "predict")
 
 
 class _open_output:
@@ -509,9 +516,10 @@ def cmd_evaluate(args):
     stream = _model_stream(model, args)
     regression = not hasattr(estimator, "classes_")
     with_proba = hasattr(estimator, "predict_proba") and len(estimator.classes_) > 2
-    y_true, scores, probas, seconds, n_empty = [], [], [], 0.0, 0
+    y_true, scores, probas, seconds, n_empty, nnz = [], [], [], 0.0, 0, 0
     for chunk in stream:
         n_empty += _empty_rows(chunk.X)
+        nnz += chunk.X.nnz
         start = time.perf_counter()
         scores.append(estimator.predict(chunk.X) if regression
                       else estimator.decision_function(chunk.X))
@@ -527,6 +535,8 @@ def cmd_evaluate(args):
     probas = np.concatenate(probas) if probas else None
     _warn_if_empty_rows(n_empty, y_true.size, model["vectorizer"],
                         "the model scored them by its intercept alone")
+    if _records_read_whole(args):
+        _note_if_records_are_genomes(model["vectorizer"], y_true.size, nnz, "score")
     # A Vowpal Wabbit line without a label (NaN) is an example to predict, not to score.
     # (A CSV row without one stops at reading; other inputs always have one.)
     unlabeled = (np.isnan(y_true) if y_true.dtype.kind == "f"

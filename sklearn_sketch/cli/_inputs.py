@@ -56,9 +56,11 @@ def add_input_arguments(parser, *, training):
     kinds.add_argument("--vw", metavar="PATH", action="extend", nargs="+",
                        help="Vowpal Wabbit text file; importance weights are used")
     kinds.add_argument("--fasta", metavar="PATH[:LABEL]", action="extend", nargs="+",
-                       help="FASTA file whose reads all have LABEL (else --label-pattern)")
+                       help="FASTA file whose reads all have LABEL (else --label-pattern; "
+                            "predict needs no label)")
     kinds.add_argument("--fastq", metavar="PATH[:LABEL]", action="extend", nargs="+",
-                       help="FASTQ file whose reads all have LABEL (else --label-pattern)")
+                       help="FASTQ file whose reads all have LABEL (else --label-pattern; "
+                            "predict needs no label)")
     kinds.add_argument("--sample", action="store_true",
                        help="the embedded DNA sample (train strains for fit, held-out "
                             "strains otherwise)")
@@ -183,7 +185,8 @@ def csv_options(args, model_csv=None):
 
 
 def labelled_files(args):
-    """``[(path, label or None)]`` of the FASTA/FASTQ options, checked."""
+    """``[(path, label or None)]`` of the FASTA/FASTQ options, checked: a file needs
+    a label (or ``--label-pattern``) except to ``predict``, which reads none."""
     specs = args.fasta or args.fastq
     files, labels_of = [], {}
     for spec in specs:
@@ -194,7 +197,8 @@ def labelled_files(args):
             raise CommandError(f"expected PATH:LABEL, got {spec!r}")
         elif not label:
             raise CommandError(f"empty label in {spec!r}: expected PATH:LABEL")
-        if label is None and args.label_pattern is None:
+        if (label is None and args.label_pattern is None
+                and getattr(args, "command", None) != "predict"):
             raise CommandError(f"no label for {spec!r}: give PATH:LABEL, or --label-pattern "
                                "to take labels from the record headers")
         if path in labels_of and labels_of[path] != label:
@@ -340,8 +344,9 @@ class InputStream:
         reader_type = FastaReader if args.fasta else FastqReader
         readers = []
         for index, (path, label) in enumerate(labelled_files(args)):
-            if label is None:
-                reader = reader_type(path, rows, label=_label_function(args.label_pattern))
+            if label is None:  # labels from the headers, or none (predict)
+                reader = reader_type(path, rows, label=None if args.label_pattern is None
+                                     else _label_function(args.label_pattern))
             else:
                 reader = reader_type({path: label}, rows)
             if args.read_length is not None:
@@ -388,8 +393,10 @@ class InputStream:
             yield from self._stream()
             return
         for reads in self._stream():
-            yield Chunk(self.vectorizer.transform(reads.sequences), np.asarray(reads.labels),
-                        None, reads.first_line)
+            labels = (np.full(len(reads.sequences), None, dtype=object) if reads.labels is None
+                      else np.asarray(reads.labels))
+            yield Chunk(self.vectorizer.transform(reads.sequences), labels, None,
+                        reads.first_line)
 
     def _sample_chunks(self):
         from ..datasets import load_dna_sample
