@@ -260,3 +260,88 @@ def test_a_csv_sorted_by_its_label_is_shuffled(tmp_path, capsys):
         err = capsys.readouterr().err
         assert ("come in runs (1 change of label in 600 rows" in err) == noted, err
         assert ("fit shuffles all 600 rows in memory" in err) == noted
+
+
+def write_quantity(path, n, seed, low=0.0, high=100.0):
+    """A target twice a numeric column, plus noise; the carrier is noise."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"carrier": rng.choice(list("ABCD"), n),
+                          "x": rng.uniform(low, high, n).round(2)})
+    frame["y"] = (2 * frame.x + rng.normal(0, 5, n)).round(2)
+    frame.to_csv(path, index=False)
+    return frame
+
+
+def test_a_numeric_column_is_read_as_a_number_too(tmp_path, capsys):
+    from sklearn_sketch._model_files import read_model
+
+    train = write_quantity(tmp_path / "train.csv", 12_000, 0)
+    model = str(tmp_path / "m.skm")
+    assert main(["fit", "--csv", str(tmp_path / "train.csv"), "--label", "y", "--epochs", "3",
+                 "--quiet", "--output", model]) == 0
+    # The scale is the first 10,000 rows' standard deviation, kept in the model.
+    _, metadata = read_model(model)
+    scales = metadata["input"]["csv"]["scales"]
+    assert list(scales) == ["x"]
+    assert scales["x"] == pytest.approx(train.x[:10_000].std(ddof=1))
+    names = [f["name"] for f in json.loads(_select(capsys, model))]
+    assert "x" in names
+    # Past the training values the intervals are flat; the value goes on: a quantity
+    # of 300 and 400 (the training values end at 100) is predicted far apart.
+    write_quantity(tmp_path / "far.csv", 2, 1, 300.0, 300.0)
+    frame = pd.read_csv(tmp_path / "far.csv")
+    frame.loc[1, "x"] = 400.0
+    frame.to_csv(tmp_path / "far.csv", index=False)
+    assert main(["predict", "--model", model, "--csv", str(tmp_path / "far.csv"),
+                 "--output", str(tmp_path / "p.txt")]) == 0
+    low, high = map(float, (tmp_path / "p.txt").read_text().split())
+    assert high - low > 100, (low, high)
+
+
+def test_the_value_feature_matches_a_reference(tmp_path):
+    from sklearn_sketch._raw_features import name_keys
+    from sklearn_sketch.cli._inputs import _CsvReader
+    from sklearn_sketch.cli._bins import numeric_bins, numeric_scales
+
+    frame = write_quantity(tmp_path / "q.csv", 500, 2)
+    frame.loc[3, "x"] = 0.0   # a value of 0 is no entry
+    frame.to_csv(tmp_path / "q.csv", index=False)
+    text = pd.read_csv(tmp_path / "q.csv", dtype=str)
+    bins = numeric_bins(text, ["carrier", "x"], 8)
+    csv = {"label": "y", "columns": ["carrier", "x"], "crosses": [], "bins": bins,
+           "scales": numeric_scales(text, bins)}
+    (with_values,) = list(_CsvReader(str(tmp_path / "q.csv"), 1000, csv))
+    (without,) = list(_CsvReader(str(tmp_path / "q.csv"), 1000, {**csv, "scales": {}}))
+    key = int(name_keys(["x"])[0])
+    scale = frame.x.std(ddof=1)
+    for i in range(len(frame)):
+        row = dict(zip(with_values.X[i].indices.tolist(), with_values.X[i].data.tolist()))
+        value = row.pop(key, None)
+        assert row == dict(zip(without.X[i].indices.tolist(), without.X[i].data.tolist()))
+        if frame.x[i] == 0:
+            assert value is None
+        else:
+            assert value == pytest.approx(frame.x[i] / scale)
+    assert with_values.feature_names.lookup([key]) == {key: "x"}
+
+
+def test_a_model_file_with_bad_scales_is_refused_and_one_without_reads_values_not(
+        tmp_path, capsys):
+    from sklearn_sketch import save
+    from sklearn_sketch._model_files import read_model
+
+    write_quantity(tmp_path / "train.csv", 3000, 0)
+    model = str(tmp_path / "m.skm")
+    assert main(["fit", "--csv", str(tmp_path / "train.csv"), "--label", "y", "--quiet",
+                 "--output", model]) == 0
+    estimator, metadata = read_model(model)
+    for bad in ({"x": -1.0}, {"carrier": 1.0}, {"x": 0.0}, {"x": 1}):
+        metadata["input"]["csv"]["scales"] = bad
+        save(estimator, model, metadata=metadata)
+        capsys.readouterr()
+        assert main(["select", "--model", model]) == 2
+        assert "positive scales" in capsys.readouterr().err
+    # A model of before the scales reads its columns as intervals and categories only.
+    del metadata["input"]["csv"]["scales"]
+    save(estimator, model, metadata=metadata)
+    assert main(["evaluate", "--model", model, "--csv", str(tmp_path / "train.csv")]) == 0

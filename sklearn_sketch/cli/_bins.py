@@ -15,6 +15,19 @@ alone scored 0.843 (ROC AUC 0.909), intervals alone 0.893 (0.929), both 0.903
 values alone gave ROC AUC 0.684, intervals alone 0.677, both 0.684. The
 edges are kept in the model so that ``predict`` and ``evaluate`` cut their
 files alike.
+
+A numeric column is read a third time as a number: its value divided by the
+first rows' standard deviation, a feature named by the column alone
+(``dep_delay``), so that a model can follow a quantity past the intervals, as a
+linear model does. Held-out flights (80/20 split, the command line's
+defaults, one pass; carrier, airports, hour and month with four numeric
+columns: departure delay, distance, scheduled departure, air time): the
+arrival delay as a regression (MISSION), R^2 .796 without the value and .867
+with it; arrivals late by 15 minutes .9040 -> .9044 (AWM-Sketch) and .9085 ->
+.9098 (MISSION). Held-out weather hours (origin, month, hour and six numeric
+columns): the temperature .975 -> .988; a wet hour .9516 -> .9506 (AWM) and
+.9470 -> .9472 (MISSION); ROC AUC up 0.001-0.003 in the four classifications.
+The scales are kept in the model as the edges are.
 """
 import math
 
@@ -55,6 +68,34 @@ def numeric_bins(frame, columns, n_bins):
         edges = np.unique(np.quantile(values, np.arange(1, n_bins) / n_bins))
         bins[column] = [float(e) for e in edges]
     return bins
+
+
+def numeric_scales(frame, bins):
+    """``{column: scale}``: the standard deviation of each numeric column's values in
+    ``frame`` (text, as read), for the columns of ``bins`` whose values spread.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> numeric_scales(pd.DataFrame({"delay": ["1", "3", "5"]}), {"delay": [2.0]})
+    {'delay': 2.0}
+    """
+    scales = {}
+    for column in bins:
+        values = _numbers(frame[column].dropna())
+        values = values[np.isfinite(values)]
+        scale = float(values.std(ddof=1)) if values.size > 1 else 0.0
+        if math.isfinite(scale) and scale > 0.0:
+            scales[column] = scale
+    return scales
+
+
+def check_scales(scales, bins):
+    """Whether ``scales`` is ``{column: scale}`` over the columns of ``bins`` with
+    finite positive scales (the model file's CSV metadata)."""
+    return isinstance(scales, dict) and all(
+        column in bins and isinstance(scale, float) and math.isfinite(scale) and scale > 0
+        for column, scale in scales.items())
 
 
 def _numbers(text):

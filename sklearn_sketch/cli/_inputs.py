@@ -94,8 +94,9 @@ def add_input_arguments(parser, *, training):
         table.add_argument("--bins", type=non_negative_int, default=None, metavar="N",
                            help="cut each numeric column (every value a number, at least "
                                 "64 distinct in the first 10,000 rows) into N intervals at "
-                                "those rows' quantiles, beside its exact value (default 16; "
-                                "0: every value a category only)")
+                                "those rows' quantiles, beside its exact value and its "
+                                "value as a number (default 16; 0: every value a category "
+                                "only)")
     reads = parser.add_argument_group("reads (FASTA, FASTQ, --sample)")
     reads.add_argument("--read-length", type=positive_int, metavar="L",
                        help="cut reads of L bases (both strands) from records longer than "
@@ -150,7 +151,8 @@ def csv_options(args, model_csv=None):
     if model_csv is not None:
         label = args.label or model_csv["label"]
         return {"label": label, "columns": model_csv["columns"],
-                "crosses": model_csv["crosses"], "bins": model_csv.get("bins", {})}
+                "crosses": model_csv["crosses"], "bins": model_csv.get("bins", {}),
+                "scales": model_csv.get("scales", {})}
     if not args.label:
         raise CommandError("--csv needs --label, the column of the labels")
     import pandas as pd
@@ -175,13 +177,14 @@ def csv_options(args, model_csv=None):
                                  fields=columns).fit(pd.DataFrame(columns=columns))
     except ValueError as exc:
         raise CommandError(str(exc)) from None
-    from ._bins import BIN_ROWS, DEFAULT_BINS, numeric_bins
+    from ._bins import BIN_ROWS, DEFAULT_BINS, numeric_bins, numeric_scales
 
     first = read_csv(args.csv[0], usecols=columns, dtype=str, nrows=BIN_ROWS)
     n_bins = DEFAULT_BINS if args.bins is None else args.bins
+    bins = numeric_bins(first, columns, n_bins)
     return {"label": args.label, "columns": columns,
             "crosses": [list(c) for c in crosser.crosses_],
-            "bins": numeric_bins(first, columns, n_bins)}
+            "bins": bins, "scales": numeric_scales(first, bins)}
 
 
 def labelled_files(args):
@@ -648,8 +651,13 @@ class _CsvReader:
         # Without its label column (predict) a row is read for its attributes only.
         self.labelled = csv["label"] in header
         # A numeric column is read twice: its interval, under its own name (crossed as
-        # the column), and its exact value, as the attribute "column==value".
+        # the column), and its exact value, as the attribute "column==value"; and, with
+        # a scale (models since the scales), as a number, the feature "column".
         self.bins = csv.get("bins", {})
+        self.scales = csv.get("scales", {})
+        from .._raw_features import name_keys
+        self.value_keys = (name_keys(list(self.scales)) if self.scales
+                           else np.zeros(0, dtype=np.int64))
         self.values = {f"{column}=": column for column in self.bins}
         fields = [*csv["columns"], *self.values]
         self.crosser = FeatureCrosser(crosses=[tuple(c) for c in csv["crosses"]],
@@ -677,13 +685,38 @@ class _CsvReader:
             labels = (frame[label].to_numpy(dtype=str) if not missing.any()
                       else np.full(len(frame), np.nan))
             attributes = frame[columns]
+            text = attributes
             if self.bins:
                 attributes = attributes.assign(
                     **{field: attributes[column] for field, column in self.values.items()},
                     **{column: binned(attributes[column], edges)
                        for column, edges in self.bins.items()})
             rows = self.crosser.transform(attributes)
-            yield Chunk(rows.X, labels, None, first_line, feature_names=rows.names)
+            X, names = rows.X, rows.names
+            if self.scales:
+                X, names = self._with_values(X, names, text)
+            yield Chunk(X, labels, None, first_line, feature_names=names)
+
+    def _with_values(self, X, names, text):
+        """``X`` with each scaled numeric column's value as the feature of the column's
+        name (absent where the value is missing, not a number or 0)."""
+        import scipy.sparse as sp
+
+        from ._bins import _numbers
+        values = np.column_stack([_numbers(text[column]) / scale
+                                  for column, scale in self.scales.items()])
+        present = np.isfinite(values) & (values != 0.0)
+        keys = np.broadcast_to(self.value_keys, values.shape)[present]
+        # Each row's attribute keys, then its value keys (no sparse sum: it sizes work
+        # by the 2**63 - 1 columns).
+        rows = np.concatenate([np.repeat(np.arange(X.shape[0]), np.diff(X.indptr)),
+                               np.nonzero(present)[0]])
+        order = np.argsort(rows, kind="stable")
+        indptr = np.concatenate([[0], np.cumsum(np.diff(X.indptr) + present.sum(axis=1))])
+        merged = sp.csr_matrix((np.concatenate([X.data, values[present]])[order],
+                                np.concatenate([X.indices, keys])[order], indptr),
+                               shape=X.shape)
+        return merged, _ValueNames(names, dict(zip(self.value_keys.tolist(), self.scales)))
 
 
     def _check_targets(self, values, index):
@@ -698,6 +731,23 @@ class _CsvReader:
             raise CommandError(f"{self.path}, line {int(index[first]) + 2}: the label "
                                f"{str(values[first])!r} is not a finite number (a regression's "
                                "target)")
+
+
+class _ValueNames:
+    """The names of a CSV chunk's attribute and cross keys (``names``) and of its
+    numeric columns' value keys (``values``: ``{key: column}``)."""
+
+    def __init__(self, names, values):
+        self.names, self.values = names, values
+
+    def lookup(self, keys):
+        found = self.names.lookup(keys)
+        for key in set(np.asarray(keys, dtype=np.int64).tolist()) & self.values.keys():
+            found[key] = self.values[key]
+        return found
+
+    def mean_name_bytes(self):
+        return self.names.mean_name_bytes()
 
 
 def _is_finite_number(text):

@@ -73,18 +73,21 @@ def _check_csv_metadata(csv):
     def strings(values):
         return isinstance(values, list) and all(isinstance(v, str) and v for v in values)
 
-    from ._bins import check_bins
+    from ._bins import check_bins, check_scales
 
     if (not isinstance(csv, dict)
             or not {"label", "columns", "crosses"} <= set(csv) <= {"label", "columns",
-                                                                   "crosses", "bins"}
+                                                                   "crosses", "bins",
+                                                                   "scales"}
             or not isinstance(csv["label"], str) or not strings(csv["columns"])
             or not check_bins(csv.get("bins", {}), csv["columns"])
+            or not check_scales(csv.get("scales", {}), csv.get("bins", {}))
             or not isinstance(csv["crosses"], list)
             or not all(strings(c) and 2 <= len(c) <= 3 and set(c) <= set(csv["columns"])
                        for c in csv["crosses"])):
-        raise ModelFileError("the CSV metadata must give a label, columns, crosses of them "
-                             "and the increasing edges of numeric columns' intervals")
+        raise ModelFileError("the CSV metadata must give a label, columns, crosses of them, "
+                             "the increasing edges of numeric columns' intervals and their "
+                             "positive scales")
 
 
 def _check_interactions_metadata(model_input):
