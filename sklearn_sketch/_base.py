@@ -387,23 +387,22 @@ def _budget_less(budget, reserved):
     return budget if not reserved else parse_memory_budget(budget) - reserved
 
 
-def _row_nnz(X):
+def row_nnz(X):
+    """Entries of each row of ``X`` (stored entries of a sparse ``X``)."""
     return np.diff(X.tocsr().indptr) if sp.issparse(X) else np.count_nonzero(X, axis=1)
 
 
-def largest_batch_nnz(X, batch_size):
-    """Most entries any ``batch_size`` rows of ``X`` hold (stored entries of a sparse ``X``)."""
-    row_nnz = _row_nnz(X)
-    if row_nnz.size == 0:
+def largest_rows_nnz(lengths, n_rows):
+    """Most entries any ``n_rows`` rows of the row ``lengths`` (:func:`row_nnz`) hold."""
+    if lengths.size == 0:
         return 0
-    batch_size = min(batch_size, row_nnz.size)
-    return int(np.partition(row_nnz, row_nnz.size - batch_size)[-batch_size:].sum())
+    n_rows = min(n_rows, lengths.size)
+    return int(np.partition(lengths, lengths.size - n_rows)[-n_rows:].sum())
 
 
-def median_rows_nnz(X, n_rows):
-    """Entries of ``n_rows`` rows of ``X``'s median length (0 for no rows)."""
-    row_nnz = _row_nnz(X)
-    return int(n_rows * np.median(row_nnz)) if row_nnz.size else 0
+def median_rows_nnz(lengths, n_rows):
+    """Entries of ``n_rows`` rows of the median of the row ``lengths`` (0 for no rows)."""
+    return int(n_rows * np.median(lengths)) if lengths.size else 0
 
 
 def _max_batch_nnz(indptr, order, batch_size):

@@ -15,9 +15,10 @@ from ._base import (
     N_JOBS_DOC,
     _BaseSketchSGD,
     _init_sgd_params,
-    largest_batch_nnz,
+    largest_rows_nnz,
     median_rows_nnz,
     parse_memory_budget,
+    row_nnz,
     _SketchClassifierMixin,
     _SketchRegressorMixin,
     _SketchSelectorMixin,
@@ -316,8 +317,9 @@ _BEAR_BUDGET_DOC = """
         256 KB to 64 MB; the regressor, unmeasured, keeps the largest batch's
         room), but at most a quarter of the budget; where that caps them, a
         batch ends before the row that would take its non-zeros past the
-        room, so batches of long rows hold fewer rows, and a row longer than the room alone is a batch of its own with
-        a first-order step and no pair (its step cut back as any step is). If
+        room, so batches of long rows hold fewer rows, and a row longer than
+        the room alone is a batch of its own with a first-order step and no
+        pair (its step cut back as any step is). If
         ``history_size`` pairs on the longest row pass the quarter, fewer
         pairs are kept (``history_.history_size``), down to one. Rows of later
         calls are treated alike: the pairs never grow past the room. Only a
@@ -441,12 +443,14 @@ class _BearMixin:
             # own. The sketch and heaps get the rest.
             budget = parse_memory_budget(self.memory_budget)
             share = int(budget * _PAIRS_SHARE)
-            wanted = largest_batch_nnz(X, self.batch_size)
+            lengths = row_nnz(X)
+            wanted = largest_rows_nnz(lengths, self.batch_size)
             if self._training_reads_sketch and self._room_median_rows:
                 # Bytes the pairs' room would leave unused in most batches go to the
                 # sketch, whose width training reads everywhere (see memory_budget).
-                wanted = min(wanted, max(1, median_rows_nnz(X, self._room_median_rows)))
-            longest = min(largest_batch_nnz(X, 1), wanted)
+                wanted = min(wanted, max(1, median_rows_nnz(lengths,
+                                                            self._room_median_rows)))
+            longest = min(largest_rows_nnz(lengths, 1), wanted)
             wanted += 1
             history_size = self._history_size()
             while history_size > 1 and history_bytes(history_size, n_models,
