@@ -127,7 +127,11 @@ def binned(values, edges):
     >>> binned(pd.Series(["3", "10", "40", None, "n/a"]), [10.0, 25.0]).tolist()
     ['[-inf,10)', '[10,25)', '[25,inf)', nan, nan]
     """
-    numbers = _numbers(values)
+    return intervals(_numbers(values), edges)
+
+
+def intervals(numbers, edges):
+    """The interval names of float ``numbers`` (NaN: missing), as :func:`binned`."""
     names = np.array(interval_names(edges) + [math.nan], dtype=object)
     index = np.searchsorted(np.asarray(edges, dtype=np.float64), numbers, side="right")
     index[~np.isfinite(numbers)] = len(edges) + 1

@@ -669,7 +669,7 @@ class _CsvReader:
         columns, label = self.csv["columns"], self.csv["label"]
         use = [*columns, label] if self.labelled else columns
         line = 2
-        from ._bins import binned
+        from ._bins import _numbers, intervals
 
         for frame in read_csv(self.path, usecols=use, dtype=str, chunksize=self.chunk_rows):
             first_line, line = line, line + len(frame)
@@ -685,25 +685,27 @@ class _CsvReader:
             labels = (frame[label].to_numpy(dtype=str) if not missing.any()
                       else np.full(len(frame), np.nan))
             attributes = frame[columns]
-            text = attributes
+            # Each numeric column's text read as numbers once, for its intervals and
+            # its value.
+            numbers = {column: _numbers(attributes[column]) for column in self.bins}
             if self.bins:
                 attributes = attributes.assign(
                     **{field: attributes[column] for field, column in self.values.items()},
-                    **{column: binned(attributes[column], edges)
+                    **{column: intervals(numbers[column], edges)
                        for column, edges in self.bins.items()})
             rows = self.crosser.transform(attributes)
             X, names = rows.X, rows.names
             if self.scales:
-                X, names = self._with_values(X, names, text)
+                X, names = self._with_values(X, names, numbers)
             yield Chunk(X, labels, None, first_line, feature_names=names)
 
-    def _with_values(self, X, names, text):
-        """``X`` with each scaled numeric column's value as the feature of the column's
-        name (absent where the value is missing, not a number or 0)."""
+    def _with_values(self, X, names, numbers):
+        """``X`` with each scaled numeric column's value (``numbers``: ``{column:
+        floats}``) as the feature of the column's name (absent where the value is
+        missing, not a number or 0)."""
         import scipy.sparse as sp
 
-        from ._bins import _numbers
-        values = np.column_stack([_numbers(text[column]) / scale
+        values = np.column_stack([numbers[column] / scale
                                   for column, scale in self.scales.items()])
         present = np.isfinite(values) & (values != 0.0)
         keys = np.broadcast_to(self.value_keys, values.shape)[present]
