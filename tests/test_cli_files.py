@@ -48,10 +48,15 @@ def write_genome(path, rng, n_records=2, length=15_000):
     return path
 
 
+def labelled_genomes(folder, seed, names, **shape):
+    """``PATH:LABEL`` of a random genome per name (``shape``: of :func:`write_genome`)."""
+    rng = np.random.default_rng(seed)
+    return [f"{write_genome(folder / f'{name}.fa.gz', rng, **shape)}:{name}" for name in names]
+
+
 @pytest.fixture
 def two_genomes(tmp_path):
-    rng = np.random.default_rng(0)
-    return [f"{write_genome(tmp_path / f'{name}.fa.gz', rng)}:{name}" for name in ("alpha", "beta")]
+    return labelled_genomes(tmp_path, 0, ("alpha", "beta"))
 
 
 @pytest.mark.parametrize("order", [1, -1], ids=["alpha-first", "beta-first"])
@@ -686,9 +691,7 @@ def test_records_that_teach_nothing_without_read_length_name_read_length_first(t
     # Without --read-length each record is one example: 300 random records of
     # 300 bases under two labels teach nothing, and the way out named first is
     # to cut reads from the records, not "more reads" (an option that needs it).
-    rng = np.random.default_rng(4)
-    files = [f"{write_genome(tmp_path / f'{name}.fa.gz', rng, 150, 300)}:{name}"
-             for name in ("one", "two")]
+    files = labelled_genomes(tmp_path, 4, ("one", "two"), n_records=150, length=300)
     model = str(tmp_path / "m.skm")
     assert main(["fit", "--fasta", *files, "--quiet", "--output", model]) == 0
     err = capsys.readouterr().err
@@ -701,9 +704,7 @@ def test_records_that_teach_nothing_without_read_length_name_read_length_first(t
 
 def test_whole_genomes_as_examples_are_noted_with_the_options_that_cut_reads(tmp_path,
                                                                             capsys):
-    rng = np.random.default_rng(5)
-    files = [f"{write_genome(tmp_path / f'{name}.fa.gz', rng, 1, 130_000)}:{name}"
-             for name in ("one", "two")]
+    files = labelled_genomes(tmp_path, 5, ("one", "two"), n_records=1, length=130_000)
     model = str(tmp_path / "m.skm")
     assert main(["fit", "--fasta", *files, "--quiet", "--output", model]) == 0
     err = capsys.readouterr().err
@@ -741,13 +742,12 @@ def test_the_embedded_sample_is_reads_so_its_advice_is_more_reads(tmp_path, caps
 def test_predict_reads_fasta_files_without_labels_and_fit_still_asks_for_them(tmp_path,
                                                                               capsys):
     # Predicting is for reads whose species is unknown: it needs no PATH:LABEL.
-    rng = np.random.default_rng(6)
-    files = {name: write_genome(tmp_path / f"{name}.fa.gz", rng, 1, 20_000)
-             for name in ("alpha", "beta")}
+    specs = labelled_genomes(tmp_path, 6, ("alpha", "beta"), n_records=1, length=20_000)
+    files = {name: path for path, name in (spec.rsplit(":", 1) for spec in specs)}
     reads = ["--read-length", "100", "--n-reads", "300"]
     model = str(tmp_path / "m.skm")
     assert main(["fit", "--estimator", "hashing", *reads, "--quiet", "--output", model,
-                 "--fasta", *[f"{path}:{name}" for name, path in files.items()]]) == 0
+                 "--fasta", *specs]) == 0
     for name, path in files.items():
         assert main(["predict", "--model", model, *reads, "--fasta", str(path)]) == 0
         predicted = capsys.readouterr().out.split()
