@@ -198,16 +198,51 @@ def test_model_commands_refuse_a_pickle_without_running_it(svmlight, tmp_path, c
     assert not marker.exists()
 
 
-@pytest.mark.parametrize("epochs, param", [("1", None), ("3", None), ("1", "max_iter=2")])
-def test_epochs_are_the_models_max_iter(svmlight, tmp_path, capsys, epochs, param):
+@pytest.mark.parametrize("epochs, param, expected", [
+    ("1", None, 1), ("3", None, 3), ("1", "max_iter=2", 2),
+    # auto on this small input: the estimator's max_iter, its default (5) or the one given
+    ("auto", None, 5), ("auto", "max_iter=2", 2), (None, None, 5)])
+def test_epochs_are_the_models_max_iter(svmlight, tmp_path, capsys, epochs, param, expected):
     # The passes a model trains for are its max_iter; --param max_iter overrides it.
     model = tmp_path / "m.skm"
-    extra = [] if param is None else ["--param", param]
+    extra = ([] if param is None else ["--param", param]) + (
+        [] if epochs is None else ["--epochs", epochs])
     assert main(["fit", "--svmlight", str(svmlight), "--estimator", "bear", "--quiet",
-                 "--epochs", epochs, *extra, "--output", str(model)]) == 0
+                 *extra, "--output", str(model)]) == 0
     estimator = load(model)
-    expected = int(epochs) if param is None else 2
     assert estimator.max_iter == expected
+
+
+def test_epochs_auto_trains_a_small_input_as_fit_does_and_a_large_one_once(
+        svmlight, tmp_path, capsys, monkeypatch):
+    from sklearn.datasets import load_svmlight_file
+
+    from sklearn_sketch.cli import _commands
+
+    def fitted(*options):
+        model = tmp_path / "m.skm"
+        assert main(["fit", "--svmlight", str(svmlight), "--estimator", "hashing",
+                     *options, "--output", str(model)]) == 0
+        captured = capsys.readouterr()
+        return load(model), captured.err + captured.out
+
+    # 400 rows of 8 or 9 non-zeros: small, so auto trains 5 passes, the model of --epochs 5.
+    auto, err = fitted()
+    five, _ = fitted("--epochs", "5", "--quiet")
+    once, _ = fitted("--epochs", "1", "--quiet")
+    X, _ = load_svmlight_file(str(svmlight), n_features=1011)
+    assert auto.max_iter == auto.get_params()["max_iter"] == 5 and auto.t_ == five.t_
+    np.testing.assert_array_equal(auto.decision_function(X), five.decision_function(X))
+    assert auto.t_ == 1 + 5 * 400 and once.t_ == 1 + 400
+    assert (f"note: a small input ({X.nnz:,} non-zero values): 4 more passes, 5 in all, as "
+            "fit in Python trains (--epochs 1 for one)") in err
+    assert "x 5 epoch(s)" in err
+    # One non-zero past the limit: one pass, said nowhere.
+    monkeypatch.setattr(_commands, "SMALL_INPUT_NNZ", X.nnz - 1)
+    large, err = fitted()
+    assert large.max_iter == 1 and "small input" not in err and "x 1 epoch(s)" in err
+    np.testing.assert_array_equal(large.decision_function(X), once.decision_function(X))
+    assert not np.array_equal(once.decision_function(X), five.decision_function(X))
 
 
 def test_fit_writes_a_model_file_with_its_input_options(svmlight, tmp_path, capsys):

@@ -19,6 +19,7 @@ from sklearn_sketch import (
     TruncationClassifier,
     WMSketchClassifier,
 )
+from sklearn_sketch._base import first_pass_errors
 
 CLASSIFIERS = [MissionClassifier, BearClassifier, FeatureHashingClassifier, IHTClassifier,
                WMSketchClassifier, AWMSketchClassifier, TruncationClassifier,
@@ -149,7 +150,7 @@ def test_fit_says_so_when_the_model_learned_next_to_nothing(cls):
     X_noise = rng.normal(size=(3000, 10))
     noise = rng.rand(3000) < 0.3
     with pytest.warns(ConvergenceWarning, match=rf"{cls.__name__} learned next to nothing: "
-                                                r"on its last pass it erred on \d+\.\d% .*"
+                                                r"on its first pass it erred on \d+\.\d% .*"
                                                 r"most frequent class errs on \d+\.\d%"):
         est = cls(random_state=0).fit(X_noise, noise)
     baseline = 1.0 - max(noise.mean(), 1.0 - noise.mean())
@@ -159,6 +160,34 @@ def test_fit_says_so_when_the_model_learned_next_to_nothing(cls):
         warnings.simplefilter("error", ConvergenceWarning)
         learned = cls(random_state=0).fit(X, y)
     assert learned.online_error_rate_ < 0.95 * (1.0 - max(y.mean(), 1.0 - y.mean()))
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS, ids=lambda c: c.__name__)
+def test_fit_judges_its_first_pass_where_later_passes_learn_rows_by_heart(cls):
+    """300 rows of 289 random features of 2**24 under random labels: nothing to
+    learn, but few wide rows that five passes learn by heart (their last pass
+    erred on 0-44% of them). The first pass predicts each row before it has
+    seen it, errs as the majority label does, and fit warns, saying what the
+    last pass did."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    rng = np.random.default_rng(0)
+    n, k = 300, 289
+    X = sp.csr_matrix((np.ones(n * k), rng.integers(2**24, size=n * k),
+                       np.arange(0, n * k + 1, k)), shape=(n, 2**24))
+    X.sum_duplicates()
+    y = rng.integers(2, size=n)
+    with pytest.warns(ConvergenceWarning, match=rf"{cls.__name__} learned next to nothing: "
+                                                r"on its first pass it erred on \d+\.\d%"
+                                                ) as record:
+        est = cls(random_state=0).fit(X, y)
+    baseline = 1.0 - max(y.mean(), 1.0 - y.mean())
+    first, _ = first_pass_errors(est._state)
+    assert first >= 0.95 * baseline
+    message = " ".join(str(w.message) for w in record)
+    assert f"on its first pass it erred on {first:.1%}" in message
+    assert (f"Its last pass erred on {est.online_error_rate_:.1%}, predicting samples it had "
+            "trained on") in message
 
 
 @pytest.mark.parametrize("cls", [FeatureHashingClassifier, BearClassifier],

@@ -28,6 +28,17 @@ with it; arrivals late by 15 minutes .9040 -> .9044 (AWM-Sketch) and .9085 ->
 columns): the temperature .975 -> .988; a wet hour .9516 -> .9506 (AWM) and
 .9470 -> .9472 (MISSION); ROC AUC up 0.001-0.003 in the four classifications.
 The scales are kept in the model as the edges are.
+
+A column of fewer than :data:`MIN_DISTINCT` distinct numbers is read as a
+number too (not cut) when they are at least a tenth of its values and more
+than two: a small table's measurements (iris's lengths: 35 distinct values in
+112 rows), whose held-out values training never saw as categories. A month, an
+hour or a flag among thousands of rows stays categories only: read as numbers
+too they cost the weather's temperature 0.7 points of R^2 (.988 -> .981, one
+pass; .996 -> .991 in five) and the flights' classifications 0.02-0.13 points.
+Over five splits of scikit-learn's tables (CSV, five passes), the numbers of
+such columns moved iris 0.926/0.932/0.910 -> 0.926/0.937/0.921 (MISSION, AWM,
+BEAR), wine -0.4/0/0, and diabetes' R^2 0.389/0.376 -> 0.400/0.388 (MISSION, BEAR).
 """
 import math
 
@@ -70,31 +81,39 @@ def numeric_bins(frame, columns, n_bins):
     return bins
 
 
-def numeric_scales(frame, bins):
-    """``{column: scale}``: the standard deviation of each numeric column's values in
-    ``frame`` (text, as read), for the columns of ``bins`` whose values spread.
+def numeric_scales(frame, columns):
+    """``{column: scale}``: the standard deviation of the values in ``frame`` (text,
+    as read) of each of ``columns`` that holds quantities: every value reads as a
+    finite number, and the distinct values are at least :data:`MIN_DISTINCT` or at
+    least a tenth of the values (and more than two). A column of few values
+    among many rows (a month, an hour, a flag) stays categories only.
 
     Examples
     --------
     >>> import pandas as pd
-    >>> numeric_scales(pd.DataFrame({"delay": ["1", "3", "5"]}), {"delay": [2.0]})
+    >>> numeric_scales(pd.DataFrame({"delay": ["1", "3", "5"], "carrier": ["AA"] * 3}),
+    ...                ["delay", "carrier"])
     {'delay': 2.0}
     """
     scales = {}
-    for column in bins:
+    for column in columns:
         values = _numbers(frame[column].dropna())
-        values = values[np.isfinite(values)]
-        scale = float(values.std(ddof=1)) if values.size > 1 else 0.0
+        if not values.size or not np.isfinite(values).all():
+            continue
+        distinct = np.unique(values).size
+        if distinct < MIN_DISTINCT and (distinct < 3 or distinct < values.size / 10):
+            continue
+        scale = float(values.std(ddof=1))
         if math.isfinite(scale) and scale > 0.0:
             scales[column] = scale
     return scales
 
 
-def check_scales(scales, bins):
-    """Whether ``scales`` is ``{column: scale}`` over the columns of ``bins`` with
-    finite positive scales (the model file's CSV metadata)."""
+def check_scales(scales, columns):
+    """Whether ``scales`` is ``{column: scale}`` over ``columns`` with finite positive
+    scales (the model file's CSV metadata)."""
     return isinstance(scales, dict) and all(
-        column in bins and isinstance(scale, float) and math.isfinite(scale) and scale > 0
+        column in columns and isinstance(scale, float) and math.isfinite(scale) and scale > 0
         for column, scale in scales.items())
 
 

@@ -44,6 +44,8 @@ def _argument_type(convert, accept, expected):
 positive_int = _argument_type(int, lambda v: v >= 1, "a positive integer")
 non_negative_int = _argument_type(int, lambda v: v >= 0, "an integer >= 0")
 positive_float = _argument_type(float, lambda v: 0 < v < float("inf"), "a number > 0")
+epochs_option = _argument_type(lambda text: "auto" if text == "auto" else int(text),
+                               lambda v: v == "auto" or v >= 1, "a positive integer or auto")
 
 
 def add_input_arguments(parser, *, training):
@@ -95,8 +97,10 @@ def add_input_arguments(parser, *, training):
                            help="cut each numeric column (every value a number, at least "
                                 "64 distinct in the first 10,000 rows) into N intervals at "
                                 "those rows' quantiles, beside its exact value and its "
-                                "value as a number (default 16; 0: every value a category "
-                                "only)")
+                                "value as a number; a column of fewer distinct numbers, "
+                                "but at least a tenth of those rows' (a small table's "
+                                "measurements), is read as a number too (default 16; 0: "
+                                "every value a category only)")
     reads = parser.add_argument_group("reads (FASTA, FASTQ, --sample)")
     reads.add_argument("--read-length", type=positive_int, metavar="L",
                        help="cut reads of L bases (both strands) from records longer than "
@@ -184,7 +188,7 @@ def csv_options(args, model_csv=None):
     bins = numeric_bins(first, columns, n_bins)
     return {"label": args.label, "columns": columns,
             "crosses": [list(c) for c in crosser.crosses_],
-            "bins": bins, "scales": numeric_scales(first, bins)}
+            "bins": bins, "scales": numeric_scales(first, columns) if n_bins > 1 else {}}
 
 
 def labelled_files(args):
@@ -687,7 +691,8 @@ class _CsvReader:
             attributes = frame[columns]
             # Each numeric column's text read as numbers once, for its intervals and
             # its value.
-            numbers = {column: _numbers(attributes[column]) for column in self.bins}
+            numbers = {column: _numbers(attributes[column])
+                       for column in {**self.bins, **self.scales}}
             if self.bins:
                 attributes = attributes.assign(
                     **{field: attributes[column] for field, column in self.values.items()},

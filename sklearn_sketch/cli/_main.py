@@ -8,7 +8,7 @@ from ._errors import CommandError
 from ._compare import add_compare_arguments
 from ._explain import add_explain_arguments
 from ._pmi import add_pmi_arguments
-from ._inputs import add_input_arguments, positive_int
+from ._inputs import add_input_arguments, epochs_option, positive_int
 
 DESCRIPTION = """Feature selection and linear learning in sketched feature spaces.
 Train on svmlight, Vowpal Wabbit, FASTA or FASTQ files (several files are mixed
@@ -36,7 +36,7 @@ def _command(commands, name, help):
 
 def build_parser():
     """The argument parser of ``sklearn-sketch`` (no heavy import)."""
-    from ._commands import ESTIMATORS
+    from ._commands import ESTIMATORS, SMALL_INPUT_NNZ
     parser = _Parser(prog="sklearn-sketch", description=DESCRIPTION,
                      formatter_class=_HelpFormatter)
     parser.add_argument("--version", action="version", version=f"sklearn-sketch {__version__}")
@@ -68,7 +68,10 @@ def build_parser():
                      help="count k-mers as read, not canonical (a k-mer and its reverse "
                           "complement are one feature by default, since reads come from "
                           "either strand)")
-    fit.add_argument("--epochs", type=positive_int, default=1, help="passes over the input")
+    fit.add_argument("--epochs", type=epochs_option, default="auto",
+                     help="passes over the input, or auto: one, or the estimator's max_iter "
+                          f"(5) when the input holds at most {SMALL_INPUT_NNZ:,} non-zero "
+                          "values, as fit in Python trains")
     fit.add_argument("--quiet", action="store_true", help="no progress and no summary")
     fit.add_argument("--output", required=True,
                      help="model file to write (NumPy arrays and a JSON header, say model.skm: loading it runs no code)")

@@ -81,7 +81,7 @@ def _check_csv_metadata(csv):
                                                                    "scales"}
             or not isinstance(csv["label"], str) or not strings(csv["columns"])
             or not check_bins(csv.get("bins", {}), csv["columns"])
-            or not check_scales(csv.get("scales", {}), csv.get("bins", {}))
+            or not check_scales(csv.get("scales", {}), csv["columns"])
             or not isinstance(csv["crosses"], list)
             or not all(strings(c) and 2 <= len(c) <= 3 and set(c) <= set(csv["columns"])
                        for c in csv["crosses"])):
