@@ -224,6 +224,30 @@ def test_a_small_table_of_few_distinct_numbers_reads_them_as_numbers(tmp_path, c
     assert accuracy["16"] > 0.85 and accuracy["0"] < 0.7, accuracy
 
 
+def test_tab_semicolon_and_bar_separated_files_are_read_as_commas_are(tmp_path, capsys):
+    frame = write_measurements(tmp_path / "rows.csv", 600, 0)
+    files = {"comma": tmp_path / "rows.csv"}
+    for name, sep, path in (("tab", "\t", "rows.tsv"), ("tab, gzip", "\t", "rows.tsv.gz"),
+                            ("semicolon", ";", "rows;.csv"), ("bar", "|", "rows.txt")):
+        files[name] = tmp_path / path
+        frame.to_csv(files[name], sep=sep, index=False)
+    models, predictions = {}, {}
+    for name, path in files.items():
+        models[name] = str(tmp_path / f"{name}.skm")
+        assert main(["fit", "--csv", str(path), "--label", "status", "--quiet",
+                     "--output", models[name]]) == 0
+        out = tmp_path / f"{name}.txt"
+        # Each model predicts the comma file, and the comma model each file, alike.
+        assert main(["predict", "--model", models[name], "--csv", str(files["comma"]),
+                     "--output", str(out)]) == 0
+        predictions[name] = out.read_text()
+        assert main(["predict", "--model", models["comma"], "--csv", str(path),
+                     "--output", str(out)]) == 0
+        assert out.read_text() == predictions["comma"]
+    assert len(set(predictions.values())) == 1
+    assert set(predictions["tab"].split()) == {"late", "on_time"}
+
+
 def _select(capsys, model):
     capsys.readouterr()
     assert main(["select", "--model", model, "--top", "40", "--format", "json"]) == 0

@@ -498,9 +498,9 @@ def _model_stream(model, args):
     vectorizer = model["vectorizer"]
     csv = csv_options(args, model["input"]["csv"]) if kind == "csv" else None
     if csv is not None and args.command == "evaluate":
-        import pandas as pd
+        from ._csv import read_csv
         for path in args.csv:
-            if csv["label"] not in [str(c) for c in pd.read_csv(path, nrows=0).columns]:
+            if csv["label"] not in [str(c) for c in read_csv(path, nrows=0).columns]:
                 raise CommandError(f"{path} has no label column {csv['label']!r} to evaluate "
                                    "against (give --label)")
     zero_based, n_features = decide_svmlight_layout(args, model)

@@ -67,9 +67,10 @@ def add_input_arguments(parser, *, training):
                        help="the embedded DNA sample (train strains for fit, held-out "
                             "strains otherwise)")
     kinds.add_argument("--csv", metavar="PATH", action="extend", nargs="+",
-                       help="CSV file with a header (plain, .gz, .zip, ...): categorical "
-                            "attributes, crossed with --max-order or --cross, and a --label "
-                            "column")
+                       help="CSV file with a header (plain, .gz, .zip, ...; columns "
+                            "separated by commas, tabs, semicolons or bars, as its header "
+                            "line shows): categorical attributes, crossed with --max-order "
+                            "or --cross, and a --label column")
     source.add_argument("--zero-based", choices=["auto", "0", "1"], default="auto",
                         help="svmlight index base: 0, 1, or auto (fit: decided once on the "
                              "first 10,000 rows of each training file, index 0 seen means "
