@@ -248,6 +248,64 @@ def test_tab_semicolon_and_bar_separated_files_are_read_as_commas_are(tmp_path, 
     assert set(predictions["tab"].split()) == {"late", "on_time"}
 
 
+def write_reviews(path, n, seed):
+    """A review (free text, words drawn from a vocabulary) and a store; the label is
+    'good' when the text holds more of the first 30 words than of the next 30."""
+    rng = np.random.default_rng(seed)
+    vocabulary = np.array([f"w{i}" for i in range(400)])
+    texts, labels = [], []
+    for _ in range(n):
+        words = vocabulary[rng.integers(400, size=12)].tolist()
+        good = rng.random() < 0.5
+        words += vocabulary[rng.integers(30, size=3) + (0 if good else 30)].tolist()
+        rng.shuffle(words)
+        texts.append(" ".join(words).capitalize() + ".")
+        labels.append("good" if good else "bad")
+    frame = pd.DataFrame({"review": texts, "store": rng.choice(list("ABC"), n),
+                          "label": labels})
+    frame.to_csv(path, index=False)
+    return frame
+
+
+def test_a_column_of_free_text_is_read_as_its_words(tmp_path, capsys):
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    from sklearn_sketch._model_files import read_model
+    from sklearn_sketch._raw_features import name_keys
+    from sklearn_sketch.cli._text import text_rows
+
+    write_reviews(tmp_path / "train.csv", 2000, 0)
+    test = write_reviews(tmp_path / "test.csv", 500, 1)
+    model = str(tmp_path / "m.skm")
+    assert main(["fit", "--csv", str(tmp_path / "train.csv"), "--label", "label",
+                 "--max-order", "2", "--quiet", "--output", model]) == 0
+    # Every review is a text of its own: as a category it would say nothing (0.5).
+    assert _metrics(capsys, ["evaluate", "--model", model, "--csv",
+                             str(tmp_path / "test.csv")])["accuracy"] > 0.9
+    csv = read_model(model)[1]["input"]["csv"]
+    assert csv["text"] == ["review"] and csv["crosses"] == []   # one other column: no pair
+    names = [f["name"] for f in json.loads(_select(capsys, model))]
+    assert set(names[:10]) <= {f"review=w{i}" for i in range(60)}, names[:10]
+    # The words and counts of CountVectorizer's default analyzer, keyed by their names.
+    indptr, keys, counts, named = text_rows(test.review.tolist() + [None], "review")
+    analyze = CountVectorizer().build_analyzer()
+    for i, text in enumerate(test.review.tolist() + [None]):
+        words = {} if text is None else {w: analyze(text).count(w) for w in analyze(text)}
+        expected = dict(zip(name_keys([f"review={w}" for w in words]).tolist(),
+                            map(float, words.values())))
+        row = slice(indptr[i], indptr[i + 1])
+        assert dict(zip(keys[row].tolist(), counts[row].tolist())) == expected
+        assert all(named[k] == f"review={w}" for k, w in zip(expected, words))
+    # A text column is not crossed.
+    capsys.readouterr()
+    crossed = tmp_path / "crossed.skm"
+    assert main(["fit", "--csv", str(tmp_path / "train.csv"), "--label", "label",
+                 "--cross", "review,store", "--output", str(crossed)]) == 2
+    err = capsys.readouterr().err
+    assert "['review'] holds free text, read as its words, which are not crossed" in err
+    assert err.count("\n") == 1 and not crossed.exists()
+
+
 def _select(capsys, model):
     capsys.readouterr()
     assert main(["select", "--model", model, "--top", "40", "--format", "json"]) == 0
@@ -389,12 +447,20 @@ def test_a_model_file_with_bad_scales_is_refused_and_one_without_reads_values_no
     assert main(["fit", "--csv", str(tmp_path / "train.csv"), "--label", "y", "--quiet",
                  "--output", model]) == 0
     estimator, metadata = read_model(model)
-    for bad in ({"x": -1.0}, {"nowhere": 1.0}, {"x": 0.0}, {"x": 1}):
-        metadata["input"]["csv"]["scales"] = bad
+    good = dict(metadata["input"]["csv"])
+    for key, bad in (("scales", {"x": -1.0}), ("scales", {"nowhere": 1.0}),
+                     ("scales", {"x": 0.0}), ("scales", {"x": 1}), ("text", ["nowhere"]),
+                     ("text", "carrier"), ("text", [1])):
+        metadata["input"]["csv"] = {**good, key: bad}
         save(estimator, model, metadata=metadata)
         capsys.readouterr()
         assert main(["select", "--model", model]) == 2
-        assert "positive scales" in capsys.readouterr().err
+        assert "positive scales, and columns of free text" in capsys.readouterr().err
+    metadata["input"]["csv"] = {**good, "crosses": [["carrier", "x"]], "text": ["carrier"]}
+    save(estimator, model, metadata=metadata)
+    assert main(["select", "--model", model]) == 2
+    assert "columns of free text, not crossed" in capsys.readouterr().err
+    metadata["input"]["csv"] = good
     # A model of before the scales reads its columns as intervals and categories only.
     del metadata["input"]["csv"]["scales"]
     save(estimator, model, metadata=metadata)

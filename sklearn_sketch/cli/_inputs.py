@@ -157,7 +157,7 @@ def csv_options(args, model_csv=None):
         label = args.label or model_csv["label"]
         return {"label": label, "columns": model_csv["columns"],
                 "crosses": model_csv["crosses"], "bins": model_csv.get("bins", {}),
-                "scales": model_csv.get("scales", {})}
+                "scales": model_csv.get("scales", {}), "text": model_csv.get("text", [])}
     if not args.label:
         raise CommandError("--csv needs --label, the column of the labels")
     import pandas as pd
@@ -175,21 +175,28 @@ def csv_options(args, model_csv=None):
     if args.cross and args.max_order:
         raise CommandError("give --cross or --max-order, not both")
     from ..feature_extraction import FeatureCrosser
-
-    crosses = [[f.strip() for f in c.split(",")] for c in args.cross] if args.cross else None
-    try:
-        crosser = FeatureCrosser(crosses=crosses, max_order=args.max_order or 1,
-                                 fields=columns).fit(pd.DataFrame(columns=columns))
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
     from ._bins import BIN_ROWS, DEFAULT_BINS, numeric_bins, numeric_scales
+    from ._text import text_columns
 
     first = read_csv(args.csv[0], usecols=columns, dtype=str, nrows=BIN_ROWS)
+    text = text_columns(first, columns)
+    crosses = [[f.strip() for f in c.split(",")] for c in args.cross] if args.cross else None
+    crossed = [c for c in columns if c not in text]
+    for cross in crosses or ():
+        if set(cross) & set(text):
+            raise CommandError(f"--cross {','.join(cross)}: {sorted(set(cross) & set(text))} "
+                               "holds free text, read as its words, which are not crossed")
+    try:
+        crosser = FeatureCrosser(crosses=crosses, max_order=args.max_order or 1,
+                                 fields=crossed).fit(pd.DataFrame(columns=crossed))
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
     n_bins = DEFAULT_BINS if args.bins is None else args.bins
     bins = numeric_bins(first, columns, n_bins)
     return {"label": args.label, "columns": columns,
             "crosses": [list(c) for c in crosser.crosses_],
-            "bins": bins, "scales": numeric_scales(first, columns) if n_bins > 1 else {}}
+            "bins": bins, "scales": numeric_scales(first, columns) if n_bins > 1 else {},
+            "text": text}
 
 
 def labelled_files(args):
@@ -660,11 +667,14 @@ class _CsvReader:
         # a scale (models since the scales), as a number, the feature "column".
         self.bins = csv.get("bins", {})
         self.scales = csv.get("scales", {})
+        # Columns of free text are read as their words (._text), not crossed.
+        self.text = csv.get("text", [])
+        self.attributes = [c for c in csv["columns"] if c not in self.text]
         from .._raw_features import name_keys
         self.value_keys = (name_keys(list(self.scales)) if self.scales
                            else np.zeros(0, dtype=np.int64))
         self.values = {f"{column}=": column for column in self.bins}
-        fields = [*csv["columns"], *self.values]
+        fields = [*self.attributes, *self.values]
         self.crosser = FeatureCrosser(crosses=[tuple(c) for c in csv["crosses"]],
                                       fields=fields).fit(_empty_frame(fields))
 
@@ -689,7 +699,7 @@ class _CsvReader:
                 self._check_targets(frame[label].to_numpy(dtype=str), frame.index)
             labels = (frame[label].to_numpy(dtype=str) if not missing.any()
                       else np.full(len(frame), np.nan))
-            attributes = frame[columns]
+            attributes = frame[self.attributes]
             # Each numeric column's text read as numbers once, for its intervals and
             # its value.
             numbers = {column: _numbers(attributes[column])
@@ -699,32 +709,34 @@ class _CsvReader:
                     **{field: attributes[column] for field, column in self.values.items()},
                     **{column: intervals(numbers[column], edges)
                        for column, edges in self.bins.items()})
-            rows = self.crosser.transform(attributes)
-            X, names = rows.X, rows.names
+            X, names = self._attribute_rows(attributes, len(frame))
             if self.scales:
-                X, names = self._with_values(X, names, numbers)
+                values = np.column_stack([numbers[column] / scale
+                                          for column, scale in self.scales.items()])
+                # A value missing, not a number or 0 is no feature.
+                present = np.isfinite(values) & (values != 0.0)
+                indptr = np.concatenate([[0], np.cumsum(present.sum(axis=1))])
+                keys = np.broadcast_to(self.value_keys, values.shape)[present]
+                X, names = _with_features(X, names, indptr, keys, values[present],
+                                          dict(zip(self.value_keys.tolist(), self.scales)))
+            for column in self.text:
+                from ._text import text_rows
+
+                indptr, keys, counts, words = text_rows(frame[column].to_numpy(dtype=object),
+                                                        column)
+                X, names = _with_features(X, names, indptr, keys, counts, words)
             yield Chunk(X, labels, None, first_line, feature_names=names)
 
-    def _with_values(self, X, names, numbers):
-        """``X`` with each scaled numeric column's value (``numbers``: ``{column:
-        floats}``) as the feature of the column's name (absent where the value is
-        missing, not a number or 0)."""
+    def _attribute_rows(self, attributes, n_rows):
+        """The crossed attributes of a chunk: ``(X, names)`` (no columns but text: rows
+        without a feature yet)."""
+        if self.crosser.fields_:
+            rows = self.crosser.transform(attributes)
+            return rows.X, rows.names
         import scipy.sparse as sp
 
-        values = np.column_stack([numbers[column] / scale
-                                  for column, scale in self.scales.items()])
-        present = np.isfinite(values) & (values != 0.0)
-        keys = np.broadcast_to(self.value_keys, values.shape)[present]
-        # Each row's attribute keys, then its value keys (no sparse sum: it sizes work
-        # by the 2**63 - 1 columns).
-        rows = np.concatenate([np.repeat(np.arange(X.shape[0]), np.diff(X.indptr)),
-                               np.nonzero(present)[0]])
-        order = np.argsort(rows, kind="stable")
-        indptr = np.concatenate([[0], np.cumsum(np.diff(X.indptr) + present.sum(axis=1))])
-        merged = sp.csr_matrix((np.concatenate([X.data, values[present]])[order],
-                                np.concatenate([X.indices, keys])[order], indptr),
-                               shape=X.shape)
-        return merged, _ValueNames(names, dict(zip(self.value_keys.tolist(), self.scales)))
+        from .._raw_features import RAW_N_FEATURES
+        return sp.csr_matrix((n_rows, RAW_N_FEATURES)), _ValueNames(None, {})
 
 
     def _check_targets(self, values, index):
@@ -741,21 +753,44 @@ class _CsvReader:
                                "target)")
 
 
+def _with_features(X, names, indptr, keys, data, named):
+    """CSR ``X`` with more features in each row (``indptr``, ``keys``, ``data`` as a
+    CSR's), and ``names`` (a lookup of ``X``'s keys) with theirs (``named``:
+    ``{key: name}``)."""
+    import scipy.sparse as sp
+
+    more = np.diff(indptr)
+    # Each row's earlier keys, then its new keys (no sparse sum: it sizes work by the
+    # 2**63 - 1 columns).
+    rows = np.concatenate([np.repeat(np.arange(X.shape[0]), np.diff(X.indptr)),
+                           np.repeat(np.arange(X.shape[0]), more)])
+    order = np.argsort(rows, kind="stable")
+    merged = sp.csr_matrix((np.concatenate([X.data, data])[order],
+                            np.concatenate([X.indices, keys])[order],
+                            np.concatenate([[0], np.cumsum(np.diff(X.indptr) + more)])),
+                           shape=X.shape)
+    return merged, _ValueNames(names, named)
+
+
 class _ValueNames:
-    """The names of a CSV chunk's attribute and cross keys (``names``) and of its
-    numeric columns' value keys (``values``: ``{key: column}``)."""
+    """The names of a CSV chunk's attribute and cross keys (``names``, None for none)
+    and of the keys added to them (``values``: ``{key: name}``: numeric columns'
+    values, text columns' words)."""
 
     def __init__(self, names, values):
         self.names, self.values = names, values
 
     def lookup(self, keys):
-        found = self.names.lookup(keys)
+        found = {} if self.names is None else self.names.lookup(keys)
         for key in set(np.asarray(keys, dtype=np.int64).tolist()) & self.values.keys():
             found[key] = self.values[key]
         return found
 
     def mean_name_bytes(self):
-        return self.names.mean_name_bytes()
+        if self.names is not None:
+            return self.names.mean_name_bytes()
+        return float(np.mean([len(n.encode()) for n in self.values.values()])) \
+            if self.values else 0.0
 
 
 def _is_finite_number(text):

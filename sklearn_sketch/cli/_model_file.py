@@ -67,7 +67,8 @@ def _check_metadata(metadata):
 
 def _check_csv_metadata(csv):
     """The CSV options of a model: a label column, attribute columns, crosses of them,
-    the interval edges of numeric columns (absent in models of before them)."""
+    the interval edges and scales of numeric columns and the columns of free text
+    (each absent in models of before them)."""
     from .._model_files import ModelFileError
 
     def strings(values):
@@ -78,16 +79,19 @@ def _check_csv_metadata(csv):
     if (not isinstance(csv, dict)
             or not {"label", "columns", "crosses"} <= set(csv) <= {"label", "columns",
                                                                    "crosses", "bins",
-                                                                   "scales"}
+                                                                   "scales", "text"}
             or not isinstance(csv["label"], str) or not strings(csv["columns"])
             or not check_bins(csv.get("bins", {}), csv["columns"])
             or not check_scales(csv.get("scales", {}), csv["columns"])
             or not isinstance(csv["crosses"], list)
             or not all(strings(c) and 2 <= len(c) <= 3 and set(c) <= set(csv["columns"])
-                       for c in csv["crosses"])):
+                       for c in csv["crosses"])
+            or not isinstance(csv.get("text", []), list)
+            or not all(isinstance(c, str) and c in csv["columns"] for c in csv.get("text", []))
+            or any(set(c) & set(csv.get("text", [])) for c in csv["crosses"])):
         raise ModelFileError("the CSV metadata must give a label, columns, crosses of them, "
-                             "the increasing edges of numeric columns' intervals and their "
-                             "positive scales")
+                             "the increasing edges of numeric columns' intervals, their "
+                             "positive scales, and columns of free text, not crossed")
 
 
 def _check_interactions_metadata(model_input):
