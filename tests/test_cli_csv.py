@@ -306,6 +306,25 @@ def test_a_column_of_free_text_is_read_as_its_words(tmp_path, capsys):
     assert err.count("\n") == 1 and not crossed.exists()
 
 
+def test_labels_the_model_does_not_know_are_counted_and_named(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    classes = [f"c{i:02d}" for i in range(12)]
+    train = pd.DataFrame({"a": rng.choice(list("xyz"), 600), "y": rng.choice(classes, 600)})
+    train.to_csv(tmp_path / "train.csv", index=False)
+    test = train[:50].copy()
+    test.loc[[3, 7, 8], "y"] = ["new", "other", "new"]
+    test.to_csv(tmp_path / "test.csv", index=False)
+    model = str(tmp_path / "m.skm")
+    assert main(["fit", "--csv", str(tmp_path / "train.csv"), "--label", "y", "--quiet",
+                 "--output", model]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", "--model", model, "--csv", str(tmp_path / "test.csv")]) == 0
+    err = capsys.readouterr().err
+    assert ("warning: 3 of 50 examples have labels the model does not know (new, other); "
+            "its classes are c00, c01, c02, c03, c04, c05, c06, c07, c08, c09 and 2 more: "
+            "they count as errors") in err, err
+
+
 def _select(capsys, model):
     capsys.readouterr()
     assert main(["select", "--model", model, "--top", "40", "--format", "json"]) == 0

@@ -639,7 +639,9 @@ def _warn_unknown_labels(y_true, classes):
         print(f"sklearn-sketch: warning: {count:,} of {y_true.size:,} examples have labels "
               f"the model does not know ({', '.join(map(_format_label, unknown[:5]))}"
               f"{', ...' if unknown.size > 5 else ''}); its classes are "
-              f"{', '.join(map(_format_label, classes))}: they count as errors",
+              f"{', '.join(map(_format_label, classes[:10]))}"
+              f"{f' and {len(classes) - 10} more' if len(classes) > 10 else ''}: they count "
+              "as errors",
               file=sys.stderr)
 
 
