@@ -276,16 +276,25 @@ def _estimator_lock(estimator):
         return lock
 
 
+#: What to do with a list of documents (strings), which is no raw input.
+DOCUMENTS_HINT = ("X is a list of strings: give each document as the list of its tokens "
+                  "(raw input, the names kept, e.g. [doc.lower().split() for doc in docs]) "
+                  "or vectorize the documents first (HashingVectorizer, CountVectorizer)")
+
+
 @contextlib.contextmanager
-def _categories_hint():
+def _categories_hint(X=None):
     """Say how to feed columns of categories when numeric input holds strings
-    (a DataFrame of carriers and airports, say): scikit-learn's error only
-    says that a string is not a number."""
+    (a DataFrame of carriers and airports, say), and documents when ``X`` is a
+    list of strings: scikit-learn's error only says that a string is not a
+    number."""
     try:
         yield
     except ValueError as error:
         if "could not convert string to float" not in str(error):
             raise
+        if isinstance(X, (list, tuple)) and len(X) and isinstance(X[0], str):
+            raise ValueError(f"{error}; {DOCUMENTS_HINT}") from error
         raise ValueError(f"{error}; {CATEGORIES_HINT}") from error
 
 
@@ -1691,7 +1700,7 @@ class _BaseSketchSGD(BaseEstimator):
             X = hash_raw(X)[0]
         elif not reset:
             X = self._in_key_space(X)
-        with _categories_hint():
+        with _categories_hint(X):
             return validate_data(self, X, reset=reset, accept_sparse="csr", dtype=np.float64,
                                  accept_large_sparse=True)
 
@@ -1715,7 +1724,7 @@ class _BaseSketchSGD(BaseEstimator):
         return widened
 
     def _validate_training_data(self, X, y, sample_weight, *, reset, partial, classes):
-        with _categories_hint():
+        with _categories_hint(X):
             X, y = validate_data(self, X, y, reset=reset, accept_sparse="csr",
                                  dtype=np.float64, accept_large_sparse=True,
                                  y_numeric=not self._is_classifier())

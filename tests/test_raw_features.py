@@ -173,6 +173,22 @@ def test_one_sparse_rows_keep_each_key_with_its_label():
     assert not np.array_equal(X.indices, keys)  # shuffled
 
 
+def test_a_list_of_documents_points_to_token_lists_and_vectorizers():
+    docs = ["good movie, great cast", "bad film and an awful plot"] * 50
+    y = [1, 0] * 50
+    for fit in (lambda m: m.fit(docs, y), lambda m: m.partial_fit(docs, y, classes=[0, 1])):
+        with pytest.raises(ValueError, match=r"could not convert string to float.*X is a list "
+                                             r"of strings: give each document as the list of "
+                                             r"its tokens.*HashingVectorizer"):
+            fit(MissionClassifier(random_state=0))
+    # The way it names works: the documents' tokens, raw input, learn the task.
+    tokens = [doc.lower().split() for doc in docs]
+    fitted = MissionClassifier(random_state=0).fit(tokens, y)
+    assert fitted.score(tokens, y) == 1.0
+    with pytest.raises(ValueError, match="X is a list of strings"):
+        fitted.predict(docs)
+
+
 def test_categories_among_numbers_point_to_the_crosser():
     # A DataFrame of carriers and airports: scikit-learn's own error says only that a
     # string is not a number; ours says how to make features of the categories.
