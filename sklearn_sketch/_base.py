@@ -282,6 +282,26 @@ DOCUMENTS_HINT = ("X is a list of strings: give each document as the list of its
                   "or vectorize the documents first (HashingVectorizer, CountVectorizer)")
 
 
+def physical_memory():
+    """Bytes of this machine's memory, or None where the system does not say."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _in_bytes(n):
+    """``n`` bytes as text: ``'4.0 MiB'``, ``'15.6 GiB'``."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{int(n)} bytes"
+
+
+#: The share of the machine's memory past which a new model's tables are refused.
+MEMORY_SHARE = 0.75
+
+
 @contextlib.contextmanager
 def _categories_hint(X=None):
     """Say how to feed columns of categories when numeric input holds strings
@@ -1364,6 +1384,7 @@ class _BaseSketchSGD(BaseEstimator):
             X, y, sample_weight, reset=reset, partial=partial, classes=classes)
         n_models = self._n_models(classes_)
         if reset:
+            self._check_model_fits_in_memory(n_models)
             probed = None
             # A step chosen elsewhere on the same terms (sklearn_sketch.dask sums the
             # partitions' probes), and this data's probe with it when one was kept;
@@ -1650,6 +1671,35 @@ class _BaseSketchSGD(BaseEstimator):
         if state.heaps:
             self.n_features_to_select_ = state.heaps[0].capacity
         self.memory_bytes_ = self._memory_bytes()
+
+    def _check_model_fits_in_memory(self, n_models):
+        """Refuse a new model of ``n_models`` whose tables take more than
+        ``MEMORY_SHARE`` of this machine's memory: it would be killed for memory part
+        way (the tables are zeroed lazily, so nothing fails when they are made),
+        without a word. A model of 4,000 classes (a label of aircraft tail numbers,
+        say) at feature hashing's default width takes 15.6 GiB."""
+        memory = physical_memory()
+        if memory is None:
+            return
+        budget = getattr(self, "memory_budget", None)
+        if budget is not None:
+            total, each = parse_memory_budget(budget), None
+        else:
+            width, depth, capacity = self._model_shape(n_models)
+            each = (width * (depth or 1) * 4 if self._store.uses_sketch else 0) \
+                + (capacity * 24 if self._store.uses_heap else 0)
+            total = each * n_models
+        if total <= MEMORY_SHARE * memory:
+            return
+        what = (f"memory_budget={budget!r}" if each is None else
+                f"a model of {_in_bytes(each)}" if n_models == 1 else
+                f"{n_models:,} models (one a class) of {_in_bytes(each)} take "
+                f"{_in_bytes(total)}")
+        raise MemoryError(
+            f"{type(self).__name__}: {what}: more than {MEMORY_SHARE:.0%} of this "
+            f"machine's {_in_bytes(memory)} of memory. Give a "
+            + ("smaller " if budget is not None else "") + "memory_budget (the whole "
+            "model's bytes)" + ("." if budget is not None else " or a smaller sketch_width."))
 
     def _model_bytes(self):
         """Bytes of the arrays that training keeps: sketches, heaps, intercepts, history,

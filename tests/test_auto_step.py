@@ -222,6 +222,37 @@ def test_the_first_pass_goes_on_from_the_probe_as_if_the_step_was_given(cls, row
                                   fixed.decision_function(X[:200]))
 
 
+@pytest.mark.parametrize("cls", [FeatureHashingClassifier, MissionClassifier, BearClassifier])
+def test_a_lean_probe_keeps_no_model_and_ends_on_the_same_one(cls, monkeypatch):
+    # A model past LEAN_BYTES: no candidate's model is kept (four at once took 1.27 GB
+    # for a 336 MB model), the first pass trains the probe's rows again from scratch,
+    # and the fit ends on the model of a probe that kept them.
+    import sklearn_sketch._step_probe as step_probe
+
+    X, y = noisy_one_hot(n=12_000)
+    y = y + 2 * (X[:, 7].toarray().ravel() > 0)  # three classes: three models
+    kept = cls(max_iter=2, random_state=0).fit(X, y)
+    seen = []
+    original = step_probe.choose_step
+
+    def watched(probe, *args, **kwargs):
+        result = original(probe, *args, **kwargs)
+        seen.append((probe.lean, dict(probe.states)))
+        return result
+
+    monkeypatch.setattr(step_probe, "LEAN_BYTES", 0)
+    monkeypatch.setattr(_base, "choose_step", watched)
+    lean = cls(max_iter=2, random_state=0).fit(X, y)
+    assert seen and seen[0] == (True, {})
+    assert (lean.learning_rate_, lean.eta0_) == (kept.learning_rate_, kept.eta0_)
+    for a, b in zip(lean._state.sketches, kept._state.sketches):
+        np.testing.assert_array_equal(a.table, b.table)
+    np.testing.assert_array_equal(lean.intercept_, kept.intercept_)
+    assert lean.t_ == kept.t_ and lean.online_error_rate_ == kept.online_error_rate_
+    np.testing.assert_array_equal(lean.decision_function(X[:300]),
+                                  kept.decision_function(X[:300]))
+
+
 @pytest.mark.parametrize("budget, task", [("64KB", "noisy one-hot"), ("256KB", "wide")])
 def test_bear_goes_on_from_its_probe_where_its_batches_end(budget, task):
     """Under a budget BEAR's batches end early where their non-zeros would outgrow

@@ -460,3 +460,17 @@ def test_probabilities_of_the_scores_are_predict_proba():
         scores = est._decision(X)
         assert np.array_equal(_SketchClassifierMixin._probabilities(scores),
                               est.predict_proba(X))
+
+
+def test_a_model_past_the_machines_memory_is_a_one_line_error(svmlight, tmp_path, capsys,
+                                                              monkeypatch):
+    from sklearn_sketch import _base
+
+    monkeypatch.setattr(_base, "physical_memory", lambda: 2**20)
+    model = tmp_path / "m.skm"
+    err = one_line_error(capsys, ["fit", "--svmlight", str(svmlight), "--estimator", "hashing",
+                                  "--output", str(model)])
+    assert ("FeatureHashingClassifier: a model of 4.0 MiB: more than 75% of this machine's "
+            "1.0 MiB of memory. Give a memory_budget (the whole model's bytes) or a smaller "
+            "sketch_width.") in err
+    assert not model.exists()

@@ -342,3 +342,40 @@ def test_bear_regressor_keeps_the_largest_batch_room_under_a_budget():
     clf = BearClassifier(memory_budget="4MB", batch_size=64, max_iter=1, random_state=0).fit(
         X, y)
     assert clf.history_.capacity == int(8 * np.median(lengths)) + 1
+
+
+@pytest.mark.parametrize("make", [
+    lambda: FeatureHashingClassifier(random_state=0),
+    lambda: MissionClassifier(random_state=0, eta0=0.1, learning_rate="normalized"),
+    lambda: AWMSketchClassifier(memory_budget="64MB", random_state=0),
+])
+def test_a_model_past_the_machines_memory_is_refused_before_it_is_made(make, monkeypatch):
+    """The tables are zeroed lazily, so a model of many classes larger than the
+    machine would be killed part way, without a word: fit refuses it first, saying
+    what it would take, and leaves the estimator unfitted."""
+    from sklearn_sketch import _base
+
+    X = np.random.default_rng(0).random((300, 4))
+    y = np.arange(300) % 100  # 100 classes
+    est = make()
+    est.fit(X[:40], y[:40] % 2)  # a model of one class fits anywhere
+    params = est.get_params()
+    if params.get("memory_budget") is not None:
+        need = _base.parse_memory_budget(params["memory_budget"])
+    else:
+        width, depth, capacity = est._model_shape(100)
+        need = 100 * ((width * (depth or 1) * 4 if width else 0)
+                      + (capacity * 24 if capacity else 0))
+    monkeypatch.setattr(_base, "physical_memory", lambda: int(need / 0.75) - 1)
+    fresh = make()
+    what = ("memory_budget='64MB'" if params.get("memory_budget") else
+            r"100 models \(one a class\) of [\d.]+ MiB take [\d.]+ [MG]iB")
+    with pytest.raises(MemoryError, match=rf"{type(fresh).__name__}: {what}: more than 75% "
+                                          r"of this machine's [\d.]+ [MG]iB of memory\. "
+                                          r"Give a"):
+        fresh.fit(X, y)
+    assert not hasattr(fresh, "_state")
+    monkeypatch.setattr(_base, "physical_memory", lambda: int(need / 0.75) + 1)
+    assert make().fit(X, y).memory_bytes_ <= need + 2**20
+    monkeypatch.setattr(_base, "physical_memory", lambda: None)  # the system does not say
+    make().fit(X, y)

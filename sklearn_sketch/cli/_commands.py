@@ -365,11 +365,12 @@ def _train(args, params, vectorizer, zero_based, n_features, csv, interactions):
         except ValueError as exc:
             raise CommandError(f"bad --param for {args.estimator}: {exc}") from exc
         counted = _Counted(early, targets=classes is None, estimator=estimator)
-        from ..io import partial_fit_stream
+        from ..io._training import train_stream
         verbose = 0 if args.quiet else 1
         epochs = 1 if args.epochs == "auto" else args.epochs
-        partial_fit_stream(estimator, counted, classes=classes, epochs=epochs,
-                           verbose=verbose, prefetch=False)
+        # A call that raises ends the command without a model: no undo journal.
+        train_stream(estimator, counted, classes=classes, epochs=epochs, verbose=verbose,
+                     prefetch=False, disposable=True)
         if args.epochs == "auto":
             more = _auto_passes(estimator, counted) - 1
             if more and not args.quiet:
@@ -377,8 +378,8 @@ def _train(args, params, vectorizer, zero_based, n_features, csv, interactions):
                       f"values): {more} more passes, {more + 1} in all, as fit in Python "
                       "trains (--epochs 1 for one)", file=sys.stderr)
             if more:
-                partial_fit_stream(estimator, counted, classes=classes, epochs=more,
-                                   verbose=verbose, prefetch=False)
+                train_stream(estimator, counted, classes=classes, epochs=more,
+                             verbose=verbose, prefetch=False, disposable=True)
             estimator.set_params(max_iter=more + 1)
     finally:
         early.close()

@@ -142,7 +142,7 @@ def main(argv=None):
         except OSError:
             pass
         return 0
-    except (CommandError, OSError, ValueError, TypeError) as exc:
+    except (CommandError, OSError, ValueError, TypeError, MemoryError) as exc:
         message = " ".join(str(exc).split())
         print(f"sklearn-sketch: error: {message}", file=sys.stderr)
         return 2
