@@ -508,12 +508,13 @@ def first_pass_errors(state):
     return mistakes / samples, (log_loss / samples if math.isfinite(log_loss) else None)
 
 
-def later_passes_note(error, online):
+def later_passes_note(error, online, rows="samples"):
     """The warning's sentence on the last of several passes (``online``, its error
-    rate) when it differs from the first's (``error``); '' otherwise."""
+    rate) when it differs from the first's (``error``); '' otherwise. ``rows``: what
+    the rows are called."""
     if online is None or error is None or abs(online - error) < 0.0005:
         return ""
-    return (f" Its last pass erred on {online:.1%}, predicting samples it had trained on: "
+    return (f" Its last pass erred on {online:.1%}, predicting {rows} it had trained on: "
             "a model that learned them by heart, or one that learns slowly; held-out data "
             "tells which.")
 

@@ -696,7 +696,10 @@ def test_records_that_teach_nothing_without_read_length_name_read_length_first(t
     model = str(tmp_path / "m.skm")
     assert main(["fit", "--fasta", *files, "--quiet", "--output", model]) == 0
     err = capsys.readouterr().err
-    assert "warning: the model learned next to nothing" in err
+    assert "warning: the model learned next to nothing: on the first pass it erred" in err
+    # A small input: five passes, the last over records the model has learned by heart.
+    assert re.search(r"Its last pass erred on \d+\.\d%, predicting examples it had trained "
+                     r"on: a model that learned them by heart", err), err
     assert ("reads cut from the records (--read-length L with --n-reads N or --coverage C: "
             "without --read-length each record is one example, here 300 in all)") in err
     assert "more reads (--n-reads" not in err

@@ -246,8 +246,9 @@ def _note_if_records_are_genomes(vectorizer, n_rows, nnz, doing):
 
 def _warn_if_near_chance(estimator, counted, vectorizer=None, whole_records=False):
     """Say so when the model erred about as often as predicting the majority label
-    on the first pass (``counted.first_pass``), and a binary model's log loss was no lower than the labels'
-    entropy (the rule by which ``fit`` of a classifier warns). With reads
+    on the first pass (``counted.first_pass``), and a binary model's log loss was no
+    lower than the labels' entropy (the rule by which ``fit`` of a classifier
+    warns), saying what a later pass did. With reads
     (``vectorizer``), the ways out are more reads or a shorter k: in one pass over
     few reads long k-mers seldom repeat, so the model sees each one once (two
     species at 0.6x coverage with k=31: 49% of reads erred as they came, while
@@ -278,12 +279,13 @@ def _warn_if_near_chance(estimator, counted, vectorizer=None, whole_records=Fals
         tries = (f"more --epochs, another --estimator, a larger {larger} or another step "
                  f"(--param eta0=...), put numeric features of very different ranges on one "
                  f"scale (the step adapts to an example's norm, not to each feature's range), ")
-    later = (later_passes_note(error, getattr(estimator, "online_error_rate_", None))
+    later = (later_passes_note(error, getattr(estimator, "online_error_rate_", None),
+                               "examples")
              if estimator.get_params().get("max_iter", 1) > 1 else "")
     print(f"sklearn-sketch: warning: the model learned next to nothing: on the first pass it "
           f"erred on {error:.1%} of the examples just before training on them, and always "
           f"predicting the most frequent label errs on {baseline:.1%}."
-          f"{log_loss_note(log_loss, entropy)}{later.replace('samples', 'examples')} "
+          f"{log_loss_note(log_loss, entropy)}{later} "
           f"Try {tries}"
           f"or check that the labels match the inputs.", file=sys.stderr)
 
