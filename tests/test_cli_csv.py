@@ -296,6 +296,15 @@ def test_a_column_of_free_text_is_read_as_its_words(tmp_path, capsys):
         row = slice(indptr[i], indptr[i + 1])
         assert dict(zip(keys[row].tolist(), counts[row].tolist())) == expected
         assert all(named[k] == f"review={w}" for k, w in zip(expected, words))
+    # The names' mean length, which sizes a budget's room for names, counts the words
+    # of a chunk whose only attribute is text.
+    from sklearn_sketch.cli._inputs import _CsvReader
+
+    only_text = {**csv, "columns": ["review"], "crosses": []}
+    chunk = next(iter(_CsvReader(str(tmp_path / "test.csv"), 100, only_text)))
+    words = set(chunk.feature_names.lookup(chunk.X.indices).values())
+    assert chunk.feature_names.mean_name_bytes() == pytest.approx(
+        np.mean([len(w) for w in words]))
     # A text column is not crossed.
     capsys.readouterr()
     crossed = tmp_path / "crossed.skm"
