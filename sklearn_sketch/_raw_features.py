@@ -127,6 +127,26 @@ def name_keys(names):
     return keys.astype(np.int64)
 
 
+def keys_of_names(flat, prefix=""):
+    """Keys of the names of ``flat`` (str or bytes), each distinct name hashed once
+    (a token finds its key by a dict lookup), and ``{key: name}`` of the distinct
+    names: ``(keys, names)``. With ``prefix`` (str names) a name is ``prefix +
+    item``, built once per distinct item.
+
+    Examples
+    --------
+    >>> keys, names = keys_of_names(["cat", "dog", "cat"], prefix="t=")
+    >>> bool(keys[0] == keys[2]), sorted(names.values())
+    (True, ['t=cat', 't=dog'])
+    """
+    distinct = list(dict.fromkeys(flat))
+    named = [prefix + item for item in distinct] if prefix else distinct
+    distinct_keys = name_keys(named).tolist() if named else []
+    key_of = dict(zip(distinct, distinct_keys))
+    keys = np.fromiter(map(key_of.__getitem__, flat), dtype=np.int64, count=len(flat))
+    return keys, dict(zip(distinct_keys, named))
+
+
 def hash_raw(X):
     """CSR of hashed features and the distinct names seen.
 
@@ -163,15 +183,11 @@ def hash_raw(X):
         flat = list(chain.from_iterable(X))
         data = np.ones(len(flat))
     lengths = np.fromiter(map(len, X), dtype=np.int64, count=len(X))
-    # Each distinct name is hashed once; tokens find their key by a dict lookup.
     try:
-        distinct = list(dict.fromkeys(flat))
-        distinct_keys = name_keys(distinct).tolist()
+        keys, names = keys_of_names(flat)
     except TypeError:
         raise TypeError("feature names must be str or bytes") from None
-    key_of = dict(zip(distinct, distinct_keys))
-    keys = np.fromiter(map(key_of.__getitem__, flat), dtype=np.int64, count=len(flat))
     indptr = np.concatenate([[0], np.cumsum(lengths)])
     matrix = sp.csr_matrix((data, keys, indptr), shape=(len(X), RAW_N_FEATURES))
     matrix.sum_duplicates()
-    return matrix, dict(zip(distinct_keys, distinct))
+    return matrix, names

@@ -70,18 +70,13 @@ def text_rows(values, column):
     """
     import scipy.sparse as sp
 
-    from .._raw_features import RAW_N_FEATURES, name_keys
+    from .._raw_features import RAW_N_FEATURES, keys_of_names
 
     words = [TOKEN.findall(v.lower()) if isinstance(v, str) else [] for v in values]
     flat = list(chain.from_iterable(words))
-    distinct = list(dict.fromkeys(flat))
-    named = [f"{column}={word}" for word in distinct]
-    distinct_keys = name_keys(named) if named else np.zeros(0, dtype=np.int64)
-    key_of = dict(zip(distinct, distinct_keys.tolist()))
-    keys = np.fromiter(map(key_of.__getitem__, flat), dtype=np.int64, count=len(flat))
+    keys, names = keys_of_names(flat, prefix=f"{column}=")
     lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
     rows = sp.csr_matrix((np.ones(len(flat)), keys, np.concatenate([[0], np.cumsum(lengths)])),
                          shape=(len(words), RAW_N_FEATURES))
     rows.sum_duplicates()  # a word repeated in a row is one feature of its count
-    return (rows.indptr.astype(np.int64), rows.indices.astype(np.int64), rows.data,
-            dict(zip(distinct_keys.tolist(), named)))
+    return rows.indptr.astype(np.int64), rows.indices.astype(np.int64), rows.data, names
