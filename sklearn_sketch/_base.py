@@ -1687,8 +1687,8 @@ class _BaseSketchSGD(BaseEstimator):
             total, each = parse_memory_budget(budget), None
         else:
             width, depth, capacity = self._model_shape(n_models)
-            each = (width * (depth or 1) * 4 if self._store.uses_sketch else 0) \
-                + (capacity * 24 if self._store.uses_heap else 0)
+            each = (sketch_bytes(width, depth or 1) if self._store.uses_sketch else 0) \
+                + (heap_bytes(capacity, self._store.heap_aux) if self._store.uses_heap else 0)
             total = each * n_models
         if total <= MEMORY_SHARE * memory:
             return

@@ -364,8 +364,8 @@ def test_a_model_past_the_machines_memory_is_refused_before_it_is_made(make, mon
         need = _base.parse_memory_budget(params["memory_budget"])
     else:
         width, depth, capacity = est._model_shape(100)
-        need = 100 * ((width * (depth or 1) * 4 if width else 0)
-                      + (capacity * 24 if capacity else 0))
+        need = 100 * ((sketch_bytes(width, depth or 1) if width else 0)
+                      + (heap_bytes(capacity, est._store.heap_aux) if capacity else 0))
     monkeypatch.setattr(_base, "physical_memory", lambda: int(need / 0.75) - 1)
     fresh = make()
     what = ("memory_budget='64MB'" if params.get("memory_budget") else
