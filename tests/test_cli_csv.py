@@ -159,19 +159,27 @@ def _metrics(capsys, argv):
     return json.loads(capsys.readouterr().out)
 
 
+def _accuracy_by_bins(folder, capsys, label):
+    """Test accuracy of a model of ``folder``'s train.csv on its test.csv, by ``--bins``
+    16 (numeric columns read as intervals and numbers) and 0 (categories only); the
+    models are ``m16.skm`` and ``m0.skm`` there."""
+    accuracy = {}
+    for bins in ("16", "0"):
+        model = str(folder / f"m{bins}.skm")
+        assert main(["fit", "--csv", str(folder / "train.csv"), "--label", label,
+                     "--bins", bins, "--quiet", "--output", model]) == 0
+        accuracy[bins] = _metrics(capsys, ["evaluate", "--model", model, "--csv",
+                                           str(folder / "test.csv")])["accuracy"]
+    return accuracy
+
+
 def test_a_numeric_column_is_read_as_its_interval_and_its_value(tmp_path, capsys):
     from sklearn_sketch._model_files import read_model
     from sklearn_sketch.cli._bins import numeric_bins
 
     train = write_measurements(tmp_path / "train.csv", 12_000, 0)
     write_measurements(tmp_path / "test.csv", 2_000, 1)
-    accuracy = {}
-    for bins in ("16", "0"):
-        model = str(tmp_path / f"m{bins}.skm")
-        assert main(["fit", "--csv", str(tmp_path / "train.csv"), "--label", "status",
-                     "--bins", bins, "--quiet", "--output", model]) == 0
-        accuracy[bins] = _metrics(capsys, ["evaluate", "--model", model, "--csv",
-                                           str(tmp_path / "test.csv")])["accuracy"]
+    accuracy = _accuracy_by_bins(tmp_path, capsys, "status")
     # Every test delay is a value never seen in training: as a category it says nothing
     # (measured 0.66, the majority class), its interval does (0.97).
     assert accuracy["16"] > 0.9 and accuracy["16"] > accuracy["0"] + 0.15, accuracy
@@ -213,13 +221,7 @@ def test_a_small_table_of_few_distinct_numbers_reads_them_as_numbers(tmp_path, c
     assert scales["length"] == pytest.approx(train.length.astype(float).std(ddof=1))
     many = pd.DataFrame({"month": rng.integers(1, 13, size=10_000).astype(str)})
     assert numeric_scales(many, ["month"]) == {}
-    accuracy = {}
-    for bins in ("16", "0"):
-        model = str(tmp_path / f"m{bins}.skm")
-        assert main(["fit", "--csv", str(tmp_path / "train.csv"), "--label", "y",
-                     "--bins", bins, "--quiet", "--output", model]) == 0
-        accuracy[bins] = _metrics(capsys, ["evaluate", "--model", model, "--csv",
-                                           str(tmp_path / "test.csv")])["accuracy"]
+    accuracy = _accuracy_by_bins(tmp_path, capsys, "y")
     # measured: 1.0 as numbers, 0.44 as categories only
     assert accuracy["16"] > 0.85 and accuracy["0"] < 0.7, accuracy
 

@@ -686,6 +686,7 @@ class _CsvReader:
         use = [*columns, label] if self.labelled else columns
         line = 2
         from ._bins import _numbers, intervals
+        from ._text import text_rows
 
         for frame in read_csv(self.path, usecols=use, dtype=str, chunksize=self.chunk_rows):
             first_line, line = line, line + len(frame)
@@ -721,8 +722,6 @@ class _CsvReader:
                 X, names = _with_features(X, names, indptr, keys, values[present],
                                           dict(zip(self.value_keys.tolist(), self.scales)))
             for column in self.text:
-                from ._text import text_rows
-
                 indptr, keys, counts, words = text_rows(frame[column].to_numpy(dtype=object),
                                                         column)
                 X, names = _with_features(X, names, indptr, keys, counts, words)
