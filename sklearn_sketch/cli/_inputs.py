@@ -722,8 +722,7 @@ class _CsvReader:
                 X, names = _with_features(X, names, indptr, keys, values[present],
                                           dict(zip(self.value_keys.tolist(), self.scales)))
             for column in self.text:
-                indptr, keys, counts, words = text_rows(frame[column].to_numpy(dtype=object),
-                                                        column)
+                indptr, keys, counts, words = text_rows(frame[column], column)
                 X, names = _with_features(X, names, indptr, keys, counts, words)
             yield Chunk(X, labels, None, first_line, feature_names=names)
 

@@ -56,9 +56,10 @@ def text_columns(frame, columns):
 
 
 def text_rows(values, column):
-    """The words of each text of ``values`` (a missing value has none) as rows of
-    counts: ``(indptr, keys, counts, names)``, ``names`` ``{key: "column=word"}`` of
-    the distinct words. Each distinct word is named and hashed once.
+    """The words of each text of ``values`` (a sequence or Series of str; a missing
+    value has none) as rows of counts: ``(indptr, keys, counts, names)``, ``names``
+    ``{key: "column=word"}`` of the distinct words. Each distinct word is named and
+    hashed once.
 
     Examples
     --------
@@ -68,11 +69,14 @@ def text_rows(values, column):
     >>> [names[k] for k in keys.tolist()]
     ['t=cat', 't=dog']
     """
+    import pandas as pd
     import scipy.sparse as sp
 
     from .._raw_features import RAW_N_FEATURES, keys_of_names
 
-    words = [TOKEN.findall(v.lower()) if isinstance(v, str) else [] for v in values]
+    # pandas' string methods, as the other CSV columns are read (as fast as a loop
+    # over the texts: 1.25 s for 20 Newsgroups' posts, against 1.1-1.3 s).
+    words = pd.Series(values, dtype=object).fillna("").str.lower().str.findall(TOKEN)
     flat = list(chain.from_iterable(words))
     keys, names = keys_of_names(flat, prefix=f"{column}=")
     lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
