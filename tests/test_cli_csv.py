@@ -495,3 +495,32 @@ def test_a_model_file_with_bad_scales_is_refused_and_one_without_reads_values_no
     del metadata["input"]["csv"]["scales"]
     save(estimator, model, metadata=metadata)
     assert main(["evaluate", "--model", model, "--csv", str(tmp_path / "train.csv")]) == 0
+
+
+def test_a_csv_in_time_order_is_shuffled(tmp_path, capsys):
+    # Rows in time order: each day's 100 rows share an offset of their target that no
+    # column tells (a day's weather on its flights' delays). Neighbours have alike
+    # labels, which a count of labels alone does not show; the default trains on the
+    # rows shuffled whole, as --shuffle-buffer with every row does.
+    rng = np.random.default_rng(0)
+    frame = write_quantity(tmp_path / "train.csv", 6000, 0)
+    frame["y"] += np.repeat(rng.normal(0, 40, 60), 100).round(2)
+    frame.to_csv(tmp_path / "train.csv", index=False)
+    model = tmp_path / "m.skm"
+    models = {}
+    for name, options in (("default", []), ("file order", ["--shuffle-buffer", "0"]),
+                          ("whole buffer", ["--shuffle-buffer", "6000"])):
+        assert main(["fit", "--csv", str(tmp_path / "train.csv"), "--label", "y", "--epochs",
+                     "1", "--quiet", "--output", str(model), *options]) == 0
+        err = capsys.readouterr().err
+        noted = re.search(r"neighbouring rows of the training input have alike labels \(a "
+                          r"correlation of 0\.\d\d between a label and the next", err)
+        assert (noted is not None) == (name == "default"), err
+        assert ("fit shuffles all 6,000 rows in memory" in err) == (name == "default"), err
+        models[name] = model.read_bytes()
+    assert models["default"] == models["whole buffer"] != models["file order"]
+    # The same rows shuffled: neighbours no more alike than chance, nothing noted.
+    frame.sample(frac=1, random_state=0).to_csv(tmp_path / "train.csv", index=False)
+    assert main(["fit", "--csv", str(tmp_path / "train.csv"), "--label", "y", "--epochs",
+                 "1", "--quiet", "--output", str(model)]) == 0
+    assert "alike labels" not in capsys.readouterr().err

@@ -182,6 +182,36 @@ def test_label_order_counts_changes_across_blocks_against_every_order():
     assert label_order([]).n_rows == 0 and label_order([[5]]).expected_changes == 0
 
 
+def test_label_order_measures_how_alike_neighbouring_labels_are():
+    from sklearn_sketch.io._label_order import combined, label_order
+
+    rng = np.random.default_rng(0)
+    # 60 "days" of 50 rows that share an offset: a file in time order.
+    days = np.repeat(rng.normal(0, 2, 60), 50) + rng.normal(0, 1, 3000)
+    centred = days - days.mean()
+    direct = centred[1:] @ centred[:-1] / (centred @ centred)
+    for cut in ([], [1], [7, 7, 1500], [2999]):  # any blocks, even empty ones
+        order = label_order(np.split(days, cut))
+        assert order.serial_correlation == pytest.approx(direct, rel=1e-9)
+    assert order.neighbours_alike and not order.sorted_by_label
+    shuffled = label_order([rng.permutation(days)])
+    assert abs(shuffled.serial_correlation) < 4 / np.sqrt(3000)
+    assert not shuffled.neighbours_alike
+    # Labels that are words: changes of label only. Days of mostly one class.
+    late = np.where(rng.random(3000) < np.repeat(rng.choice([0.1, 0.9], 60), 50), "late", "on time")
+    assert np.isnan(label_order([late]).serial_correlation)
+    assert label_order([late]).neighbours_alike
+    assert not label_order([rng.permutation(late)]).neighbours_alike
+    # A few rows, however alike, decide nothing; equal numbers have no correlation.
+    assert not label_order([days[:40]]).neighbours_alike
+    assert np.isnan(label_order([np.ones(100)]).serial_correlation)
+    # Several files: their correlations weighted by rows.
+    other = label_order([rng.permutation(days)[:1000]])
+    both = combined([label_order([days]), other, label_order([late])])
+    assert both.serial_correlation == pytest.approx(
+        (3000 * direct + 1000 * other.serial_correlation) / 4000)
+
+
 @pytest.mark.parametrize("format", ["svmlight", "vw"])
 def test_scan_labels_tells_a_sorted_file_from_a_shuffled_one(tmp_path, format):
     rng = np.random.default_rng(0)

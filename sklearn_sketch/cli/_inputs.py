@@ -127,8 +127,9 @@ def add_input_arguments(parser, *, training):
                                  "when training on several files or on labels from record "
                                  "names, every row (up to "
                                  f"{FULL_SHUFFLE_ROWS:,} and {FULL_SHUFFLE_BYTES // 2**30} GiB of "
-                                 "text) when the labels come sorted, "
-                                 "else no shuffle (0: never)")
+                                 "text) when the labels come sorted or neighbouring rows "
+                                 "have alike labels (a file in time order), else no "
+                                 "shuffle (0: never)")
         parser.add_argument("--classes", metavar="A,B,...",
                             help="every class, comma-separated; default: read from the "
                                  "input (svmlight/VW: a fast pass over the labels)")
@@ -481,30 +482,46 @@ class InputStream:
         return self._check_classes(labels)
 
     def _mix_if_sorted(self, order):
-        """Shuffle training input whose labels come in runs (a file sorted by label),
-        unless ``--shuffle-buffer`` was given: in file order one pass learns the last
-        labels (20 Newsgroups' TF-IDF rows sorted by group, one pass: 0.42 accuracy
-        against 0.84 shuffled). Up to ``FULL_SHUFFLE_ROWS`` rows and
-        ``FULL_SHUFFLE_BYTES`` of text are shuffled whole (held in memory as rows:
-        about as many bytes as their text)."""
-        if getattr(self.args, "shuffle_buffer", 0) is not None or not order.sorted_by_label:
+        """Shuffle training input whose neighbouring rows have alike labels, unless
+        ``--shuffle-buffer`` was given: in file order a pass learns the last rows
+        best. Labels in runs (a file sorted by label; 20 Newsgroups' TF-IDF rows
+        sorted by group, one pass: 0.42 accuracy against 0.84 shuffled) and files in
+        time order (the flights of 2013 in date order, January to September to
+        train, October to December to test: a regression of the arrival delay, R^2
+        0.63 in file order, 0.80 shuffled; late arrivals, ROC AUC 0.851 -> 0.873)
+        alike. Up to ``FULL_SHUFFLE_ROWS`` rows and ``FULL_SHUFFLE_BYTES`` of text
+        are shuffled whole (held in memory as rows: about as many bytes as their
+        text), more rows ``DEFAULT_SHUFFLE_BUFFER`` at a time."""
+        if getattr(self.args, "shuffle_buffer", 0) is not None or not order.neighbours_alike:
             return
         changes = f"{order.n_changes:,} change{'' if order.n_changes == 1 else 's'}"
-        runs = (f"the labels of the training input come in runs ({changes} "
-                f"of label in {order.n_rows:,} rows, where a random order has about "
-                f"{order.expected_changes:,.0f}): trained in that order, a model learns "
-                "the last labels best")
+        measured = (f"{changes} of label in {order.n_rows:,} rows, where a random order has "
+                    f"about {order.expected_changes:,.0f}")
+        if order.sorted_by_label:
+            alike = f"the labels of the training input come in runs ({measured})"
+        else:
+            if order.n_changes > 0.9 * order.expected_changes:  # numbers that drift
+                measured = (f"a correlation of {order.serial_correlation:.2f} between a "
+                            "label and the next, where a random order has about 0")
+            alike = (f"neighbouring rows of the training input have alike labels "
+                     f"({measured}), as in a file in time order")
+        alike += ": trained in that order, a model learns the last rows best"
         text_bytes = _text_bytes(self.args.svmlight or self.args.vw or self.args.csv)
         if order.n_rows <= FULL_SHUFFLE_ROWS and text_bytes <= FULL_SHUFFLE_BYTES:
             self.shuffle_buffer = max(self.shuffle_buffer, order.n_rows)
-            print(f"sklearn-sketch: note: {runs}, so fit shuffles all {order.n_rows:,} rows "
+            print(f"sklearn-sketch: note: {alike}, so fit shuffles all {order.n_rows:,} rows "
                   "in memory (--shuffle-buffer 0 trains in file order)", file=sys.stderr)
             return
         self.shuffle_buffer = max(self.shuffle_buffer, DEFAULT_SHUFFLE_BUFFER)
-        print(f"sklearn-sketch: warning: {runs}; {order.n_rows:,} rows and about "
-              f"{text_bytes / 2**20:,.0f} MiB of text are more than fit shuffles whole "
-              f"({FULL_SHUFFLE_ROWS:,} rows, {FULL_SHUFFLE_BYTES / 2**30:g} GiB), so it mixes "
-              f"them {self.shuffle_buffer:,} rows at a time, and longer runs stay together: "
+        whole = (f"{order.n_rows:,} rows and about {text_bytes / 2**20:,.0f} MiB of text are "
+                 f"more than fit shuffles whole ({FULL_SHUFFLE_ROWS:,} rows, "
+                 f"{FULL_SHUFFLE_BYTES / 2**30:g} GiB), so it mixes them "
+                 f"{self.shuffle_buffer:,} rows at a time")
+        if not order.sorted_by_label:
+            print(f"sklearn-sketch: note: {alike}; {whole} (--shuffle-buffer 0 trains in "
+                  "file order)", file=sys.stderr)
+            return
+        print(f"sklearn-sketch: warning: {alike}; {whole}, and longer runs stay together: "
               "shuffle the file first (for example with shuf), or give a --shuffle-buffer as "
               "large as memory allows", file=sys.stderr)
 

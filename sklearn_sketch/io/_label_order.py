@@ -1,4 +1,5 @@
 """How the labels of a stream follow one another: sorted files teach the last labels."""
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -6,6 +7,12 @@ import numpy as np
 #: Below this many label changes expected of a random order, a count of changes says
 #: too little (a few rows, or one label nearly everywhere) to call an order sorted.
 MIN_EXPECTED_CHANGES = 16
+#: Neighbouring rows go together (a file in time order: the flights of a day, the
+#: hours of a station) when their labels change at most this share of a random
+#: order's changes, or their numbers correlate at least ALIKE_CORRELATION, and by
+#: ALIKE_DEVIATIONS standard deviations of a random order (so that a small file
+#: decides nothing by chance).
+ALIKE_CHANGES_SHARE, ALIKE_CORRELATION, ALIKE_DEVIATIONS = 0.9, 0.1, 4.0
 
 
 class LabelOrder(NamedTuple):
@@ -27,6 +34,10 @@ class LabelOrder(NamedTuple):
     expected_changes : float
         The mean of ``n_changes`` over every order of the same labels:
         ``(n - 1) - sum(c * (c - 1)) / n`` for label counts ``c``.
+    serial_correlation : float
+        The correlation of each label with the next, when the labels are numbers
+        (NaN otherwise, or when they are all equal): about 0, within
+        ``1 / sqrt(n)``, in a random order.
 
     Examples
     --------
@@ -40,6 +51,7 @@ class LabelOrder(NamedTuple):
     n_rows: int
     n_changes: int
     expected_changes: float
+    serial_correlation: float = math.nan
 
     @property
     def sorted_by_label(self):
@@ -48,6 +60,33 @@ class LabelOrder(NamedTuple):
         times (so that a few rows or a rare label decide nothing)."""
         return (self.expected_changes >= MIN_EXPECTED_CHANGES
                 and self.n_changes < self.expected_changes / 2)
+
+    @property
+    def neighbours_alike(self):
+        """Whether neighbouring rows have alike labels, past what chance gives a
+        random order: at most ``ALIKE_CHANGES_SHARE`` of its changes of label, or
+        numbers whose ``serial_correlation`` is at least ``ALIKE_CORRELATION``,
+        either by ``ALIKE_DEVIATIONS`` standard deviations of a random order
+        (about ``sqrt(expected_changes)`` changes, ``1 / sqrt(n_rows)`` of
+        correlation). A file sorted by label is one such order.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_sketch.io._label_order import label_order
+        >>> days = np.repeat(np.random.default_rng(0).normal(size=50), 20)  # 20 alike rows
+        >>> label_order([days]).neighbours_alike
+        True
+        >>> label_order([np.random.default_rng(0).permutation(days)]).neighbours_alike
+        False
+        """
+        fewer_changes = (self.expected_changes >= MIN_EXPECTED_CHANGES
+                         and self.n_changes <= ALIKE_CHANGES_SHARE * self.expected_changes
+                         and self.n_changes <= self.expected_changes
+                         - ALIKE_DEVIATIONS * math.sqrt(self.expected_changes))
+        correlated = (self.n_rows > 1 and self.serial_correlation
+                      >= max(ALIKE_CORRELATION, ALIKE_DEVIATIONS / math.sqrt(self.n_rows)))
+        return fewer_changes or correlated
 
 
 def label_order(blocks):
@@ -62,8 +101,12 @@ def combined(orders):
     """One :class:`LabelOrder` of streams read separately (several files): their rows,
     changes and expected changes added, as each file is mixed on its own terms."""
     orders = list(orders)
-    return LabelOrder(sum(o.n_rows for o in orders), sum(o.n_changes for o in orders),
-                      float(sum(o.expected_changes for o in orders)))
+    n_rows = sum(o.n_rows for o in orders)
+    numbered = [o for o in orders if not math.isnan(o.serial_correlation)]
+    correlation = (sum(o.n_rows * o.serial_correlation for o in numbered)
+                   / sum(o.n_rows for o in numbered) if numbered else math.nan)
+    return LabelOrder(n_rows, sum(o.n_changes for o in orders),
+                      float(sum(o.expected_changes for o in orders)), correlation)
 
 
 class LabelOrderCounter:
@@ -73,6 +116,11 @@ class LabelOrderCounter:
         self.n_rows = self.n_changes = 0
         self._last = None
         self._values, self._counts = [], []
+        # Of the labels as numbers (until one is not): their sum, sum of squares, sum
+        # of products of neighbours, first and last.
+        self._numbers = True
+        self._sum = self._squares = self._products = 0.0
+        self._first = self._last_number = None
 
     def add(self, labels):
         """Count one block of labels (a 1-D array), read after the previous ones."""
@@ -87,6 +135,39 @@ class LabelOrderCounter:
         values, counts = np.unique(labels, return_counts=True)
         self._values.append(values)
         self._counts.append(counts)
+        if self._numbers:
+            self._add_numbers(labels)
+
+    def _add_numbers(self, labels):
+        try:
+            numbers = np.asarray(labels, dtype=np.float64)
+        except (TypeError, ValueError):  # words ("yes", "spam"): labels, not numbers
+            self._numbers = False
+            return
+        if not np.isfinite(numbers).all():
+            self._numbers = False
+            return
+        self._sum += float(numbers.sum())
+        self._squares += float(numbers @ numbers)
+        self._products += float(numbers[1:] @ numbers[:-1])
+        if self._last_number is not None:
+            self._products += self._last_number * float(numbers[0])
+        else:
+            self._first = float(numbers[0])
+        self._last_number = float(numbers[-1])
+
+    def _serial_correlation(self):
+        """The lag-1 correlation of the numbers counted (NaN: not numbers, or constant)."""
+        n = self.n_rows
+        if not self._numbers or n < 2:
+            return math.nan
+        mean = self._sum / n
+        spread = self._squares - n * mean * mean
+        if not spread > 1e-12 * max(self._squares, 1e-300):
+            return math.nan
+        neighbours = (self._products - mean * (2 * self._sum - self._first - self._last_number)
+                      + (n - 1) * mean * mean)
+        return neighbours / spread
 
     def distinct(self):
         """The sorted distinct labels seen."""
@@ -102,4 +183,4 @@ class LabelOrderCounter:
         _, inverse = np.unique(np.concatenate(self._values), return_inverse=True)
         counts = np.bincount(inverse.ravel(), weights=np.concatenate(self._counts))
         expected = (n - 1) - float(np.sum(counts * (counts - 1))) / n
-        return LabelOrder(n, self.n_changes, expected)
+        return LabelOrder(n, self.n_changes, expected, self._serial_correlation())
