@@ -485,7 +485,7 @@ def test_a_model_file_with_bad_scales_is_refused_and_one_without_reads_values_no
         save(estimator, model, metadata=metadata)
         capsys.readouterr()
         assert main(["select", "--model", model]) == 2
-        assert "positive scales, and columns of free text" in capsys.readouterr().err
+        assert "positive scales, columns of free text" in capsys.readouterr().err
     metadata["input"]["csv"] = {**good, "crosses": [["carrier", "x"]], "text": ["carrier"]}
     save(estimator, model, metadata=metadata)
     assert main(["select", "--model", model]) == 2
@@ -524,3 +524,38 @@ def test_a_csv_in_time_order_is_shuffled(tmp_path, capsys):
     assert main(["fit", "--csv", str(tmp_path / "train.csv"), "--label", "y", "--epochs",
                  "1", "--quiet", "--output", str(model)]) == 0
     assert "alike labels" not in capsys.readouterr().err
+
+
+def test_a_missing_value_is_a_category_of_its_own(tmp_path, capsys):
+    from sklearn_sketch import save
+    from sklearn_sketch._model_files import read_model
+
+    # A flight without a tail number was cancelled; the carrier says a little.
+    rng = np.random.default_rng(0)
+    for name, n in (("train", 3000), ("test", 1000)):
+        frame = pd.DataFrame({"carrier": rng.choice(list("ABCD"), n),
+                              "tailnum": rng.choice(["N1", "N2", "N3", None], n,
+                                                    p=[0.3, 0.3, 0.3, 0.1])})
+        cancelled = frame["tailnum"].isna() | (rng.random(n) < 0.02)
+        frame["status"] = np.where(cancelled, "cancelled", "flown")
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    model = str(tmp_path / "m.skm")
+    assert main(["fit", "--csv", str(tmp_path / "train.csv"), "--label", "status",
+                 "--quiet", "--output", model]) == 0
+    capsys.readouterr()
+    assert main(["select", "--model", model]) == 0
+    assert capsys.readouterr().out.splitlines()[1].split("\t")[1] == "tailnum=NA"
+    test = ["evaluate", "--model", model, "--csv", str(tmp_path / "test.csv")]
+    accuracy = _metrics(capsys, test)["accuracy"]
+    # A model of before the category (no "missing" in its CSV options) reads a missing
+    # value as no feature, as it was trained: it cannot tell a cancellation.
+    estimator, metadata = read_model(model)
+    assert metadata["input"]["csv"].pop("missing") == "NA"
+    save(estimator, model, metadata=metadata)
+    old = _metrics(capsys, test)["accuracy"]
+    majority = float(np.mean(pd.read_csv(tmp_path / "test.csv")["status"] == "flown"))
+    assert accuracy > 0.97 and old <= majority + 0.01, (accuracy, old, majority)
+    metadata["input"]["csv"]["missing"] = ""
+    save(estimator, model, metadata=metadata)
+    assert main(["select", "--model", model]) == 2
+    assert "the name of a missing value" in capsys.readouterr().err

@@ -25,6 +25,11 @@ DEFAULT_SHUFFLE_BUFFER = 100_000
 FULL_SHUFFLE_ROWS, FULL_SHUFFLE_BYTES, COMPRESSED_TEXT_RATIO = 400_000, 2**30, 4
 #: The first rows of each svmlight training file that tell a table from keys.
 TABLE_ROWS = 10_000
+#: The value of an attribute that a CSV row leaves empty (or "NA", "null", as pandas reads
+#: them): a category of its own, as scikit-learn's ``OneHotEncoder`` reads NaN, since
+#: what is missing often says something (a flight without a tail number was
+#: cancelled). Models of before it read a missing value as no feature.
+MISSING = "NA"
 #: More classes than this, all of them whole numbers, look like a quantity: ``fit`` warns.
 MANY_NUMERIC_CLASSES = 100
 
@@ -159,7 +164,8 @@ def csv_options(args, model_csv=None):
         label = args.label or model_csv["label"]
         return {"label": label, "columns": model_csv["columns"],
                 "crosses": model_csv["crosses"], "bins": model_csv.get("bins", {}),
-                "scales": model_csv.get("scales", {}), "text": model_csv.get("text", [])}
+                "scales": model_csv.get("scales", {}), "text": model_csv.get("text", []),
+                **({"missing": model_csv["missing"]} if "missing" in model_csv else {})}
     if not args.label:
         raise CommandError("--csv needs --label, the column of the labels")
     import pandas as pd
@@ -198,7 +204,7 @@ def csv_options(args, model_csv=None):
     return {"label": args.label, "columns": columns,
             "crosses": [list(c) for c in crosser.crosses_],
             "bins": bins, "scales": numeric_scales(first, columns) if n_bins > 1 else {},
-            "text": text}
+            "text": text, "missing": MISSING}
 
 
 def labelled_files(args):
@@ -687,6 +693,8 @@ class _CsvReader:
         self.scales = csv.get("scales", {})
         # Columns of free text are read as their words (._text), not crossed.
         self.text = csv.get("text", [])
+        # A missing attribute value: the category csv["missing"] (None: no feature).
+        self.missing = csv.get("missing")
         self.attributes = [c for c in csv["columns"] if c not in self.text]
         from .._raw_features import name_keys
         self.value_keys = (name_keys(list(self.scales)) if self.scales
@@ -728,6 +736,9 @@ class _CsvReader:
                     **{field: attributes[column] for field, column in self.values.items()},
                     **{column: intervals(numbers[column], edges)
                        for column, edges in self.bins.items()})
+            if self.missing is not None:
+                # Not the value fields: a number missing is one attribute, "column=NA".
+                attributes = attributes.fillna({c: self.missing for c in self.attributes})
             X, names = self._attribute_rows(attributes, len(frame))
             if self.scales:
                 values = np.column_stack([numbers[column] / scale

@@ -67,8 +67,8 @@ def _check_metadata(metadata):
 
 def _check_csv_metadata(csv):
     """The CSV options of a model: a label column, attribute columns, crosses of them,
-    the interval edges and scales of numeric columns and the columns of free text
-    (each absent in models of before them)."""
+    the interval edges and scales of numeric columns, the columns of free text and
+    the category of a missing value (each absent in models of before them)."""
     from .._model_files import ModelFileError
 
     def strings(values):
@@ -79,7 +79,9 @@ def _check_csv_metadata(csv):
     if (not isinstance(csv, dict)
             or not {"label", "columns", "crosses"} <= set(csv) <= {"label", "columns",
                                                                    "crosses", "bins",
-                                                                   "scales", "text"}
+                                                                   "scales", "text",
+                                                                   "missing"}
+            or not (isinstance(csv.get("missing", ""), str) and csv.get("missing", "x"))
             or not isinstance(csv["label"], str) or not strings(csv["columns"])
             or not check_bins(csv.get("bins", {}), csv["columns"])
             or not check_scales(csv.get("scales", {}), csv["columns"])
@@ -91,7 +93,8 @@ def _check_csv_metadata(csv):
             or any(set(c) & set(csv.get("text", [])) for c in csv["crosses"])):
         raise ModelFileError("the CSV metadata must give a label, columns, crosses of them, "
                              "the increasing edges of numeric columns' intervals, their "
-                             "positive scales, and columns of free text, not crossed")
+                             "positive scales, columns of free text, not crossed, and "
+                             "the name of a missing value")
 
 
 def _check_interactions_metadata(model_input):
