@@ -24,8 +24,8 @@ Vowpal Wabbit with its default (adaptive, normalized) updates for 5 passes on th
 binary tasks, when installed.
 
 Sparse tables (at most 1,000 columns, mostly zeros: an svmlight file of raw
-measurements and one-hot fields) are scaled by each column's largest absolute
-value, as ``MaxAbsScaler`` does, keeping the zeros. A second table measures that
+measurements and one-hot fields) are scaled by the root mean square of each
+column's entries, keeping the zeros. A second table measures that
 on the flights and on the weather with their fields one-hot (carrier, origin,
 destination, month, hour) beside their raw numeric columns: read as given, scaled,
 and beside ``SGDClassifier()`` raw and after ``MaxAbsScaler``,
@@ -316,8 +316,8 @@ def main(argv=None):
                                "fit seconds"],
                    "rows": rows},
                   {"title": "Default test accuracy on sparse tables (fields one-hot, raw "
-                            "numeric columns): read as given and scaled by each column's "
-                            "largest value",
+                            "numeric columns): read as given and scaled by the root mean "
+                            "square of each column's entries",
                    "columns": ["data", "estimator", "as given", "scaled", "gain",
                                "fit seconds"],
                    "rows": sparse_rows}]
