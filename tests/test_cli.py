@@ -474,3 +474,41 @@ def test_a_model_past_the_machines_memory_is_a_one_line_error(svmlight, tmp_path
             "1.0 MiB of memory. Give a memory_budget (the whole model's bytes) or a smaller "
             "sketch_width.") in err
     assert not model.exists()
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_predict_proba_writes_the_models_probabilities(tmp_path, capsys, n_classes):
+    from sklearn.datasets import load_svmlight_file
+
+    rng = np.random.default_rng(n_classes)
+    lines = []
+    for _ in range(300):
+        y = int(rng.integers(n_classes))
+        columns = sorted(set((rng.choice(1000, 8, replace=False) + 10).tolist()) | {y + 1})
+        lines.append(f"{y} " + " ".join(f"{j}:1" for j in columns))
+    data = tmp_path / "d.svm"
+    data.write_text("\n".join(lines) + "\n")
+    model = tmp_path / "m.skm"
+    assert main(["fit", "--svmlight", str(data), "--quiet", "--output", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["predict", "--svmlight", str(data), "--model", str(model), "--proba"]) == 0
+    header, *rows = capsys.readouterr().out.splitlines()
+    assert header.split("\t") == ["label", *map(str, range(n_classes))]
+    labels = [row.split("\t")[0] for row in rows]
+    written = np.array([[float(v) for v in row.split("\t")[1:]] for row in rows])
+    # The probabilities the model gives the same rows (written to 6 digits), their labels
+    # those predict writes without --proba.
+    estimator = load(model)
+    X, _ = load_svmlight_file(str(data), n_features=estimator.n_features_in_)
+    np.testing.assert_allclose(written, estimator.predict_proba(X), rtol=1e-5, atol=1e-6)
+    assert main(["predict", "--svmlight", str(data), "--model", str(model)]) == 0
+    assert labels == capsys.readouterr().out.splitlines()
+    # A model without probabilities, or a regressor, is refused by name.
+    for options, error in ((["--param", "loss='hinge'"], "loss='hinge'"),
+                           (["--task", "regression"], "regressor")):
+        assert main(["fit", "--svmlight", str(data), "--quiet", "--output", str(model),
+                     *options]) == 0
+        capsys.readouterr()
+        assert main(["predict", "--svmlight", str(data), "--model", str(model),
+                     "--proba"]) == 2
+        assert error in capsys.readouterr().err

@@ -529,13 +529,30 @@ def _check_file_labels(args, classes):
 def cmd_predict(args):
     model = load_model(args.model)
     estimator = model["estimator"]
+    proba = getattr(args, "proba", False)
+    if proba and not hasattr(estimator, "classes_"):
+        raise CommandError("--proba gives the probabilities of a classifier's classes; this "
+                           "model is a regressor, which predicts numbers")
+    if proba and not hasattr(estimator, "predict_proba"):
+        raise CommandError(f"--proba needs a model trained with loss='log_loss' (the "
+                           f"default); this one has loss={estimator.loss!r}")
     stream = _model_stream(model, args)
     n_rows = n_empty = nnz = 0
     with _open_output(args.output) as out:
+        if proba:
+            out.write("\t".join(["label", *map(_format_label, estimator.classes_)]) + "\n")
         for chunk in stream:
             n_rows += chunk.X.shape[0]
             nnz += chunk.X.nnz
             n_empty += _empty_rows(chunk.X)
+            if proba:
+                # One scoring a chunk: the label and the probabilities from the same scores.
+                probabilities = estimator._probabilities(estimator._decision(chunk.X))
+                labels = estimator.classes_[probabilities.argmax(axis=1)]
+                out.write("".join(
+                    f"{_format_label(label)}\t" + "\t".join(f"{p:.6g}" for p in row) + "\n"
+                    for label, row in zip(labels.tolist(), probabilities.tolist())))
+                continue
             predicted = estimator.predict(chunk.X).tolist()
             if hasattr(estimator, "classes_"):
                 out.write("".join(f"{_format_label(label)}\n" for label in predicted))

@@ -87,6 +87,10 @@ def build_parser():
     predict.add_argument("--model", required=True, help="model file written by fit (any other file, a pickle say, is refused)")
     add_input_arguments(predict, training=False)
     predict.add_argument("--output", help="file to write, one label a line (default stdout)")
+    predict.add_argument("--proba", action="store_true",
+                         help="a classifier's probability of each class too: a header line "
+                              "'label' and the classes, then a line per example, "
+                              "tab-separated (models of loss='log_loss', the default)")
 
     evaluate = _command(commands, "evaluate", "accuracy, ROC AUC, memory, time")
     evaluate.add_argument("--model", required=True, help="model file written by fit (any other file, a pickle say, is refused)")
