@@ -1673,6 +1673,18 @@ class _BaseSketchSGD(BaseEstimator):
             self.n_features_to_select_ = state.heaps[0].capacity
         self.memory_bytes_ = self._memory_bytes()
 
+    def _planned_bytes(self, n_models):
+        """``(total, each)``: the bytes of the tables of a new model of ``n_models``
+        (one a class for multi-class), and of one of them (None under a
+        ``memory_budget``, which is then the total)."""
+        budget = getattr(self, "memory_budget", None)
+        if budget is not None:
+            return parse_memory_budget(budget), None
+        width, depth, capacity = self._model_shape(n_models)
+        each = (sketch_bytes(width, depth or 1) if self._store.uses_sketch else 0) \
+            + (heap_bytes(capacity, self._store.heap_aux) if self._store.uses_heap else 0)
+        return each * n_models, each
+
     def _check_model_fits_in_memory(self, n_models):
         """Refuse a new model of ``n_models`` whose tables take more than
         ``MEMORY_SHARE`` of this machine's memory: it would be killed for memory part
@@ -1683,13 +1695,7 @@ class _BaseSketchSGD(BaseEstimator):
         if memory is None:
             return
         budget = getattr(self, "memory_budget", None)
-        if budget is not None:
-            total, each = parse_memory_budget(budget), None
-        else:
-            width, depth, capacity = self._model_shape(n_models)
-            each = (sketch_bytes(width, depth or 1) if self._store.uses_sketch else 0) \
-                + (heap_bytes(capacity, self._store.heap_aux) if self._store.uses_heap else 0)
-            total = each * n_models
+        total, each = self._planned_bytes(n_models)
         if total <= MEMORY_SHARE * memory:
             return
         what = (f"memory_budget={budget!r}" if each is None else

@@ -512,3 +512,52 @@ def test_predict_proba_writes_the_models_probabilities(tmp_path, capsys, n_class
         assert main(["predict", "--svmlight", str(data), "--model", str(model),
                      "--proba"]) == 2
         assert error in capsys.readouterr().err
+
+
+def test_a_default_model_of_many_classes_is_narrowed_to_the_cap(tmp_path, capsys, monkeypatch):
+    from sklearn_sketch._base import largest_sketch_width
+    from sklearn_sketch.cli import _commands
+
+    rng = np.random.default_rng(0)
+    lines = []
+    for _ in range(300):
+        y = int(rng.integers(5))
+        columns = sorted(set((rng.choice(1000, 8, replace=False) + 10).tolist()) | {y + 1})
+        lines.append(f"{y} " + " ".join(f"{j}:1" for j in columns))
+    data = tmp_path / "d.svm"
+    data.write_text("\n".join(lines) + "\n")
+    model = tmp_path / "m.skm"
+    cap = 2**23  # five classes of feature hashing's 4 MiB, or MISSION's 3, pass it
+    monkeypatch.setattr(_commands, "DEFAULT_MODEL_BYTES", cap)
+
+    def fit(estimator, *options):
+        assert main(["fit", "--svmlight", str(data), "--estimator", estimator, "--epochs", "1",
+                     "--output", str(model), *options]) == 0
+        return load(model), capsys.readouterr().err
+
+    for name in ("hashing", "mission"):
+        default = _commands._new_estimator(name, "classification")
+        est, err = fit(name)
+        depth = est.sketch_depth_
+        heap = est._planned_bytes(5)[1] - 4 * depth * (est.sketch_width_ + 1)
+        # The widest sketch that, beside the default heap, keeps the 5 models in the cap.
+        assert est.sketch_width_ == largest_sketch_width(cap / 5 - heap, depth)
+        assert est._planned_bytes(5)[0] <= cap < default._planned_bytes(5)[0]
+        if name == "mission":  # the heap keeps its default capacity
+            assert est.n_features_to_select_ == default.n_features_to_select
+        assert (f"5 classes: the default model, {default._planned_bytes(5)[1] / 2**20:,.1f} "
+                f"MiB a class, would take") in err and "narrows each class's sketch" in err
+        # A size given, or a budget: as given, said nothing.
+        for option in ("sketch_width=4096", "memory_budget='1MB'"):
+            given, err = fit(name, "--param", option)
+            assert "narrows" not in err
+            assert given.get_params()["sketch_width"] == (4096 if "width" in option
+                                                          else default.sketch_width)
+    # Two classes (one model) of the default: under the cap, untouched.
+    binary = tmp_path / "b.svm"
+    binary.write_text("".join(line.replace(line[0], str(int(line[0]) % 2), 1) + "\n"
+                              for line in lines))
+    assert main(["fit", "--svmlight", str(binary), "--estimator", "hashing", "--epochs", "1",
+                 "--output", str(model)]) == 0
+    assert "narrows" not in capsys.readouterr().err
+    assert load(model).sketch_width_ == 2**20

@@ -50,6 +50,19 @@ EARLY_READ_CHUNKS = 4
 #: (755,774) loses 0.02 to 0.24 points; past this a pass costs what a user would
 #: notice, and 20 Newsgroups (1.8M) would lose MISSION 2.6 points in twice the time.
 SMALL_INPUT_NNZ = 1_000_000
+#: A classification's default model (a model per class: feature hashing 4 MiB a class,
+#: MISSION and BEAR about 3) is sized to this many bytes in all where it would take
+#: more, unless a parameter in SIZE_PARAMS sizes it: Vowpal Wabbit's one-against-all
+#: shares one table. The flights' 104 destinations (from carrier, origin, flight, tail
+#: number, hour and month; January to September to train): feature hashing 436 MB,
+#: 0.7940, 20.8 s -> 67 MB at memory_budget=64MB, 0.7940, 12.2 s; MISSION 329 MB,
+#: 0.7930 -> 56 MB, 0.7926. Twenty classes stay under it (20 Newsgroups: hashing
+#: 84 MB, BEAR 73 MB, MISSION 64 MB).
+DEFAULT_MODEL_BYTES = 2**27
+SIZE_PARAMS = {"memory_budget", "sketch_width", "sketch_depth", "n_features_to_select"}
+#: Narrower than this a capped sketch is not made: the default shape stands (and the
+#: memory guard refuses what cannot fit).
+MIN_CAPPED_WIDTH = 2**12
 
 
 def _estimator_module(name):
@@ -368,6 +381,8 @@ def _train(args, params, vectorizer, zero_based, n_features, csv, interactions):
             estimator.set_params(**params)
         except ValueError as exc:
             raise CommandError(f"bad --param for {args.estimator}: {exc}") from exc
+        if classes is not None:
+            _cap_many_class_model(estimator, len(classes), params, args.quiet)
         counted = _Counted(early, targets=classes is None, estimator=estimator)
         from ..io._training import train_stream
         verbose = 0 if args.quiet else 1
@@ -388,6 +403,37 @@ def _train(args, params, vectorizer, zero_based, n_features, csv, interactions):
     finally:
         early.close()
     return estimator, counted, classes
+
+
+def _cap_many_class_model(estimator, n_classes, params, quiet):
+    """Narrow each class's sketch of a default model of many classes so that the
+    model's tables take about ``DEFAULT_MODEL_BYTES`` in all, with a note, where its
+    default shape would take more; unless a parameter sizes it (``SIZE_PARAMS``).
+    The heaps keep their default capacity (a budget would enlarge them: MISSION's
+    104 destinations took 88 s against 69)."""
+    if SIZE_PARAMS & set(params) or getattr(estimator, "memory_budget", "given") is not None:
+        return
+    n_models = n_classes if n_classes > 2 else 1
+    total, each = estimator._planned_bytes(n_models)
+    width = getattr(estimator, "sketch_width", None)
+    if total <= DEFAULT_MODEL_BYTES or width is None:
+        return
+    from .._base import largest_sketch_width, sketch_bytes
+
+    _, depth, _ = estimator._model_shape(n_models)
+    sketch_each = sketch_bytes(width, depth or 1)
+    room = DEFAULT_MODEL_BYTES / n_models - (each - sketch_each)
+    narrow = largest_sketch_width(max(room, 0.0), depth or 1)
+    if narrow < MIN_CAPPED_WIDTH:
+        return  # so many classes that the cap would leave nothing: the default stands
+    estimator.set_params(sketch_width=narrow)
+    if not quiet:
+        print(f"sklearn-sketch: note: {n_classes:,} classes: the default model, "
+              f"{each / 2**20:,.1f} MiB a class, would take {total / 2**20:,.0f} MiB; fit "
+              f"narrows each class's sketch to {narrow:,} cells, "
+              f"{estimator._planned_bytes(n_models)[0] / 2**20:,.0f} MiB in all "
+              "(--param sketch_width=... or memory_budget=... for another size)",
+              file=sys.stderr)
 
 
 def _auto_passes(estimator, counted):
