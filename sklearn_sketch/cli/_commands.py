@@ -555,12 +555,13 @@ def _model_stream(model, args):
                 raise CommandError(f"{path} has no label column {csv['label']!r} to evaluate "
                                    "against (give --label)")
     zero_based, n_features = decide_svmlight_layout(args, model)
-    # predict reads every row; evaluate scores a regressor on the rows with a target.
-    missing = ("keep" if args.command == "predict" else
-               "skip" if not hasattr(model["estimator"], "classes_") else "error")
+    # predict reads every row; evaluate scores the rows with a label (a regressor's
+    # targets checked as numbers).
+    missing = "keep" if args.command == "predict" else "skip"
     return InputStream(args, vectorizer, "test", zero_based=zero_based, n_features=n_features,
                        csv=csv, interactions=model["input"].get("interactions", []),
-                       missing_labels=missing)
+                       missing_labels=missing,
+                       targets=not hasattr(model["estimator"], "classes_"))
 
 
 def _check_file_labels(args, classes):

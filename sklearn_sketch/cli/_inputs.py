@@ -318,16 +318,19 @@ class InputStream:
         The CSV options (:func:`csv_options`).
     interactions : list of str
         Vowpal Wabbit namespace crosses (``--interactions``).
-    missing_labels : {"error", "skip", "keep"} or None
-        CSV rows without a label: an error, skipped, or kept (``predict``); None:
-        skipped in a regression, else an error.
+    missing_labels : {"skip", "keep"} or None
+        CSV rows without a label: skipped, or kept (``predict``); None (training):
+        skipped, and counted by :meth:`classes`.
+    targets : bool or None
+        Whether CSV labels are a regression's targets, checked as numbers; None
+        (training): as the labels decide (:meth:`classes`).
     """
 
     def __init__(self, args, vectorizer, split, *, zero_based=None, n_features=None,
                  shuffle_buffer=0, keep_names=False, csv=None, interactions=(),
-                 missing_labels=None):
+                 missing_labels=None, targets=None):
         self.args = args
-        self.missing_labels = missing_labels
+        self.missing_labels, self.targets = missing_labels, targets
         self.csv = csv
         self.interactions = list(interactions)
         self.keep_names = keep_names
@@ -358,11 +361,12 @@ class InputStream:
                                        interactions=self.interactions)
                     for path in args.vw]
         if self.kind == "csv":
-            # Training rows without a target are skipped in a regression (counted by
-            # classes()), an error in a classification.
-            missing = self.missing_labels or (
-                "skip" if self.task == "regression" else "error")
-            return [_CsvReader(path, rows, self.csv, missing_labels=missing)
+            # Training rows without a label are skipped (counted by classes()); a
+            # regression's targets (training's, or evaluate's: skipped there) must be
+            # numbers.
+            missing = self.missing_labels or "skip"
+            targets = self.task == "regression" if self.targets is None else self.targets
+            return [_CsvReader(path, rows, self.csv, missing_labels=missing, targets=targets)
                     for path in args.csv]
         reader_type = FastaReader if args.fasta else FastqReader
         readers = []
@@ -461,14 +465,13 @@ class InputStream:
                 labels.update(counter.distinct().tolist())
                 orders.append(counter.order())
             classes = self._check_classes(np.array(sorted(labels)))
-            if unlabelled and self.task != "regression":
-                path = next(iter(unlabelled))
-                raise CommandError(f"{path} has rows without a label in column "
-                                   f"{self.csv['label']!r}")
             if unlabelled:
-                # A flight cancelled has no delay: a regression learns from the others.
+                # A flight cancelled has no delay, a plane not yet registered no tail
+                # number: a model learns from the others, as Vowpal Wabbit trains on its
+                # labelled lines only.
+                what = "target" if self.task == "regression" else "label"
                 print(f"sklearn-sketch: note: {sum(unlabelled.values()):,} rows without a "
-                      f"target in column {self.csv['label']!r} are skipped",
+                      f"{what} in column {self.csv['label']!r} are skipped",
                       file=sys.stderr)
             self._mix_if_sorted(combined(orders))
             return classes
@@ -675,11 +678,11 @@ class _CsvReader:
     """Chunks of a CSV file: its attributes and their crosses as named CSR rows, one pass
     per iteration."""
 
-    def __init__(self, path, chunk_rows, csv, missing_labels="error"):
+    def __init__(self, path, chunk_rows, csv, missing_labels="skip", targets=False):
         from ..feature_extraction import FeatureCrosser
 
         self.path, self.chunk_rows, self.csv = path, chunk_rows, csv
-        self.missing_labels = missing_labels
+        self.missing_labels, self.targets = missing_labels, targets
         header = [str(c) for c in read_csv(path, nrows=0).columns]
         unknown = [c for c in csv["columns"] if c not in header]
         if unknown:
@@ -717,12 +720,9 @@ class _CsvReader:
             first_line, line = line, line + len(frame)
             missing = (frame[label].isna().to_numpy() if self.labelled
                        else np.ones(len(frame), dtype=bool))
-            if self.labelled and missing.any() and self.missing_labels == "error":
-                raise CommandError(f"{self.path}, line {first_line + int(missing.argmax())}"
-                                   f": no label in column {label!r}")
             if self.labelled and missing.any() and self.missing_labels == "skip":
                 frame, missing = frame[~missing], missing[~missing]
-            if self.labelled and self.missing_labels == "skip":
+            if self.labelled and self.targets and self.missing_labels == "skip":
                 self._check_targets(frame[label].to_numpy(dtype=str), frame.index)
             labels = (frame[label].to_numpy(dtype=str) if not missing.any()
                       else np.full(len(frame), np.nan))
