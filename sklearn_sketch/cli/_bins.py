@@ -24,8 +24,8 @@ defaults, one pass; carrier, airports, hour and month with four numeric
 columns: departure delay, distance, scheduled departure, air time): the
 arrival delay as a regression (MISSION), R^2 .796 without the value and .867
 with it (.892 since the estimator scales it by the root mean square of its
-values, not its largest); arrivals late by 15 minutes .9040 -> .9044 (AWM-Sketch) and .9085 ->
-.9098 (MISSION). Held-out weather hours (origin, month, hour and six numeric
+values, not its largest); arrivals late by 15 minutes .9040 -> .9044
+(AWM-Sketch) and .9085 -> .9098 (MISSION). Held-out weather hours (origin, month, hour and six numeric
 columns): the temperature .975 -> .988; a wet hour .9516 -> .9506 (AWM) and
 .9470 -> .9472 (MISSION); ROC AUC up 0.001-0.003 in the four classifications.
 The scales are kept in the model as the edges are.
