@@ -194,13 +194,15 @@ def test_label_order_measures_how_alike_neighbouring_labels_are():
         order = label_order(np.split(days, cut))
         assert order.serial_correlation == pytest.approx(direct, rel=1e-9)
     assert order.neighbours_alike and not order.sorted_by_label
+    # Numbers that drift, each seldom repeated: alike by their correlation only.
+    assert order.numbers_alike and not order.changes_alike
     shuffled = label_order([rng.permutation(days)])
     assert abs(shuffled.serial_correlation) < 4 / np.sqrt(3000)
     assert not shuffled.neighbours_alike
     # Labels that are words: changes of label only. Days of mostly one class.
     late = np.where(rng.random(3000) < np.repeat(rng.choice([0.1, 0.9], 60), 50), "late", "on time")
     assert np.isnan(label_order([late]).serial_correlation)
-    assert label_order([late]).neighbours_alike
+    assert label_order([late]).neighbours_alike and label_order([late]).changes_alike
     assert not label_order([rng.permutation(late)]).neighbours_alike
     # A few rows, however alike, decide nothing; equal numbers have no correlation.
     assert not label_order([days[:40]]).neighbours_alike

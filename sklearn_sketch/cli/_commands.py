@@ -382,7 +382,7 @@ def _train(args, params, vectorizer, zero_based, n_features, csv, interactions):
         except ValueError as exc:
             raise CommandError(f"bad --param for {args.estimator}: {exc}") from exc
         if classes is not None:
-            _cap_many_class_model(estimator, len(classes), params, args.quiet)
+            _cap_many_class_model(estimator, classes, params, args.quiet)
         counted = _Counted(early, targets=classes is None, estimator=estimator)
         from ..io._training import train_stream
         verbose = 0 if args.quiet else 1
@@ -405,7 +405,7 @@ def _train(args, params, vectorizer, zero_based, n_features, csv, interactions):
     return estimator, counted, classes
 
 
-def _cap_many_class_model(estimator, n_classes, params, quiet):
+def _cap_many_class_model(estimator, classes, params, quiet):
     """Narrow each class's sketch of a default model of many classes so that the
     model's tables take about ``DEFAULT_MODEL_BYTES`` in all, with a note, where its
     default shape would take more; unless a parameter sizes it (``SIZE_PARAMS``).
@@ -413,7 +413,7 @@ def _cap_many_class_model(estimator, n_classes, params, quiet):
     104 destinations took 88 s against 69)."""
     if SIZE_PARAMS & set(params) or getattr(estimator, "memory_budget", "given") is not None:
         return
-    n_models = n_classes if n_classes > 2 else 1
+    n_models = estimator._n_models(classes)
     total, each = estimator._planned_bytes(n_models)
     width = getattr(estimator, "sketch_width", None)
     if total <= DEFAULT_MODEL_BYTES or width is None:
@@ -428,7 +428,7 @@ def _cap_many_class_model(estimator, n_classes, params, quiet):
         return  # so many classes that the cap would leave nothing: the default stands
     estimator.set_params(sketch_width=narrow)
     if not quiet:
-        print(f"sklearn-sketch: note: {n_classes:,} classes: the default model, "
+        print(f"sklearn-sketch: note: {len(classes):,} classes: the default model, "
               f"{each / 2**20:,.1f} MiB a class, would take {total / 2**20:,.0f} MiB; fit "
               f"narrows each class's sketch to {narrow:,} cells, "
               f"{estimator._planned_bytes(n_models)[0] / 2**20:,.0f} MiB in all "
@@ -585,9 +585,12 @@ def cmd_predict(args):
                            f"default); this one has loss={estimator.loss!r}")
     stream = _model_stream(model, args)
     n_rows = n_empty = nnz = 0
+    # Each class's text once; a chunk's lines are formatted and joined in NumPy and C.
+    names = (np.array([_format_label(c) for c in estimator.classes_.tolist()], dtype=object)
+             if hasattr(estimator, "classes_") else None)
     with _open_output(args.output) as out:
         if proba:
-            out.write("\t".join(["label", *map(_format_label, estimator.classes_)]) + "\n")
+            out.write("\t".join(["label", *names]) + "\n")
         for chunk in stream:
             n_rows += chunk.X.shape[0]
             nnz += chunk.X.nnz
@@ -595,16 +598,16 @@ def cmd_predict(args):
             if proba:
                 # One scoring a chunk: the label and the probabilities from the same scores.
                 probabilities = estimator._probabilities(estimator._decision(chunk.X))
-                labels = estimator.classes_[probabilities.argmax(axis=1)]
-                out.write("".join(
-                    f"{_format_label(label)}\t" + "\t".join(f"{p:.6g}" for p in row) + "\n"
-                    for label, row in zip(labels.tolist(), probabilities.tolist())))
-                continue
-            predicted = estimator.predict(chunk.X).tolist()
-            if hasattr(estimator, "classes_"):
-                out.write("".join(f"{_format_label(label)}\n" for label in predicted))
+                lines = names[probabilities.argmax(axis=1)].astype(str)
+                for column in np.char.mod("%.6g", probabilities).T:
+                    lines = np.char.add(np.char.add(lines, "\t"), column)
+            elif names is not None:
+                codes = np.searchsorted(estimator.classes_, estimator.predict(chunk.X))
+                lines = names[codes]
             else:
-                out.write("".join(f"{value:.6g}\n" for value in predicted))
+                lines = np.char.mod("%.6g", estimator.predict(chunk.X))
+            if len(lines):
+                out.write("\n".join(lines.tolist()) + "\n")
     _warn_if_empty_rows(n_empty, n_rows, model["vectorizer"],
                         "the model predicted them by its intercept alone")
     if _records_read_whole(args):

@@ -509,7 +509,7 @@ class InputStream:
         if order.sorted_by_label:
             alike = f"the labels of the training input come in runs ({measured})"
         else:
-            if order.n_changes > 0.9 * order.expected_changes:  # numbers that drift
+            if not order.changes_alike:  # numbers that drift, each seldom repeated
                 measured = (f"a correlation of {order.serial_correlation:.2f} between a "
                             "label and the next, where a random order has about 0")
             alike = (f"neighbouring rows of the training input have alike labels "

@@ -80,13 +80,25 @@ class LabelOrder(NamedTuple):
         >>> label_order([np.random.default_rng(0).permutation(days)]).neighbours_alike
         False
         """
-        fewer_changes = (self.expected_changes >= MIN_EXPECTED_CHANGES
-                         and self.n_changes <= ALIKE_CHANGES_SHARE * self.expected_changes
-                         and self.n_changes <= self.expected_changes
-                         - ALIKE_DEVIATIONS * math.sqrt(self.expected_changes))
-        correlated = (self.n_rows > 1 and self.serial_correlation
-                      >= max(ALIKE_CORRELATION, ALIKE_DEVIATIONS / math.sqrt(self.n_rows)))
-        return fewer_changes or correlated
+        return self.changes_alike or self.numbers_alike
+
+    @property
+    def changes_alike(self):
+        """Whether the labels change at most ``ALIKE_CHANGES_SHARE`` of a random
+        order's times, and by ``ALIKE_DEVIATIONS`` of its standard deviations (one
+        of :attr:`neighbours_alike`'s two measures)."""
+        return (self.expected_changes >= MIN_EXPECTED_CHANGES
+                and self.n_changes <= ALIKE_CHANGES_SHARE * self.expected_changes
+                and self.n_changes <= self.expected_changes
+                - ALIKE_DEVIATIONS * math.sqrt(self.expected_changes))
+
+    @property
+    def numbers_alike(self):
+        """Whether the labels are numbers correlated with the next row's at least
+        ``ALIKE_CORRELATION``, and by ``ALIKE_DEVIATIONS`` of a random order's
+        standard deviations (the other of :attr:`neighbours_alike`'s measures)."""
+        return self.n_rows > 1 and self.serial_correlation >= max(
+            ALIKE_CORRELATION, ALIKE_DEVIATIONS / math.sqrt(self.n_rows))
 
 
 def label_order(blocks):
