@@ -52,6 +52,9 @@ def test_crossed_csv_round_trip(files, capsys, estimator):
     (["--csv", "{train}"], "--csv needs --label"),
     (["--csv", "{train}", "--label", "status", "--columns", "carrier,gate"],
      "unknown column(s) ['gate']"),
+    (["--csv", "{train}", "--label", "Status"],
+     "unknown column(s) ['Status'] in ", ),
+    (["--csv", "{train}", "--label", "Status"], "(did you mean 'status' for 'Status'?)"),
     (["--csv", "{train}", "--label", "status", "--cross", "carrier,dest", "--max-order", "2"],
      "--cross or --max-order, not both"),
     (["--csv", "{train}", "--label", "status", "--cross", "carrier"], "2 or 3 distinct fields"),
@@ -96,19 +99,75 @@ def test_number_labels_of_a_csv_are_checked_as_numbers(tmp_path, capsys):
     assert main(fit) == 0  # a quantity: a regression
     assert "real numbers, from" in capsys.readouterr().err
     assert type(load(out)).__name__ == "MissionRegressor"
-    # Whole numbers are classes, but more than a hundred of them are a quantity.
+    # Whole numbers are classes when few, or up to a hundred class codes (0 or 1 up, at
+    # least 90% of those in between present); others are a quantity.
     small = ["--param", "sketch_width=64", "--param", "n_features_to_select=4"]
-    for n_values, regression in ((100, False), (101, True)):
-        frame["delay"] = np.arange(400) % n_values - 20
+    cases = [(np.arange(20) - 20, False),           # few: classes, whatever they are
+             (np.arange(21) - 20, True),            # more, not from 0 or 1
+             (np.arange(100) + 1, False),           # codes 1 to 100
+             (np.arange(101), True),                # more than a hundred
+             (np.delete(np.arange(31), [5, 9, 17]), False),  # 28 of 0..30: 90% present
+             (np.delete(np.arange(31), [5, 9, 17, 20]), True),  # 27: fewer
+             (np.arange(30) * 10 + 2700, True)]     # grams
+    for values, regression in cases:
+        frame["delay"] = values[np.arange(400) % values.size]
         frame.to_csv(path, index=False)
         assert main(fit + small) == 0
         err = capsys.readouterr().err
-        assert (f"the labels are {n_values} distinct whole numbers, from -20 to "
-                f"{n_values - 21}: a quantity, so fit trains a regressor" in err) == regression
+        assert (f"the labels are {values.size} distinct whole numbers, from {values.min()} to "
+                f"{values.max()}" in err) == regression
+        assert ("a quantity, so fit trains a regressor" in err) == regression
         estimator = load(out)
         assert type(estimator).__name__ == ("MissionRegressor" if regression
                                             else "MissionClassifier")
-        assert regression or len(estimator.classes_) == n_values
+        assert regression or len(estimator.classes_) == values.size
+
+
+def test_a_few_words_among_numbers_are_skipped_in_a_regression(tmp_path, capsys):
+    # A "?" for unknown, or two lines run together, in a column of prices: the rows are
+    # skipped and counted (not a classifier of a class a price), and evaluate does not
+    # score them.
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"carrier": rng.choice(list("ABCD"), 400)})
+    frame["price"] = np.round(rng.normal(size=400) * 10 + (frame["carrier"] == "A") * 20, 2)
+    frame["price"] = frame["price"].astype(str)
+    frame.loc[[3, 50], "price"] = "?"
+    frame.loc[70, "price"] = "12.5AAPL"
+    path, out = tmp_path / "prices.csv", tmp_path / "m.skm"
+    frame.to_csv(path, index=False)
+    fit = ["fit", "--csv", str(path), "--label", "price", "--quiet", "--output", str(out)]
+    assert main(fit) == 0
+    err = capsys.readouterr().err
+    assert "3 of 400 rows, whose label is not a number ('12.5AAPL', '?'), are skipped" in err
+    estimator = load(out)
+    assert type(estimator).__name__ == "MissionRegressor"
+    # The same model as one trained on the file without those rows.
+    clean = tmp_path / "clean.csv"
+    frame.drop(index=[3, 50, 70]).to_csv(clean, index=False)
+    assert main(fit[:2] + [str(clean)] + fit[3:-1] + [str(tmp_path / "c.skm")]) == 0
+    assert "skipped" not in capsys.readouterr().err
+    predictions = []
+    for model in (out, tmp_path / "c.skm"):
+        assert main(["predict", "--csv", str(clean), "--model", str(model)]) == 0
+        predictions.append(capsys.readouterr().out)
+    assert predictions[0] == predictions[1] and predictions[0].count("\n") == 397
+    assert main(["evaluate", "--csv", str(path), "--model", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "3 of 400 examples have no label that is a number: they are not scored" in captured.err
+    assert "examples\t397" in captured.out
+    # Explicitly a regression: the same rows skipped; a classification keeps them as classes.
+    assert main(fit + ["--task", "regression"]) == 0
+    assert "3 of 400 rows" in capsys.readouterr().err
+    assert main(fit + ["--task", "classification"]) == 0
+    capsys.readouterr()
+    assert "?" in load(out).classes_.tolist()
+    # Many words are not stray: no regression skips a third of its rows.
+    frame.loc[:150, "price"] = "n.a."
+    frame.loc[:3, "price"] = ["x", "y", "z", "w"]
+    frame.to_csv(path, index=False)
+    assert main(fit + ["--task", "regression"]) == 2
+    assert "--task regression needs numeric labels, got 'n.a.', 'w', 'x', ..." in (
+        capsys.readouterr().err)
 
 
 def test_a_csv_model_reads_csv_only(files, capsys):
@@ -227,12 +286,20 @@ def test_a_small_table_of_few_distinct_numbers_reads_them_as_numbers(tmp_path, c
 
 
 def test_tab_semicolon_and_bar_separated_files_are_read_as_commas_are(tmp_path, capsys):
+    # So are a spreadsheet's numbers with a decimal comma (separated by other than
+    # commas), a comma followed by a space, and columns between runs of spaces.
     frame = write_measurements(tmp_path / "rows.csv", 600, 0)
     files = {"comma": tmp_path / "rows.csv"}
     for name, sep, path in (("tab", "\t", "rows.tsv"), ("tab, gzip", "\t", "rows.tsv.gz"),
-                            ("semicolon", ";", "rows;.csv"), ("bar", "|", "rows.txt")):
+                            ("semicolon", ";", "rows;.csv"), ("bar", "|", "rows.txt"),
+                            ("spaces", " ", "rows.dat")):
         files[name] = tmp_path / path
         frame.to_csv(files[name], sep=sep, index=False)
+    files["decimal comma"] = tmp_path / "rows_eu.csv"
+    frame.to_csv(files["decimal comma"], sep=";", decimal=",", index=False)
+    assert "20,9" in files["decimal comma"].read_text()
+    files["comma, space"] = tmp_path / "rows_spaced.csv"
+    files["comma, space"].write_text(files["comma"].read_text().replace(",", ", "))
     models, predictions = {}, {}
     for name, path in files.items():
         models[name] = str(tmp_path / f"{name}.skm")
@@ -248,6 +315,16 @@ def test_tab_semicolon_and_bar_separated_files_are_read_as_commas_are(tmp_path, 
         assert out.read_text() == predictions["comma"]
     assert len(set(predictions.values())) == 1
     assert set(predictions["tab"].split()) == {"late", "on_time"}
+
+
+def test_a_label_column_without_a_value_is_a_one_line_error(tmp_path, capsys):
+    path = tmp_path / "rows.csv"
+    path.write_text("carrier,delay\nA,\nB,\n")
+    assert main(["fit", "--csv", str(path), "--label", "delay", "--quiet", "--output",
+                 str(tmp_path / "m.skm")]) == 2
+    err = capsys.readouterr().err
+    assert "no row of the training input has a label in column 'delay'" in err
+    assert err.count("\n") == 1
 
 
 def write_reviews(path, n, seed):

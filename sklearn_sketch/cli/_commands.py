@@ -555,13 +555,14 @@ def _model_stream(model, args):
                 raise CommandError(f"{path} has no label column {csv['label']!r} to evaluate "
                                    "against (give --label)")
     zero_based, n_features = decide_svmlight_layout(args, model)
-    # predict reads every row; evaluate scores the rows with a label (a regressor's
-    # targets checked as numbers).
+    # predict reads every row; evaluate scores the rows with a label (a regressor's,
+    # with a number).
     missing = "keep" if args.command == "predict" else "skip"
     return InputStream(args, vectorizer, "test", zero_based=zero_based, n_features=n_features,
                        csv=csv, interactions=model["input"].get("interactions", []),
                        missing_labels=missing,
-                       targets=not hasattr(model["estimator"], "classes_"))
+                       targets=not hasattr(model["estimator"], "classes_"),
+                       stray_labels="unscored")
 
 
 def _check_file_labels(args, classes):
@@ -654,13 +655,15 @@ def cmd_evaluate(args):
                         "the model scored them by its intercept alone")
     if _records_read_whole(args):
         _note_if_records_are_genomes(model["vectorizer"], y_true.size, nnz, "score")
-    # A Vowpal Wabbit line without a label (NaN) is an example to predict, not to score.
-    # (A CSV row without one stops at reading; other inputs always have one.)
+    # A Vowpal Wabbit line without a label (NaN) is an example to predict, not to score,
+    # as a regression's CSV row whose label is not a number. (A CSV row without one is
+    # skipped at reading; other inputs always have one.)
     unlabeled = (np.isnan(y_true) if y_true.dtype.kind == "f"
                  else np.zeros(y_true.size, dtype=bool))
     if unlabeled.any():
         print(f"sklearn-sketch: warning: {int(unlabeled.sum()):,} of {y_true.size:,} examples "
-              "have no label: they are not scored", file=sys.stderr)
+              f"have no label{' that is a number' if regression else ''}: they are not "
+              "scored", file=sys.stderr)
         y_true, scores = y_true[~unlabeled], scores[~unlabeled]
         probas = None if probas is None else probas[~unlabeled]
         if not y_true.size:

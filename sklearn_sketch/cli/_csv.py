@@ -7,8 +7,12 @@ takes 0.005 s and a chunked pass stays within its chunk, whatever the size of
 the file. Other compressions (gz, bz2, xz) pandas streams already.
 
 The column separator is read from the header line (a comma, a tab, a semicolon
-or a bar, whichever it holds most): tab-separated files and the semicolon
-files of spreadsheets set to a decimal comma are read as they are.
+or a bar, whichever it holds most; runs of spaces when it holds none of them and
+they split the first lines alike), and spaces after it are skipped
+(``a, b, c``: the names were `` b`` and `` c``). A file separated by other than commas whose first rows write
+numbers with a decimal comma and none with a point (a spreadsheet's export in
+much of Europe: ``27,8;13,9``) has those numbers read with a point: as text,
+a column of temperatures was a classification of 65 classes.
 """
 import re
 import zipfile
@@ -16,6 +20,10 @@ from contextlib import contextmanager
 
 #: Column separators a header line is read for, preferred in this order on a tie.
 SEPARATORS = (",", "\t", ";", "|")
+#: Lines after the header read for how the file writes its numbers.
+SAMPLE_LINES = 100
+_DECIMAL_COMMA = r"^\s*([-+]?\d*),(\d+)\s*$"
+_DECIMAL_POINT = r"^\s*[-+]?\d*\.\d+\s*$"
 
 
 def read_csv(path, **kwargs):
@@ -40,23 +48,67 @@ def read_csv(path, **kwargs):
     ...     _ = f.write("a\\tb\\tc,d\\n1\\tx\\ty,z\\n")
     >>> read_csv(tabs).to_dict("records")
     [{'a': 1, 'b': 'x', 'c,d': 'y,z'}]
+    >>> europe = os.path.join(os.path.dirname(path), "rows.csv")
+    >>> with open(europe, "w") as f:
+    ...     _ = f.write("place; temp\\nOslo; -1,5\\nRome; 12,25\\n")
+    >>> read_csv(europe, dtype=str).to_dict("list")
+    {'place': ['Oslo', 'Rome'], 'temp': ['-1.5', '12.25']}
     """
-    import pandas as pd
-
-    kwargs.setdefault("sep", separator(path))
-    if not str(path).lower().endswith(".zip"):
-        return pd.read_csv(path, **kwargs)
+    lines = _first_lines(path)
+    sep = kwargs.setdefault("sep", separator(lines))
+    kwargs.setdefault("skipinitialspace", True)
+    points = decimal_comma(lines, sep)
     if kwargs.get("chunksize") is not None:
-        return _chunks(path, kwargs)
-    with _member(path) as member:
-        return pd.read_csv(member, **kwargs)
+        return _chunks(path, kwargs, points)
+    with _opened(path) as source:
+        frame = _read(source, kwargs)
+    return _with_points(frame) if points else frame
 
 
-def _chunks(path, kwargs):
+def _read(source, kwargs):
     import pandas as pd
 
-    with _member(path) as member, pd.read_csv(member, **kwargs) as reader:
-        yield from reader
+    return pd.read_csv(source, **kwargs)
+
+
+def _chunks(path, kwargs, points):
+    with _opened(path) as source, _read(source, kwargs) as reader:
+        for chunk in reader:
+            yield _with_points(chunk) if points else chunk
+
+
+@contextmanager
+def _opened(path):
+    """What pandas reads: the path, or a zip archive's one member open as a stream."""
+    if not str(path).lower().endswith(".zip"):
+        yield path
+        return
+    with _member(path) as member:
+        yield member
+
+
+def decimal_comma(lines, sep):
+    """Whether the lines of a CSV file (its header first) write numbers with a
+    decimal comma: separated by other than commas, some fields of the rows are
+    digits with one comma (``-1,5``) and none are digits with a point."""
+    if sep == "," or len(lines) < 2:
+        return False
+    import pandas as pd
+
+    fields = pd.Series([field for line in lines[1:] for field in line.split(sep)])
+    return bool(fields.str.match(_DECIMAL_COMMA).any()
+                and not fields.str.match(_DECIMAL_POINT).any())
+
+
+def _with_points(frame):
+    """``frame`` with the text columns' decimal commas written as points."""
+    from pandas.api.types import is_string_dtype
+
+    text = [c for c in frame.columns if is_string_dtype(frame[c])]
+    if not text:
+        return frame
+    return frame.assign(**{c: frame[c].str.replace(_DECIMAL_COMMA, r"\1.\2", regex=True)
+                           for c in text})
 
 
 @contextmanager
@@ -72,29 +124,37 @@ def _member(path):
             yield member
 
 
-def separator(path):
-    """The column separator of the CSV file at ``path``: the one of
-    :data:`SEPARATORS` its header line holds most often outside double quotes (the
-    earlier on a tie), a comma when it holds none. Compressed files (by their
-    name's ending, as pandas reads them) are read compressed."""
-    header = re.sub(r'"[^"]*"', "", _first_line(path))
+def separator(lines):
+    """The column separator of a CSV file of first ``lines`` (its header first): the
+    one of :data:`SEPARATORS` the header holds most often outside double quotes (the
+    earlier on a tie); else any run of white space, when it splits the header and
+    every line after it into as many fields, more than one (R's ``write.table``,
+    many ``.dat`` files); else a comma (one column)."""
+    header = re.sub(r'"[^"]*"', "", lines[0] if lines else "")
     counts = [header.count(sep) for sep in SEPARATORS]
     best = max(range(len(SEPARATORS)), key=lambda i: (counts[i], -i))
-    return SEPARATORS[best] if counts[best] else ","
+    if counts[best]:
+        return SEPARATORS[best]
+    fields = {len(line.split()) for line in lines if line.strip()}
+    return r"\s+" if len(fields) == 1 and fields.pop() > 1 else ","
 
 
-def _first_line(path, limit=1 << 20):
-    """The first line of a file (at most ``limit`` bytes of it), decompressed."""
+def _first_lines(path, n_lines=SAMPLE_LINES + 1, limit=1 << 20):
+    """The first lines of a file (at most ``limit`` bytes each), decompressed as pandas
+    reads it (by its name's ending)."""
     name = str(path).lower()
-    if name.endswith(".zip"):
-        with _member(path) as member:
-            return _decoded(member.readline(limit))
     opener = open
     for ending, module in ((".gz", "gzip"), (".bz2", "bz2"), (".xz", "lzma")):
         if name.endswith(ending):
             opener = __import__(module).open
-    with opener(path, "rb") as f:
-        return _decoded(f.readline(limit))
+    with (_member(path) if name.endswith(".zip") else opener(path, "rb")) as f:
+        lines = []
+        for _ in range(n_lines):
+            line = f.readline(limit)
+            if not line:
+                break
+            lines.append(_decoded(line).rstrip("\r\n"))
+        return lines
 
 
 def _decoded(line):

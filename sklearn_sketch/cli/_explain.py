@@ -67,7 +67,8 @@ def cmd_explain(args):
                            f"it has {names}")
     unknown = [c for c in columns or [] if c not in names]
     if unknown:
-        raise CommandError(f"unknown column(s) {unknown} in --columns; {args.path} has {names}")
+        from ._inputs import unknown_columns
+        raise unknown_columns(unknown, args.path, names)
     columns = columns or [c for c in names if c != metric]
     rule = _fixed_rule(pd, args, metric)
     # Attributes are categories: read them as text, so a column is one type in every chunk.

@@ -30,8 +30,19 @@ TABLE_ROWS = 10_000
 #: what is missing often says something (a flight without a tail number was
 #: cancelled). Models of before it read a missing value as no feature.
 MISSING = "NA"
-#: More classes than this, all of them whole numbers, look like a quantity: ``fit`` warns.
-MANY_NUMERIC_CLASSES = 100
+#: Whole-number labels are a quantity (``--task auto`` trains a regressor) when more than
+#: MANY_NUMERIC_CLASSES are distinct, or more than FEW_NUMERIC_CLASSES that are not the
+#: codes of classes: from 0 or 1 up, CODE_FILL of the numbers in between present. A
+#: penguin's body mass in grams (81 values from 2,700 in 238 rows) or a count of doctor's
+#: visits (55 values from 0 to 77) trained a model per value and scored as always
+#: predicting the most frequent one; a group's number (1 to 20) or a letter's (1 to 26)
+#: stays a class.
+MANY_NUMERIC_CLASSES, FEW_NUMERIC_CLASSES, CODE_FILL = 100, 20, 0.9
+#: A numeric label column may hold a few words (a "?" for unknown, a line of two rows run
+#: together): at most STRAY_LABELS distinct ones in at most STRAY_SHARE of the rows. When
+#: the numbers are a quantity, a regression skips those rows and counts them; a price
+#: column with one stray word made a classifier of 386 classes, one a price.
+STRAY_LABELS, STRAY_SHARE = 3, 0.01
 
 
 def _argument_type(convert, accept, expected):
@@ -75,7 +86,7 @@ def add_input_arguments(parser, *, training):
     kinds.add_argument("--csv", metavar="PATH", action="extend", nargs="+",
                        help="CSV file with a header (plain, .gz, .zip, ...; columns "
                             "separated by commas, tabs, semicolons or bars, as its header "
-                            "line shows): categorical attributes, crossed with --max-order "
+                            "line shows, or by spaces; decimal commas read): categorical attributes, crossed with --max-order "
                             "or --cross, and a --label column")
     source.add_argument("--zero-based", choices=["auto", "0", "1"], default="auto",
                         help="svmlight index base: 0, 1, or auto (fit: decided once on the "
@@ -141,9 +152,11 @@ def add_input_arguments(parser, *, training):
         parser.add_argument("--task", choices=["auto", "classification", "regression"],
                             default="auto",
                             help="auto: a regression (squared error) when the labels are "
-                                 "numbers not all whole, or more than "
-                                 f"{MANY_NUMERIC_CLASSES} distinct whole numbers (a "
-                                 "quantity), else a classification")
+                                 "numbers not all whole, more than "
+                                 f"{MANY_NUMERIC_CLASSES} distinct whole numbers, or "
+                                 f"more than {FEW_NUMERIC_CLASSES} that are not class "
+                                 "codes (0 or 1 up, most of those in between present): "
+                                 "a quantity; else a classification")
 
 
 def input_kind(args):
@@ -177,7 +190,7 @@ def csv_options(args, model_csv=None):
         have = [str(c) for c in read_csv(path, nrows=0).columns]
         unknown = [c for c in [*columns, args.label] if c not in have]
         if unknown:
-            raise CommandError(f"unknown column(s) {unknown} in {path}; it has {have}")
+            raise unknown_columns(unknown, path, have)
     if args.label in columns:
         raise CommandError(f"the label column {args.label!r} cannot be an attribute too")
     if args.cross and args.max_order:
@@ -205,6 +218,17 @@ def csv_options(args, model_csv=None):
             "crosses": [list(c) for c in crosser.crosses_],
             "bins": bins, "scales": numeric_scales(first, columns) if n_bins > 1 else {},
             "text": text, "missing": MISSING}
+
+
+def unknown_columns(unknown, path, have):
+    """The error of column names not in a file's header ``have``, with the names
+    they come close to (``'vote'`` for ``vote`` where a header quotes its names)."""
+    import difflib
+
+    close = {name: difflib.get_close_matches(name, have, n=1) for name in unknown}
+    guesses = [f"{match[0]!r} for {name!r}" for name, match in close.items() if match]
+    return CommandError(f"unknown column(s) {unknown} in {path}; it has {have}"
+                        + (f" (did you mean {', '.join(guesses)}?)" if guesses else ""))
 
 
 def labelled_files(args):
@@ -322,13 +346,18 @@ class InputStream:
         CSV rows without a label: skipped, or kept (``predict``); None (training):
         skipped, and counted by :meth:`classes`.
     targets : bool or None
-        Whether CSV labels are a regression's targets, checked as numbers; None
-        (training): as the labels decide (:meth:`classes`).
+        Whether CSV labels are a regression's targets (numbers); None (training):
+        as the labels decide (:meth:`classes`).
+    stray_labels : "unscored" or ()
+        A regression's CSV labels that are not numbers: read as NaN, examples not
+        to score ("unscored": ``evaluate``), or ``()`` (training): the few that
+        :meth:`classes` found among the numbers, whose rows are skipped (more stop
+        it with an error).
     """
 
     def __init__(self, args, vectorizer, split, *, zero_based=None, n_features=None,
                  shuffle_buffer=0, keep_names=False, csv=None, interactions=(),
-                 missing_labels=None, targets=None):
+                 missing_labels=None, targets=None, stray_labels=()):
         self.args = args
         self.missing_labels, self.targets = missing_labels, targets
         self.csv = csv
@@ -345,6 +374,9 @@ class InputStream:
         #: and why a regression when ``--task`` left it to them (said once the
         #: estimator is known to have a regressor).
         self.task = self.task_note = None
+        #: A regression's few CSV labels that are not numbers (:meth:`classes`): their
+        #: rows are skipped.
+        self.stray_labels = stray_labels
 
     # ----------------------------------------------------------- readers
     def _file_readers(self):
@@ -366,7 +398,8 @@ class InputStream:
             # numbers.
             missing = self.missing_labels or "skip"
             targets = self.task == "regression" if self.targets is None else self.targets
-            return [_CsvReader(path, rows, self.csv, missing_labels=missing, targets=targets)
+            return [_CsvReader(path, rows, self.csv, missing_labels=missing, targets=targets,
+                               stray_labels=self.stray_labels)
                     for path in args.csv]
         reader_type = FastaReader if args.fasta else FastqReader
         readers = []
@@ -452,7 +485,8 @@ class InputStream:
             return self._check_classes(np.array(load_dna_sample(1).target_names))
         from ..io._label_order import LabelOrderCounter, combined
         if self.kind == "csv":
-            labels, orders, unlabelled = set(), [], {}
+            from ..io._label_order import merge_label_counts
+            labels, counts, orders, unlabelled = [], [], [], {}
             for path in args.csv:
                 counter = LabelOrderCounter()
                 for chunk in read_csv(path, usecols=[self.csv["label"]], dtype=str,
@@ -462,9 +496,11 @@ class InputStream:
                     if missing.any():
                         unlabelled[path] = unlabelled.get(path, 0) + int(missing.sum())
                     counter.add(column[~missing].to_numpy())
-                labels.update(counter.distinct().tolist())
+                distinct, rows = counter.label_counts()
+                labels.append(distinct.astype(str))
+                counts.append(rows)
                 orders.append(counter.order())
-            classes = self._check_classes(np.array(sorted(labels)))
+            classes = self._classes_or_targets(*merge_label_counts(labels, counts))
             if unlabelled:
                 # A flight cancelled has no delay, a plane not yet registered no tail
                 # number: a model learns from the others, as Vowpal Wabbit trains on its
@@ -534,6 +570,28 @@ class InputStream:
               "shuffle the file first (for example with shuf), or give a --shuffle-buffer as "
               "large as memory allows", file=sys.stderr)
 
+    def _classes_or_targets(self, labels, counts):
+        """:meth:`_check_classes` of a CSV label column's distinct ``labels`` (text,
+        sorted; ``counts``: the rows of each), where a few words among numbers
+        (``STRAY_LABELS``, ``STRAY_SHARE``) are left out of a regression: its reader
+        skips their rows (``self.stray_labels``), and a note counts them."""
+        numbers = _finite_numbers(labels)
+        words = ~np.isfinite(numbers)
+        task = getattr(self.args, "task", "auto")
+        if (task == "classification" or not words.any() or words.all()
+                or words.sum() > STRAY_LABELS or counts[words].sum() > STRAY_SHARE * counts.sum()):
+            return self._check_classes(labels)
+        classes = self._check_classes(labels[~words])
+        if self.task != "regression":  # few whole numbers and a word: classes all
+            return self._check_classes(labels)
+        self.stray_labels = labels[words].tolist()
+        rows = int(counts[words].sum())
+        print(f"sklearn-sketch: note: {rows:,} of {int(counts.sum()):,} rows, whose label is "
+              f"not a number ({', '.join(map(repr, self.stray_labels))}), "
+              f"{'is' if rows == 1 else 'are'} skipped: the others are numbers, a "
+              "regression's targets", file=sys.stderr)
+        return classes
+
     def _header_labels(self, paths):
         from ..io import FastaReader, FastqReader
         reader_type = FastaReader if self.args.fasta else FastqReader
@@ -559,23 +617,29 @@ class InputStream:
         values = _numeric_labels(classes)
         if task == "regression":
             if values is None:
+                words = classes[~np.isfinite(_finite_numbers(classes.astype(str)))]
                 raise CommandError(f"--task regression needs numeric labels, got "
-                                   f"{', '.join(map(str, classes[:3].tolist()))}...")
+                                   f"{', '.join(map(repr, words[:3].tolist()))}"
+                                   f"{', ...' if words.size > 3 else ''}")
             self.task = "regression"
             return None
         whole = values is not None and np.array_equal(values, np.round(values))
-        if values is not None and task == "auto" and classes.size > 1 and (
-                not whole or classes.size > MANY_NUMERIC_CLASSES):
+        quantity = (None if values is None or task != "auto" or classes.size < 2
+                    else _quantity(values))
+        if quantity is not None:
+            kind, why = quantity
             # A model per value would be a classifier per minute of delay (the flights:
             # 445 models, 1.4 GB) or fail on real numbers.
-            kind = "whole numbers" if whole else "real numbers"
             self.task_note = (f"the labels are {classes.size:,} distinct {kind}, from "
-                              f"{values.min():g} to {values.max():g}: a quantity, so fit "
+                              f"{values.min():g} to {values.max():g}{why}: a quantity, so fit "
                               "trains a regressor (squared error; --task classification "
                               "trains a model per value)")
             self.task = "regression"
             return None
         self.task = "classification"
+        if classes.size == 0:
+            raise CommandError("no row of the training input has a label"
+                               + (f" in column {self.csv['label']!r}" if self.csv else ""))
         if classes.size < 2:
             raise CommandError(f"need at least 2 classes to train, found {classes.tolist()}")
         if values is not None and not whole:
@@ -585,6 +649,33 @@ class InputStream:
                 f"{values.min():g} to {values.max():g}): a classification needs classes; "
                 "--task regression (or auto) trains a regressor")
         return classes
+
+
+def _quantity(values):
+    """How distinct numeric labels (``values``, float64) read as a quantity ("real
+    numbers" or "whole numbers", and why not classes), or None when they are classes
+    (see ``MANY_NUMERIC_CLASSES``)."""
+    if not np.array_equal(values, np.round(values)):
+        return "real numbers", ""
+    if values.size > MANY_NUMERIC_CLASSES:
+        return "whole numbers", ""
+    if values.size <= FEW_NUMERIC_CLASSES:
+        return None
+    low, high = values.min(), values.max()
+    if low in (0, 1) and values.size >= CODE_FILL * (high - low + 1):
+        return None
+    return "whole numbers", (", not the codes of classes (those run from 0 or 1 up, most of "
+                             "the numbers in between present)")
+
+
+def _finite_numbers(texts):
+    """``texts`` (an array of str) as float64, NaN where one is not a finite number."""
+    import pandas as pd
+
+    numbers = np.array(pd.to_numeric(pd.Series(texts, dtype=object), errors="coerce"),
+                       dtype=np.float64)
+    numbers[~np.isfinite(numbers)] = np.nan
+    return numbers
 
 
 def _text_bytes(paths):
@@ -678,15 +769,18 @@ class _CsvReader:
     """Chunks of a CSV file: its attributes and their crosses as named CSR rows, one pass
     per iteration."""
 
-    def __init__(self, path, chunk_rows, csv, missing_labels="skip", targets=False):
+    def __init__(self, path, chunk_rows, csv, missing_labels="skip", targets=False,
+                 stray_labels=()):
         from ..feature_extraction import FeatureCrosser
 
         self.path, self.chunk_rows, self.csv = path, chunk_rows, csv
         self.missing_labels, self.targets = missing_labels, targets
+        self.stray_labels = (stray_labels if isinstance(stray_labels, str)
+                             else list(stray_labels))
         header = [str(c) for c in read_csv(path, nrows=0).columns]
         unknown = [c for c in csv["columns"] if c not in header]
         if unknown:
-            raise CommandError(f"unknown column(s) {unknown} in {path}; it has {header}")
+            raise unknown_columns(unknown, path, header)
         # Without its label column (predict) a row is read for its attributes only.
         self.labelled = csv["label"] in header
         # A numeric column is read twice: its interval, under its own name (crossed as
@@ -723,7 +817,12 @@ class _CsvReader:
             if self.labelled and missing.any() and self.missing_labels == "skip":
                 frame, missing = frame[~missing], missing[~missing]
             if self.labelled and self.targets and self.missing_labels == "skip":
-                self._check_targets(frame[label].to_numpy(dtype=str), frame.index)
+                if self.stray_labels == "unscored":  # evaluate: not a number, not scored
+                    frame = frame.assign(**{label: _finite_numbers(
+                        frame[label].to_numpy(dtype=str)).astype(str)})
+                elif self.stray_labels:  # fit: the few that classes() counted
+                    keep = ~frame[label].isin(self.stray_labels).to_numpy()
+                    frame, missing = frame[keep], missing[keep]
             labels = (frame[label].to_numpy(dtype=str) if not missing.any()
                       else np.full(len(frame), np.nan))
             attributes = frame[self.attributes]
@@ -766,20 +865,6 @@ class _CsvReader:
         return sp.csr_matrix((n_rows, RAW_N_FEATURES)), _ValueNames(None, {})
 
 
-    def _check_targets(self, values, index):
-        """A regression's targets are finite numbers; the first that is not is named with
-        its line (the frame's index counts the file's rows from 0, after the header)."""
-        try:
-            bad = ~np.isfinite(values.astype(np.float64))
-        except ValueError:  # a word among numbers: found one by one, on this error path
-            bad = np.array([not _is_finite_number(v) for v in values])
-        if bad.any():
-            first = int(bad.argmax())
-            raise CommandError(f"{self.path}, line {int(index[first]) + 2}: the label "
-                               f"{str(values[first])!r} is not a finite number (a regression's "
-                               "target)")
-
-
 def _with_features(X, names, indptr, keys, data, named):
     """CSR ``X`` with more features in each row (``indptr``, ``keys``, ``data`` as a
     CSR's), and ``names`` (a lookup of ``X``'s keys) with theirs (``named``:
@@ -819,13 +904,6 @@ class _ValueNames:
         inner = self.names.mean_name_bytes() if self.names is not None else 0.0
         added = [len(name.encode()) for name in islice(self.values.values(), sample)]
         return max(inner, float(np.mean(added))) if added else inner
-
-
-def _is_finite_number(text):
-    try:
-        return bool(np.isfinite(float(text)))
-    except ValueError:
-        return False
 
 
 def _empty_frame(columns):

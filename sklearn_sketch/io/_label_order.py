@@ -121,6 +121,14 @@ def combined(orders):
                       float(sum(o.expected_changes for o in orders)), correlation)
 
 
+def merge_label_counts(values, counts):
+    """The sorted distinct labels of several ``(values, counts)`` blocks (sequences of
+    arrays) and the rows of each, summed over the blocks."""
+    distinct, inverse = np.unique(np.concatenate(values), return_inverse=True)
+    return distinct, np.bincount(inverse.ravel(), weights=np.concatenate(counts),
+                                 minlength=distinct.size).astype(np.int64)
+
+
 class LabelOrderCounter:
     """Count rows, label changes and label counts over consecutive blocks of labels."""
 
@@ -183,16 +191,19 @@ class LabelOrderCounter:
 
     def distinct(self):
         """The sorted distinct labels seen."""
+        return self.label_counts()[0]
+
+    def label_counts(self):
+        """The sorted distinct labels seen and the rows of each."""
         if not self._values:
-            return np.zeros(0)
-        return np.unique(np.concatenate(self._values))
+            return np.zeros(0), np.zeros(0, dtype=np.int64)
+        return merge_label_counts(self._values, self._counts)
 
     def order(self):
         """The :class:`LabelOrder` of what was counted."""
         n = self.n_rows
         if n < 2:
             return LabelOrder(n, 0, 0.0)
-        _, inverse = np.unique(np.concatenate(self._values), return_inverse=True)
-        counts = np.bincount(inverse.ravel(), weights=np.concatenate(self._counts))
+        counts = self.label_counts()[1].astype(np.float64)
         expected = (n - 1) - float(np.sum(counts * (counts - 1))) / n
         return LabelOrder(n, self.n_changes, expected, self._serial_correlation())
