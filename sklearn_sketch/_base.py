@@ -1143,6 +1143,10 @@ class _BaseSketchSGD(BaseEstimator):
                                    parse_memory_budget(budget) // (16 * 4)))
         return np.zeros(cells, dtype=dtype)
 
+    def _start_intercept(self, state, y, sample_weight):
+        """Set a new model's intercepts from its first call's targets ``y`` (and
+        ``sample_weight``): they stay 0."""
+
     def _heap_order(self):
         """How the heaps order their entries: by ``|weight|`` unless a parameter says."""
         return getattr(self, "heap_order", "magnitude")
@@ -1404,7 +1408,11 @@ class _BaseSketchSGD(BaseEstimator):
                 self.learning_rate_ = schedule
                 if self.eta0 == "auto":
                     self.eta0_ = step * scale
-            state = probed[0] if probed is not None else self._new_state(n_models, X)
+            if probed is not None:
+                state = probed[0]
+            else:
+                state = self._new_state(n_models, X)
+                self._start_intercept(state, y_encoded, sample_weight)
             journaled = []
         else:
             table = _FEATURE_TABLES.get(self._schedule_name())

@@ -57,6 +57,7 @@ class StepProbe:
         self.estimator, self.n_models, self.X = estimator, n_models, X
         self.csr, self.y, self.sample_weight = csr, y, sample_weight
         template = estimator._new_state(n_models, X)
+        estimator._start_intercept(template, y, sample_weight)
         order = estimator._pass_order(template, csr[0].shape[0] - 1)
         # The probe ends, and its parts, where a batch of the pass starts: the first
         # pass goes on after the probe as if never cut.
@@ -99,6 +100,8 @@ class StepProbe:
         if schedule not in self.templates:
             self.templates[schedule] = self.estimator._new_state(
                 self.n_models, self.X, schedule=schedule)
+            self.estimator._start_intercept(self.templates[schedule], self.y,
+                                            self.sample_weight)
         template = self.templates[schedule]
         last = max(j for j, c in enumerate(self.candidates) if c[0] == schedule)
         self.states[i] = template if i == last else template.independent_copy()

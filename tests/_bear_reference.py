@@ -45,7 +45,7 @@ def _gradient(loss, X, y, sw, W, b, active, alpha):
 def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5, alpha=0.0,
                fit_intercept=True, sample_weight=None, order=None, n_passes=1,
                damping=0.0, eps=1e-10, normalized=False, adaptive=False, batch_nnz_cap=None,
-               margin_trust=None):
+               margin_trust=None, intercept_start=None):
     """Run BEAR with dense weights; returns ``(W (K, p), b (K,), pairs)``.
 
     ``normalized``: the 'normalized' schedule, where a model without a usable
@@ -79,6 +79,10 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
     gradient, as without a usable pair, cut back as every step is) and stores
     no pair.
 
+    ``intercept_start`` (None: as ``BearRegressor`` starts, the weighted mean of
+    ``y`` for the squared error with ``fit_intercept``, else 0): the intercepts'
+    first value.
+
     ``y`` is encoded as the kernel sees it: a real target, +1/-1, or class index.
     ``pairs`` is the final window: a list of (active features, s, r, valid) with
     ``s`` and ``r`` of shape (K, n_coordinates) and the intercept coordinate first.
@@ -89,8 +93,11 @@ def dense_bear(X, y, *, loss, n_models=1, eta0=1.0, batch_size=4, history_size=5
     n, p = X.shape
     K = n_models
     W = np.zeros((K, p))
-    b = np.zeros(K)
     sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    if intercept_start is None:
+        intercept_start = (np.average(y, weights=sw)
+                           if loss == "squared_error" and fit_intercept and sw.sum() > 0 else 0.0)
+    b = np.full(K, float(intercept_start))
     order = np.arange(n) if order is None else np.asarray(order)
     window = []  # (active, s (K, m), r (K, m), valid (K,)), oldest first
     squares = np.zeros(p, dtype=np.float32)  # 'adaptive': each feature's sum of x**2

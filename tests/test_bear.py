@@ -1165,6 +1165,22 @@ def test_regressor_recovers_sparse_support():
     assert reg.score(X, y) > 0.95
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_regressor_intercept_starts_at_the_first_calls_weighted_mean():
+    # Rows without a feature in one batch: the mean's residuals sum to 0, so one
+    # step leaves the intercept where it started; a later call does not restart it.
+    X = sp.csr_matrix((50, 10))
+    y = np.arange(50.0) + 900
+    weight = np.r_[np.ones(25), 3 * np.ones(25)]
+    reg = BearRegressor(random_state=0, max_iter=1).partial_fit(X, y, sample_weight=weight)
+    np.testing.assert_allclose(reg.intercept_, [np.average(y, weights=weight)])
+    reg.partial_fit(X, y + 100)
+    assert abs(reg.intercept_[0] - np.average(y, weights=weight)) > 1
+    assert abs(reg.intercept_[0] - np.mean(y + 100)) > 1
+    no_intercept = BearRegressor(random_state=0, max_iter=1, fit_intercept=False).fit(X, y)
+    assert no_intercept.intercept_[0] == 0.0
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_clone_gives_unfitted_estimator_with_equal_params(kind):
     X, y, _ = make_data(kind)

@@ -1,7 +1,9 @@
 import json
 import re
+import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from sklearn_sketch import load
@@ -226,7 +228,9 @@ def test_epochs_auto_trains_a_small_input_as_fit_does_and_a_large_one_once(
         captured = capsys.readouterr()
         return load(model), captured.err + captured.out
 
-    # 400 rows of 8 or 9 non-zeros: small, so auto trains 5 passes, the model of --epochs 5.
+    # 400 rows of 8 or 9 non-zeros: small, so auto trains 5 passes, the model of --epochs 5
+    # (with no room to cross-validate the passes: see the test below).
+    monkeypatch.setattr(_commands, "AUTO_WORK", 0)
     auto, err = fitted()
     five, _ = fitted("--epochs", "5", "--quiet")
     once, _ = fitted("--epochs", "1", "--quiet")
@@ -235,7 +239,7 @@ def test_epochs_auto_trains_a_small_input_as_fit_does_and_a_large_one_once(
     np.testing.assert_array_equal(auto.decision_function(X), five.decision_function(X))
     assert auto.t_ == 1 + 5 * 400 and once.t_ == 1 + 400
     assert (f"note: a small input ({X.nnz:,} non-zero values): 4 more passes, 5 in all, as "
-            "fit in Python trains (--epochs 1 for one)") in err
+            "fit in Python trains (--epochs N for another number)") in err
     assert "x 5 epoch(s)" in err
     # One non-zero past the limit: one pass, said nowhere.
     monkeypatch.setattr(_commands, "SMALL_INPUT_NNZ", X.nnz - 1)
@@ -243,6 +247,62 @@ def test_epochs_auto_trains_a_small_input_as_fit_does_and_a_large_one_once(
     assert large.max_iter == 1 and "small input" not in err and "x 1 epoch(s)" in err
     np.testing.assert_array_equal(large.decision_function(X), once.decision_function(X))
     assert not np.array_equal(once.decision_function(X), five.decision_function(X))
+
+
+@pytest.mark.parametrize("estimator", ["mission", "bear"])
+def test_epochs_auto_cross_validates_the_passes_of_a_small_table(tmp_path, capsys, estimator):
+    # A linear target far from 0 in 300 rows: five passes under-fit it.
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.uniform(size=(300, 4)), columns=["a", "b", "c", "d"])
+    frame["y"] = 1000 + 300 * frame.a - 200 * frame.b + rng.normal(size=300)
+    path, model = tmp_path / "t.csv", tmp_path / "m.skm"
+    frame.to_csv(path, index=False)
+    fit = ["fit", "--csv", str(path), "--label", "y", "--estimator", estimator, "--output"]
+    assert main(fit + [str(model)]) == 0
+    err = capsys.readouterr().err
+    chosen = load(model).max_iter
+    assert chosen > 5 and (f"{chosen - 1} more passes, {chosen} in all, the least held-out "
+                           "squared error of 3-fold cross-validation of 1, 2, 3, 5") in err
+    assert main(fit + [str(tmp_path / "n.skm"), "--epochs", str(chosen), "--quiet"]) == 0
+    rows = frame.drop(columns="y").to_dict("records")
+    np.testing.assert_array_equal(load(model).predict(rows),
+                                  load(tmp_path / "n.skm").predict(rows))
+
+
+@pytest.mark.parametrize("classification", [False, True])
+def test_cross_validated_errors_equal_fresh_fits(classification):
+    # Each fold's model trains on from one number of passes to the next; fits of that
+    # many passes from scratch err alike.
+    import scipy.sparse as sp
+    from sklearn.base import clone
+
+    from sklearn_sketch import MissionClassifier, MissionRegressor
+    from sklearn_sketch.cli._commands import AUTO_FOLDS, _cross_validated_errors
+
+    rng = np.random.RandomState(0)
+    X = sp.random(150, 40, density=0.2, random_state=0, format="csr")
+    y = X @ rng.normal(size=40) + 3
+    weight = rng.uniform(0.5, 2, size=150)
+    estimator = MissionRegressor(random_state=0, sketch_width=256)
+    if classification:
+        y = np.where(y > np.median(y), "up", "down")
+        estimator = MissionClassifier(random_state=0, sketch_width=256)
+    chunks = [(X[:100], y[:100], weight[:100]), (X[100:], y[100:], weight[100:])]
+    passes = [1, 2, 5, 8]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        errors = _cross_validated_errors(estimator, chunks, np.unique(y) if classification
+                                         else None, passes, random_state=3)
+        folds = np.random.default_rng(3).permutation(150) % AUTO_FOLDS
+        for fold in range(AUTO_FOLDS):
+            train, test = folds != fold, folds == fold
+            for i, n in enumerate(passes):
+                model = clone(estimator).set_params(max_iter=n).fit(
+                    X[train], y[train], sample_weight=weight[train])
+                wrong = (model.predict(X[test]) != y[test] if classification
+                         else (model.predict(X[test]) - y[test]) ** 2)
+                assert errors[fold, i] == pytest.approx(float(wrong @ weight[test]))
+    assert errors.shape == (AUTO_FOLDS, len(passes)) and errors.min() < errors.max()
 
 
 def test_fit_writes_a_model_file_with_its_input_options(svmlight, tmp_path, capsys):
