@@ -95,7 +95,8 @@ def decimal_comma(lines, sep):
         return False
     import pandas as pd
 
-    fields = pd.Series([field for line in lines[1:] for field in line.split(sep)])
+    split = str.split if sep == r"\s+" else (lambda line: line.split(sep))
+    fields = pd.Series([field for line in lines[1:] for field in split(line)])
     return bool(fields.str.match(_DECIMAL_COMMA).any()
                 and not fields.str.match(_DECIMAL_POINT).any())
 
