@@ -2144,6 +2144,29 @@ class _SketchRegressorMixin:
     def _encode_targets(self, y, *, partial, classes):
         return np.asarray(y, dtype=np.float64), None
 
+    #: A new model's intercept starts at the first call's mean target where that mean
+    #: is more than this many of the targets' standard deviations from 0, else at 0
+    #: (see _start_intercept).
+    _MEAN_START_SPREADS = 10.0
+
+    def _start_intercept(self, state, y, sample_weight):
+        """The intercept starts at the mean of the first call's targets (weighted by
+        ``sample_weight``) where it lies more than ``_MEAN_START_SPREADS`` of their
+        standard deviations from 0, else at 0. From 0, the 'normalized' step moves a
+        prediction by a share ``eta0`` of its error, so an intercept hundreds of
+        spreads away was not reached in a small table's passes (the latitudes of
+        Los Angeles, 34 +- 0.09, 44 rows: test R^2 -850 to -920 over three seeds,
+        0.17-0.18 from the mean). Nearer 0 the features learn the offset with the
+        slope where a target grows with a feature, and MISSION from the mean scored
+        0 to 2 points lower on 12 tables (food budgets, which grow with income, -2.0;
+        a penguin's mass, a schools' spending -0.7)."""
+        if not self.fit_intercept or not np.sum(sample_weight) > 0:
+            return
+        mean = np.average(y, weights=sample_weight)
+        spread = math.sqrt(np.average((y - mean) ** 2, weights=sample_weight))
+        if abs(mean) > self._MEAN_START_SPREADS * spread:
+            state.intercept[:] = mean
+
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, sample_weight=None):
         """One pass of sketched SGD over ``(X, y)``, continuing the current model.

@@ -8,7 +8,6 @@ collisions bury the heavy features. The kernel is ``_bear_fast.bear_pass``.
 """
 from numbers import Integral, Real
 
-import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -89,6 +88,7 @@ _BEAR_PARAMS_DOC = """
         part of the gradient (so of the curvature pairs too).
     fit_intercept : bool, default=True
         Learn an (unsketched) intercept: one more coordinate of the L-BFGS vectors.
+        A classifier's starts at 0, the regressor's at the first fit's mean target.
     batch_size : int, default={batch_size}
         Samples per mini-batch; the gradient is their mean.{batch_note}
     max_iter : int, default=5
@@ -641,18 +641,13 @@ class BearRegressor(_SketchSelectorMixin, RegressorMixin, _BearMixin, _SketchReg
         "loss": [StrOptions({"squared_error"})],
     }
 
-    def _start_intercept(self, state, y, sample_weight):
-        """The intercept starts at the mean of the first call's targets (weighted by
-        ``sample_weight``), the best intercept of the zero weights it starts with.
-        BEAR steps once a batch (64 rows): from 0, a target far from 0 took most of
-        a small input's passes to reach (the Nile's yearly flow, about 900, 70 rows:
-        test R^2 -1.27 to -1.34 over three seeds, 0.14 to 0.17 from the mean; real
-        interest rates, 140 rows: 0.70-0.74 -> 0.75-0.78; engel's food budgets -2.2
-        points, 11 other tables within 1). MISSION's and IHT's intercepts take a
-        step a row and start at 0: from the mean they scored 0.1 to 4.5 points lower
-        on five of those tables, higher on two."""
-        if self.fit_intercept and np.sum(sample_weight) > 0:
-            state.intercept[:] = np.average(y, weights=sample_weight)
+    # The intercept starts at the first call's mean target wherever that is not 0
+    # (see _SketchRegressorMixin._start_intercept). BEAR steps once a batch (64 rows):
+    # from 0, a target far from 0 took most of a small input's passes to reach (the
+    # Nile's yearly flow, about 900 +- 170, 70 rows: test R^2 -1.27 to -1.34 over three
+    # seeds, 0.14 to 0.17 from the mean; real interest rates, 140 rows: 0.70-0.74 ->
+    # 0.75-0.78; food budgets -2.2 points, 11 other tables within 1).
+    _MEAN_START_SPREADS = 0.0
 
     def __init__(self, n_features_to_select=1000, *, loss="squared_error", sketch_width=2**18,
                  sketch_depth=3, history_size="auto", damping=1e-2, learning_rate="normalized",

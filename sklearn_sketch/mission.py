@@ -83,7 +83,9 @@ _OTHER_SGD_PARAMS_DOC = """
     alpha : float, default=0.0
         L2 penalty, applied lazily through the sketch's and heap's global scale.
     fit_intercept : bool, default=True
-        Learn an (unsketched) intercept.
+        Learn an (unsketched) intercept. A classifier's starts at 0; a
+        regressor's at the first fit's mean target when that lies more than 10
+        of the targets' standard deviations from 0 (a latitude), else at 0.
     batch_size : int, default=1
         Samples per update; their gradient is averaged before it enters the model.
     max_iter : int, default=5

@@ -1181,6 +1181,31 @@ def test_regressor_intercept_starts_at_the_first_calls_weighted_mean():
     assert no_intercept.intercept_[0] == 0.0
 
 
+@pytest.mark.parametrize("spread, mission_starts_at_mean", [(1.0, True), (200.0, False)])
+def test_regressors_start_at_the_mean_far_from_zero(spread, mission_starts_at_mean):
+    # MISSION's and IHT's intercept starts at the weighted mean target where it is
+    # more than 10 standard deviations from 0 (a latitude), else at 0; BEAR's at the
+    # mean always.
+    from sklearn_sketch import IHTRegressor, MissionRegressor
+
+    rng = np.random.RandomState(0)
+    y = 1000 + spread * rng.normal(size=300)
+    weight = rng.uniform(0.5, 2, size=300)
+    X = sp.random(300, 20, density=0.2, random_state=0, format="csr")
+    mean = np.average(y, weights=weight)
+    for estimator, at_mean in ((MissionRegressor(random_state=0), mission_starts_at_mean),
+                               (IHTRegressor(n_features_to_select=5, random_state=0),
+                                mission_starts_at_mean),
+                               (BearRegressor(random_state=0), True)):
+        state = estimator._new_state(1, X)
+        estimator._start_intercept(state, y, weight)
+        assert state.intercept[0] == (pytest.approx(mean) if at_mean else 0.0)
+    unweighted = MissionRegressor(fit_intercept=False)
+    state = unweighted._new_state(1, X)
+    unweighted._start_intercept(state, y, weight)
+    assert state.intercept[0] == 0.0
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_clone_gives_unfitted_estimator_with_equal_params(kind):
     X, y, _ = make_data(kind)
