@@ -219,8 +219,10 @@ class _Counted:
                 # Finite numbers: checked by the label scan and the CSV reader.
                 chunk = chunk._replace(y=np.asarray(chunk.y, dtype=np.float64))
             if keep and self.small_input is not None:
-                self.small_input = (None if self.nnz > SMALL_INPUT_NNZ else
-                                    self.small_input + [(chunk.X, chunk.y, weight)])
+                if self.nnz > SMALL_INPUT_NNZ:
+                    self.small_input = None
+                else:
+                    self.small_input.append((chunk.X, chunk.y, weight))
             kept = sum(x.shape[0] for x, _ in self.first_rows)
             if keep and kept < self.checked_rows:
                 self.first_rows.append((chunk.X[:self.checked_rows - kept],
@@ -460,7 +462,7 @@ def _auto_passes(estimator, counted, classes, random_state):
     """The passes ``--epochs auto`` trains (one of them done), and why: 1 past
     :data:`SMALL_INPUT_NNZ` non-zero values (``counted``, the first pass), else the
     estimator's ``max_iter``, or where cross-validation is cheap (``AUTO_WORK``) the
-    passes it chose (:func:`_cross_validated_passes`)."""
+    passes its cross-validation chose (:func:`_cross_validated_errors`)."""
     if counted.nnz > SMALL_INPUT_NNZ:
         return 1, ""
     default = estimator.max_iter
