@@ -277,7 +277,8 @@ def test_cross_validated_errors_equal_fresh_fits(classification):
     from sklearn.base import clone
 
     from sklearn_sketch import MissionClassifier, MissionRegressor
-    from sklearn_sketch.cli._commands import AUTO_FOLDS, _cross_validated_errors
+    from sklearn_sketch.cli._commands import (AUTO_FOLDS, _cross_validated_errors,
+                                              cross_validation_folds)
 
     rng = np.random.RandomState(0)
     X = sp.random(150, 40, density=0.2, random_state=0, format="csr")
@@ -293,7 +294,7 @@ def test_cross_validated_errors_equal_fresh_fits(classification):
         warnings.simplefilter("ignore")
         errors = _cross_validated_errors(estimator, chunks, np.unique(y) if classification
                                          else None, passes, random_state=3)
-        folds = np.random.default_rng(3).permutation(150) % AUTO_FOLDS
+        folds = cross_validation_folds(y, classification, 3)
         for fold in range(AUTO_FOLDS):
             train, test = folds != fold, folds == fold
             for i, n in enumerate(passes):
@@ -303,6 +304,21 @@ def test_cross_validated_errors_equal_fresh_fits(classification):
                          else (model.predict(X[test]) - y[test]) ** 2)
                 assert errors[fold, i] == pytest.approx(float(wrong @ weight[test]))
     assert errors.shape == (AUTO_FOLDS, len(passes)) and errors.min() < errors.max()
+
+
+def test_cross_validation_folds_spread_each_class():
+    from sklearn_sketch.cli._commands import AUTO_FOLDS, cross_validation_folds
+
+    y = np.array(["a"] * 95 + ["b"] * 3 + ["c"] * 2)
+    folds = cross_validation_folds(y, True, 0)
+    for label, n in (("a", 95), ("b", 3), ("c", 2)):
+        sizes = np.bincount(folds[y == label], minlength=AUTO_FOLDS)
+        assert sizes.max() - sizes.min() <= 1 and sizes.sum() == n
+    assert np.bincount(folds).max() - np.bincount(folds).min() <= 1
+    # Each row once, at random: another seed, other folds; a regression's alike in size.
+    assert not np.array_equal(folds, cross_validation_folds(y, True, 1))
+    plain = cross_validation_folds(np.arange(100.0), False, 0)
+    assert np.bincount(plain).tolist() == [34, 33, 33]
 
 
 def test_fit_writes_a_model_file_with_its_input_options(svmlight, tmp_path, capsys):

@@ -161,6 +161,14 @@ def test_a_few_words_among_numbers_are_skipped_in_a_regression(tmp_path, capsys)
     assert main(fit + ["--task", "classification"]) == 0
     capsys.readouterr()
     assert "?" in load(out).classes_.tolist()
+    # Beside few classes, or one number, a rare word is one more class.
+    for numbers in (["0", "1"], ["1"]):
+        frame["price"] = np.array(numbers)[np.arange(400) % len(numbers)]
+        frame.loc[7, "price"] = "?"
+        frame.to_csv(path, index=False)
+        assert main(fit) == 0
+        assert "skipped" not in capsys.readouterr().err
+        assert sorted(load(out).classes_.tolist()) == sorted([*numbers, "?"])
     # Many words are not stray: no regression skips a third of its rows.
     frame.loc[:150, "price"] = "n.a."
     frame.loc[:3, "price"] = ["x", "y", "z", "w"]

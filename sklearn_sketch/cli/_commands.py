@@ -472,7 +472,8 @@ def _auto_passes(estimator, counted, classes, random_state):
                AUTO_WORK // max(1, (AUTO_FOLDS - 1) * counted.nnz * n_models))
     passes = sorted({p for p in AUTO_PASSES if p <= most} | {default})
     if (most < AUTO_MIN_PASSES or not counted.small_input or counted.rows < AUTO_MIN_ROWS
-            or default > most):
+            or default > most
+            or (classes is not None and min(counted.label_counts.values()) < AUTO_FOLDS)):
         return default, why
     errors = _cross_validated_errors(estimator, counted.small_input, classes, passes,
                                      random_state)
@@ -488,6 +489,19 @@ def _auto_passes(estimator, counted, classes, random_state):
     return passes[best], (f"the least held-out {kind} of {AUTO_FOLDS}-fold cross-validation "
                           f"of {', '.join(map(str, passes))} passes ({total[best]:.4g} "
                           f"against {total[at_default]:.4g} in {default})")
+
+
+def cross_validation_folds(y, stratified, random_state):
+    """The fold (0 to ``AUTO_FOLDS - 1``) of each row of labels ``y``: at random,
+    and for a classification (``stratified``) each class's rows spread over the
+    folds alike, so that every fold's training rows hold each class of at least
+    ``AUTO_FOLDS`` rows (a fold's fit without a rare class would see one class)."""
+    order = np.random.default_rng(random_state).permutation(y.size)
+    if stratified:
+        order = order[np.argsort(y[order], kind="stable")]
+    folds = np.empty(y.size, dtype=np.int64)
+    folds[order] = np.arange(y.size) % AUTO_FOLDS
+    return folds
 
 
 def _cross_validated_errors(estimator, chunks, classes, passes, random_state):
@@ -506,7 +520,7 @@ def _cross_validated_errors(estimator, chunks, classes, passes, random_state):
         y = y.astype(np.float64)
     weights = np.concatenate([np.ones(x.shape[0]) if w is None else np.asarray(w, dtype=float)
                               for x, _, w in chunks])
-    folds = np.random.default_rng(random_state).permutation(y.size) % AUTO_FOLDS
+    folds = cross_validation_folds(y, classes is not None, random_state)
     errors = np.zeros((AUTO_FOLDS, len(passes)))
     for fold in range(AUTO_FOLDS):
         train, test = folds != fold, folds == fold

@@ -581,9 +581,9 @@ class InputStream:
         if (task == "classification" or not words.any() or words.all()
                 or words.sum() > STRAY_LABELS or counts[words].sum() > STRAY_SHARE * counts.sum()):
             return self._check_classes(labels)
-        classes = self._check_classes(labels[~words])
-        if self.task != "regression":  # few whole numbers and a word: classes all
-            return self._check_classes(labels)
+        if task == "auto" and _quantity(numbers[~words]) is None:
+            return self._check_classes(labels)  # a word beside a few classes: one more
+        classes = self._check_classes(labels[~words])  # a regression
         self.stray_labels = labels[words].tolist()
         rows = int(counts[words].sum())
         print(f"sklearn-sketch: note: {rows:,} of {int(counts.sum()):,} rows, whose label is "
