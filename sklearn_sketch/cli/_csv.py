@@ -9,10 +9,11 @@ the file. Other compressions (gz, bz2, xz) pandas streams already.
 The column separator is read from the header line (a comma, a tab, a semicolon
 or a bar, whichever it holds most; runs of spaces when it holds none of them and
 they split the first lines alike), and spaces after it are skipped
-(``a, b, c``: the names were `` b`` and `` c``). A file separated by other than commas whose first rows write
-numbers with a decimal comma and none with a point (a spreadsheet's export in
-much of Europe: ``27,8;13,9``) has those numbers read with a point: as text,
-a column of temperatures was a classification of 65 classes.
+(``a, b, c``: the names were `` b`` and `` c``). A file separated by other
+than commas whose first rows write numbers with a decimal comma and none with a
+point (a spreadsheet's export in much of Europe: ``27,8;13,9``) has those
+numbers read with a point: as text, a column of temperatures was a
+classification of 65 classes.
 """
 import re
 import zipfile

@@ -86,7 +86,8 @@ def add_input_arguments(parser, *, training):
     kinds.add_argument("--csv", metavar="PATH", action="extend", nargs="+",
                        help="CSV file with a header (plain, .gz, .zip, ...; columns "
                             "separated by commas, tabs, semicolons or bars, as its header "
-                            "line shows, or by spaces; decimal commas read): categorical attributes, crossed with --max-order "
+                            "line shows, or by spaces; decimal commas read): categorical "
+                            "attributes, crossed with --max-order "
                             "or --cross, and a --label column")
     source.add_argument("--zero-based", choices=["auto", "0", "1"], default="auto",
                         help="svmlight index base: 0, 1, or auto (fit: decided once on the "
@@ -819,7 +820,7 @@ class _CsvReader:
             if self.labelled and self.targets and self.missing_labels == "skip":
                 if self.stray_labels == "unscored":  # evaluate: not a number, not scored
                     frame = frame.assign(**{label: _finite_numbers(
-                        frame[label].to_numpy(dtype=str)).astype(str)})
+                        frame[label].to_numpy(dtype=str))})
                 elif self.stray_labels:  # fit: the few that classes() counted
                     keep = ~frame[label].isin(self.stray_labels).to_numpy()
                     frame, missing = frame[keep], missing[keep]
