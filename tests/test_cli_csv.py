@@ -325,6 +325,104 @@ def test_tab_semicolon_and_bar_separated_files_are_read_as_commas_are(tmp_path, 
     assert set(predictions["tab"].split()) == {"late", "on_time"}
 
 
+def test_a_header_of_tabs_over_rows_aligned_by_spaces_reads_by_the_rows(tmp_path):
+    # ISLP's Auto.data: read by its header's tabs, every row was one value.
+    from sklearn_sketch.cli._csv import read_csv
+
+    path = tmp_path / "auto.data"
+    path.write_text('mpg\tcylinders\thorsepower weight\tname\n'
+                    '18.0   8   130.0      3504.\t"chevrolet chevelle malibu"\n'
+                    '15.0   8   ?          3693.\t"buick skylark 320"\n'
+                    '31.0   4   65.00      1773.\t"toyota corolla 1200"\n')
+    frame = read_csv(path, dtype=str)
+    assert frame.columns.tolist() == ["mpg", "cylinders", "horsepower", "weight", "name"]
+    assert frame.name.tolist() == ["chevrolet chevelle malibu", "buick skylark 320",
+                                   "toyota corolla 1200"]
+    assert frame.horsepower.tolist() == ["130.0", "?", "65.00"]
+    # A tab-separated file whose rows hold as many tabs as its header stays so.
+    path.write_text("a b\tc\n1 2\t3\n4 5\t6\n")
+    assert read_csv(path, dtype=str).columns.tolist() == ["a b", "c"]
+
+
+def test_the_row_numbers_of_an_export_are_not_read(tmp_path, capsys):
+    # pandas' to_csv writes its index first under no name, as R's write.csv does.
+    from sklearn_sketch._model_files import read_model
+
+    frame = write_quantity(tmp_path / "plain.csv", 3000, 0)
+    frame.sample(frac=1.0, random_state=0).to_csv(tmp_path / "train.csv")
+    assert pd.read_csv(tmp_path / "train.csv").columns[0] == "Unnamed: 0"
+    model = str(tmp_path / "m.skm")
+    assert main(["fit", "--csv", str(tmp_path / "train.csv"), "--label", "y", "--quiet",
+                 "--epochs", "1", "--output", model]) == 0
+    err = capsys.readouterr().err
+    assert ("note: column 1 has no name and holds whole numbers, each once: the row "
+            "numbers of an export") in err
+    assert read_model(model)[1]["input"]["csv"]["columns"] == ["carrier", "x"]
+    # Named, or asked for, it is read; a column without a name whose numbers repeat
+    # is not a row number.
+    assert main(["fit", "--csv", str(tmp_path / "train.csv"), "--label", "y", "--quiet",
+                 "--epochs", "1", "--columns", "Unnamed: 0,x", "--output", model]) == 0
+    assert read_model(model)[1]["input"]["csv"]["columns"] == ["Unnamed: 0", "x"]
+    frame.rename(columns={"carrier": ""}).assign(**{"": 7}).to_csv(
+        tmp_path / "twice.csv", index=False)
+    frame.to_csv(tmp_path / "named.csv", index_label="id")
+    for name, kept in (("twice.csv", ["Unnamed: 0", "x"]), ("named.csv", ["id", "carrier", "x"])):
+        capsys.readouterr()
+        assert main(["fit", "--csv", str(tmp_path / name), "--label", "y", "--quiet",
+                     "--epochs", "1", "--output", model]) == 0
+        assert "row numbers" not in capsys.readouterr().err
+        assert read_model(model)[1]["input"]["csv"]["columns"] == kept
+
+
+def test_a_numeric_column_of_distinct_values_has_no_value_categories(tmp_path):
+    # No other row shares a value of a column whose every value differs: a category
+    # per value could only learn each training row by heart.
+    from sklearn_sketch.cli._inputs import _CsvReader
+    from sklearn_sketch.cli._bins import distinct_columns, numeric_bins, numeric_scales
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"unique": rng.permutation(500) + 0.5,
+                          "shared": rng.integers(100, size=500), "y": rng.normal(size=500)})
+    frame.to_csv(tmp_path / "q.csv", index=False)
+    text = pd.read_csv(tmp_path / "q.csv", dtype=str)
+    bins = numeric_bins(text, ["unique", "shared"], 8)
+    assert list(bins) == ["unique", "shared"]
+    assert distinct_columns(text, bins) == ["unique"]
+    csv = {"label": "y", "columns": ["unique", "shared"], "crosses": [], "bins": bins,
+           "scales": numeric_scales(text, bins), "distinct": ["unique"]}
+    (chunk,) = list(_CsvReader(str(tmp_path / "q.csv"), 1000, csv))
+    names = set(chunk.feature_names.lookup(np.unique(chunk.X.indices)).values())
+    assert not any(n.startswith("unique==") for n in names)
+    assert any(n.startswith("shared==") for n in names)
+    assert any(n.startswith("unique=[") for n in names) and "unique" in names
+    # A model of before reads every numeric column's values as categories too.
+    (old,) = list(_CsvReader(str(tmp_path / "q.csv"), 1000, {**csv, "distinct": []}))
+    names = set(old.feature_names.lookup(np.unique(old.X.indices)).values())
+    assert any(n.startswith("unique==") for n in names)
+
+
+def test_a_few_words_in_a_numeric_column_are_missing_numbers(tmp_path):
+    from sklearn_sketch.cli._bins import numeric_bins, numeric_means, numeric_scales
+
+    rng = np.random.default_rng(0)
+    values = rng.normal(100, 15, 200).round(1).astype(str)
+    values[[3, 50, 77]] = ["?", "?", "n.a."]   # 1.5%, two words
+    frame = pd.DataFrame({"x": values})
+    numbers = pd.to_numeric(frame.x, errors="coerce").dropna()
+    assert numeric_scales(frame, ["x"]) == {"x": pytest.approx(numbers.std(ddof=1))}
+    assert numeric_means(frame, {"x": 1.0}) == {"x": pytest.approx(numbers.mean())}
+    assert list(numeric_bins(frame, ["x"], 4)) == ["x"]
+    # Words in more than 5% of the values, or more than three distinct, are a column
+    # of categories.
+    many = values.copy()
+    many[:12] = "?"
+    kinds = values.copy()
+    kinds[:4] = ["?", "-", "n.a.", "unknown"]
+    for other in (many, kinds):
+        assert numeric_scales(pd.DataFrame({"x": other}), ["x"]) == {}
+        assert numeric_bins(pd.DataFrame({"x": other}), ["x"], 4) == {}
+
+
 def test_a_label_column_without_a_value_is_a_one_line_error(tmp_path, capsys):
     path = tmp_path / "rows.csv"
     path.write_text("carrier,delay\nA,\nB,\n")
@@ -451,9 +549,11 @@ def test_text_and_few_distinct_numbers_stay_categories():
     n = 1000
     frame = pd.DataFrame({"many": np.arange(n).astype(str),
                           "few": (np.arange(n) % (MIN_DISTINCT - 1)).astype(str),
-                          "text": [f"{i}" if i else "x" for i in range(n)],
-                          "infinite": ["inf"] + [str(i) for i in range(1, n)]})
-    assert list(numeric_bins(frame, list(frame.columns), 16)) == ["many"]
+                          "text": [f"{i}" if i % 10 else "x" for i in range(n)],
+                          "infinite": [f"{i}" if i % 10 else "inf" for i in range(n)],
+                          "a word": [f"{i}" if i else "x" for i in range(n)]})
+    # One word in a thousand numbers is a missing number (test_a_few_words_...).
+    assert list(numeric_bins(frame, list(frame.columns), 16)) == ["many", "a word"]
     assert numeric_bins(frame, list(frame.columns), 0) == {}
 
 
@@ -511,8 +611,16 @@ def test_a_numeric_column_is_read_as_a_number_too(tmp_path, capsys):
     scales = metadata["input"]["csv"]["scales"]
     assert list(scales) == ["x"]
     assert scales["x"] == pytest.approx(train.x[:10_000].std(ddof=1))
+    # A regression reads the number from the first rows' mean; a classification from 0.
+    assert metadata["input"]["csv"]["means"] == {"x": pytest.approx(train.x[:10_000].mean())}
     names = [f["name"] for f in json.loads(_select(capsys, model))]
     assert "x" in names
+    train.assign(y=np.where(train.y > 100, "high", "low")).to_csv(tmp_path / "c.csv",
+                                                                  index=False)
+    assert main(["fit", "--csv", str(tmp_path / "c.csv"), "--label", "y", "--epochs", "1",
+                 "--quiet", "--output", str(tmp_path / "c.skm")]) == 0
+    classified = read_model(str(tmp_path / "c.skm"))[1]["input"]["csv"]
+    assert "means" not in classified and list(classified["scales"]) == ["x"]
     # Past the training values the intervals are flat; the value goes on: a quantity
     # of 300 and 400 (the training values end at 100) is predicted far apart.
     write_quantity(tmp_path / "far.csv", 2, 1, 300.0, 300.0)
@@ -528,27 +636,32 @@ def test_a_numeric_column_is_read_as_a_number_too(tmp_path, capsys):
 def test_the_value_feature_matches_a_reference(tmp_path):
     from sklearn_sketch._raw_features import name_keys
     from sklearn_sketch.cli._inputs import _CsvReader
-    from sklearn_sketch.cli._bins import numeric_bins, numeric_scales
+    from sklearn_sketch.cli._bins import numeric_bins, numeric_means, numeric_scales
 
     frame = write_quantity(tmp_path / "q.csv", 500, 2)
-    frame.loc[3, "x"] = 0.0   # a value of 0 is no entry
+    frame.loc[3, "x"] = 0.0
     frame.to_csv(tmp_path / "q.csv", index=False)
     text = pd.read_csv(tmp_path / "q.csv", dtype=str)
     bins = numeric_bins(text, ["carrier", "x"], 8)
+    scales = numeric_scales(text, bins)
     csv = {"label": "y", "columns": ["carrier", "x"], "crosses": [], "bins": bins,
-           "scales": numeric_scales(text, bins)}
+           "scales": scales, "means": numeric_means(text, scales)}
     (with_values,) = list(_CsvReader(str(tmp_path / "q.csv"), 1000, csv))
     (without,) = list(_CsvReader(str(tmp_path / "q.csv"), 1000, {**csv, "scales": {}}))
+    # A model of before the means reads a value from 0.
+    (from_zero,) = list(_CsvReader(str(tmp_path / "q.csv"), 1000, {**csv, "means": {}}))
     key = int(name_keys(["x"])[0])
-    scale = frame.x.std(ddof=1)
+    mean, scale = frame.x.mean(), frame.x.std(ddof=1)
     for i in range(len(frame)):
         row = dict(zip(with_values.X[i].indices.tolist(), with_values.X[i].data.tolist()))
         value = row.pop(key, None)
         assert row == dict(zip(without.X[i].indices.tolist(), without.X[i].data.tolist()))
-        if frame.x[i] == 0:
-            assert value is None
+        assert value == pytest.approx((frame.x[i] - mean) / scale)
+        old = dict(zip(from_zero.X[i].indices.tolist(), from_zero.X[i].data.tolist()))
+        if frame.x[i] == 0:   # a value of 0 is no entry
+            assert key not in old
         else:
-            assert value == pytest.approx(frame.x[i] / scale)
+            assert old[key] == pytest.approx(frame.x[i] / scale)
     assert with_values.feature_names.lookup([key]) == {key: "x"}
 
 
@@ -564,20 +677,23 @@ def test_a_model_file_with_bad_scales_is_refused_and_one_without_reads_values_no
     estimator, metadata = read_model(model)
     good = dict(metadata["input"]["csv"])
     for key, bad in (("scales", {"x": -1.0}), ("scales", {"nowhere": 1.0}),
-                     ("scales", {"x": 0.0}), ("scales", {"x": 1}), ("text", ["nowhere"]),
+                     ("scales", {"x": 0.0}), ("scales", {"x": 1}), ("means", {"x": 1}),
+                     ("means", {"carrier": 1.0}), ("means", {"x": "1.0"}),
+                     ("distinct", ["carrier"]), ("distinct", "x"),
+                     ("text", ["nowhere"]),
                      ("text", "carrier"), ("text", [1])):
         metadata["input"]["csv"] = {**good, key: bad}
         save(estimator, model, metadata=metadata)
         capsys.readouterr()
         assert main(["select", "--model", model]) == 2
-        assert "positive scales, columns of free text" in capsys.readouterr().err
+        assert "positive scales and finite means, columns of free text" in capsys.readouterr().err
     metadata["input"]["csv"] = {**good, "crosses": [["carrier", "x"]], "text": ["carrier"]}
     save(estimator, model, metadata=metadata)
     assert main(["select", "--model", model]) == 2
     assert "columns of free text, not crossed" in capsys.readouterr().err
     metadata["input"]["csv"] = good
     # A model of before the scales reads its columns as intervals and categories only.
-    del metadata["input"]["csv"]["scales"]
+    del metadata["input"]["csv"]["scales"], metadata["input"]["csv"]["means"]
     save(estimator, model, metadata=metadata)
     assert main(["evaluate", "--model", model, "--csv", str(tmp_path / "train.csv")]) == 0
 

@@ -129,16 +129,34 @@ def _member(path):
 def separator(lines):
     """The column separator of a CSV file of first ``lines`` (its header first): the
     one of :data:`SEPARATORS` the header holds most often outside double quotes (the
-    earlier on a tie); else any run of white space, when it splits the header and
-    every line after it into as many fields, more than one (R's ``write.table``,
-    many ``.dat`` files); else a comma (one column)."""
-    header = re.sub(r'"[^"]*"', "", lines[0] if lines else "")
+    earlier on a tie), unless most lines after it hold it as many times as the header
+    does not, and runs of white space split every line alike (a header of tabs
+    over rows aligned by spaces: ISLP's ``Auto.data``); else any run of white space,
+    when it splits the header and every line after it into as many fields, more than
+    one, a quoted field one field (R's ``write.table``, many ``.dat`` files); else a
+    comma (one column).
+
+    Examples
+    --------
+    >>> print(separator(["a\tb\tc", '1  2.5  "x y"', '3  4.0  "z"']))
+    \s+
+    >>> separator(["a,b", "1,2", "3,4"])
+    ','
+    """
+    unquoted = [re.sub(r'"[^"]*"', "x", line) for line in lines if line.strip()]
+    header = unquoted[0] if unquoted else ""
     counts = [header.count(sep) for sep in SEPARATORS]
     best = max(range(len(SEPARATORS)), key=lambda i: (counts[i], -i))
+    fields = {len(line.split()) for line in unquoted}
+    spaced = len(fields) == 1 and fields.pop() > 1
     if counts[best]:
-        return SEPARATORS[best]
-    fields = {len(line.split()) for line in lines if line.strip()}
-    return r"\s+" if len(fields) == 1 and fields.pop() > 1 else ","
+        sep = SEPARATORS[best]
+        rows = unquoted[1:]
+        # A header written with tabs over rows aligned with spaces reads by the rows.
+        if spaced and sum(line.count(sep) != counts[best] for line in rows) > len(rows) / 2:
+            return r"\s+"
+        return sep
+    return r"\s+" if spaced else ","
 
 
 def _first_lines(path, n_lines=SAMPLE_LINES + 1, limit=1 << 20):

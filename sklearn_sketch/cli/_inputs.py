@@ -178,7 +178,8 @@ def csv_options(args, model_csv=None):
         label = args.label or model_csv["label"]
         return {"label": label, "columns": model_csv["columns"],
                 "crosses": model_csv["crosses"], "bins": model_csv.get("bins", {}),
-                "scales": model_csv.get("scales", {}), "text": model_csv.get("text", []),
+                "scales": model_csv.get("scales", {}), "means": model_csv.get("means", {}),
+                "distinct": model_csv.get("distinct", []), "text": model_csv.get("text", []),
                 **({"missing": model_csv["missing"]} if "missing" in model_csv else {})}
     if not args.label:
         raise CommandError("--csv needs --label, the column of the labels")
@@ -197,10 +198,19 @@ def csv_options(args, model_csv=None):
     if args.cross and args.max_order:
         raise CommandError("give --cross or --max-order, not both")
     from ..feature_extraction import FeatureCrosser
-    from ._bins import BIN_ROWS, DEFAULT_BINS, numeric_bins, numeric_scales
+    from ._bins import (BIN_ROWS, DEFAULT_BINS, distinct_columns, numeric_bins, numeric_means,
+                        numeric_scales, row_numbers)
     from ._text import text_columns
 
     first = read_csv(args.csv[0], usecols=columns, dtype=str, nrows=BIN_ROWS)
+    numbered = [] if args.columns else row_numbers(first)
+    if numbered:
+        print(f"sklearn-sketch: note: column {names.index(numbered[0]) + 1} has no name and "
+              "holds whole numbers, each once: the row numbers of an export (R's write.csv, "
+              f"pandas' to_csv), not read (--columns with {numbered[0]!r} reads it)",
+              file=sys.stderr)
+        columns = [c for c in columns if c not in numbered]
+        first = first[columns]
     text = text_columns(first, columns)
     crosses = [[f.strip() for f in c.split(",")] for c in args.cross] if args.cross else None
     crossed = [c for c in columns if c not in text]
@@ -215,10 +225,11 @@ def csv_options(args, model_csv=None):
         raise CommandError(str(exc)) from None
     n_bins = DEFAULT_BINS if args.bins is None else args.bins
     bins = numeric_bins(first, columns, n_bins)
+    scales = numeric_scales(first, columns) if n_bins > 1 else {}
     return {"label": args.label, "columns": columns,
             "crosses": [list(c) for c in crosser.crosses_],
-            "bins": bins, "scales": numeric_scales(first, columns) if n_bins > 1 else {},
-            "text": text, "missing": MISSING}
+            "bins": bins, "scales": scales, "means": numeric_means(first, scales),
+            "distinct": distinct_columns(first, bins), "text": text, "missing": MISSING}
 
 
 def unknown_columns(unknown, path, have):
@@ -502,6 +513,9 @@ class InputStream:
                 counts.append(rows)
                 orders.append(counter.order())
             classes = self._classes_or_targets(*merge_label_counts(labels, counts))
+            if self.task != "regression":
+                # A classification reads its numbers from 0 (``._bins.numeric_means``).
+                self.csv.pop("means", None)
             if unlabelled:
                 # A flight cancelled has no delay, a plane not yet registered no tail
                 # number: a model learns from the others, as Vowpal Wabbit trains on its
@@ -789,6 +803,7 @@ class _CsvReader:
         # a scale (models since the scales), as a number, the feature "column".
         self.bins = csv.get("bins", {})
         self.scales = csv.get("scales", {})
+        self.means = csv.get("means", {})
         # Columns of free text are read as their words (._text), not crossed.
         self.text = csv.get("text", [])
         # A missing attribute value: the category csv["missing"] (None: no feature).
@@ -797,7 +812,8 @@ class _CsvReader:
         from .._raw_features import name_keys
         self.value_keys = (name_keys(list(self.scales)) if self.scales
                            else np.zeros(0, dtype=np.int64))
-        self.values = {f"{column}=": column for column in self.bins}
+        self.values = {f"{column}=": column for column in self.bins
+                       if column not in csv.get("distinct", [])}
         fields = [*self.attributes, *self.values]
         self.crosser = FeatureCrosser(crosses=[tuple(c) for c in csv["crosses"]],
                                       fields=fields).fit(_empty_frame(fields))
@@ -841,7 +857,7 @@ class _CsvReader:
                 attributes = attributes.fillna({c: self.missing for c in self.attributes})
             X, names = self._attribute_rows(attributes, len(frame))
             if self.scales:
-                values = np.column_stack([numbers[column] / scale
+                values = np.column_stack([(numbers[column] - self.means.get(column, 0.0)) / scale
                                           for column, scale in self.scales.items()])
                 # A value missing, not a number or 0 is no feature.
                 present = np.isfinite(values) & (values != 0.0)

@@ -74,17 +74,21 @@ def _check_csv_metadata(csv):
     def strings(values):
         return isinstance(values, list) and all(isinstance(v, str) and v for v in values)
 
-    from ._bins import check_bins, check_scales
+    from ._bins import check_bins, check_means, check_scales
 
     if (not isinstance(csv, dict)
             or not {"label", "columns", "crosses"} <= set(csv) <= {"label", "columns",
                                                                    "crosses", "bins",
-                                                                   "scales", "text",
+                                                                   "scales", "means",
+                                                                   "distinct", "text",
                                                                    "missing"}
             or not (isinstance(csv.get("missing", ""), str) and csv.get("missing", "x"))
             or not isinstance(csv["label"], str) or not strings(csv["columns"])
             or not check_bins(csv.get("bins", {}), csv["columns"])
             or not check_scales(csv.get("scales", {}), csv["columns"])
+            or not check_means(csv.get("means", {}), csv.get("scales", {}))
+            or not (isinstance(csv.get("distinct", []), list)
+                    and set(csv.get("distinct", [])) <= set(csv.get("bins", {})))
             or not isinstance(csv["crosses"], list)
             or not all(strings(c) and 2 <= len(c) <= 3 and set(c) <= set(csv["columns"])
                        for c in csv["crosses"])
@@ -93,8 +97,8 @@ def _check_csv_metadata(csv):
             or any(set(c) & set(csv.get("text", [])) for c in csv["crosses"])):
         raise ModelFileError("the CSV metadata must give a label, columns, crosses of them, "
                              "the increasing edges of numeric columns' intervals, their "
-                             "positive scales, columns of free text, not crossed, and "
-                             "the name of a missing value")
+                             "positive scales and finite means, columns of free text, not "
+                             "crossed, and the name of a missing value")
 
 
 def _check_interactions_metadata(model_input):
