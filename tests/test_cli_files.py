@@ -460,8 +460,8 @@ def test_svmlight_layout_is_read_once_per_file_and_agrees_with_the_files(tmp_pat
     assert layout(b, c) == (True, None)  # column 1000: past a table's width
     if option == "auto":
         assert layout(c) == (False, 1000)
-        # An index 0 in a file's first rows, past its first block: zero-based (the
-        # reader's own auto judges on the first block, and would stop at that line).
+        # An index 0 in a file's first rows: zero-based (past the reader's first
+        # block, AUTO_BASE_BYTES, its own auto would stop at that line).
         assert layout(a) == (True, 1000)
 
 

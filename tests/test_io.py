@@ -42,6 +42,7 @@ from sklearn_sketch.io._parsers import (
     first_rows,
     vw_feature_names,
 )
+from sklearn_sketch.io._readers import AUTO_BASE_BYTES
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _reference import reference_cross  # noqa: E402
@@ -216,11 +217,20 @@ def test_svmlight_zero_based_auto(tmp_path):
     assert reader.zero_based_ is False
     assert_same_as_sklearn(chunks, one)
 
-    # scikit-learn sees the index 0 at the end; one pass cannot, so it refuses.
-    late_zero = write(tmp_path, "late.svm", "\n".join(rows + ["1 0:1"]) + "\n")
-    with pytest.raises(ParseError, match="line 201: .*pass zero_based=True") as info:
-        list(SvmlightReader(late_zero, block_size=64))
-    assert info.value.line == 201
+    # The base is judged on at least the first AUTO_BASE_BYTES, whatever the block
+    # size: an index 0 within them makes the file zero-based, as scikit-learn reads it.
+    near_zero = write(tmp_path, "near.svm", "\n".join(rows + ["1 0:1"]) + "\n")
+    for block_size in (64, 2**20):
+        reader = SvmlightReader(near_zero, block_size=block_size)
+        assert_same_as_sklearn(list(reader), near_zero)
+        assert reader.zero_based_ is True
+    # scikit-learn sees an index 0 past them too; one pass cannot, so it refuses.
+    many = [f"1 {i % 50 + 1}:1" for i in range(AUTO_BASE_BYTES // 6)]
+    late_zero = write(tmp_path, "late.svm", "\n".join(many + ["1 0:1"]) + "\n")
+    assert late_zero.stat().st_size > AUTO_BASE_BYTES
+    for block_size in (64, 2**20):
+        with pytest.raises(ParseError, match=f"line {len(many) + 1}: .*pass zero_based=True"):
+            list(SvmlightReader(late_zero, block_size=block_size))
     assert_same_as_sklearn(SvmlightReader(late_zero, zero_based=True), late_zero,
                            zero_based=True)
 

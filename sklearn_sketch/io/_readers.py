@@ -34,6 +34,9 @@ MAX_FEATURES = 2**63 - 1
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZIP_MAGIC = b"PK\x03\x04"
 _BASES = {True: 0, False: 1, "auto": 2}
+#: Bytes of an svmlight file at least that ``zero_based="auto"`` judges the base on
+#: (the default ``block_size``).
+AUTO_BASE_BYTES = 2**20
 #: Default longest line (svmlight, Vowpal Wabbit) or record (FASTA, FASTQ) in bytes.
 MAX_LINE_BYTES = 2**28
 
@@ -185,18 +188,20 @@ def _open(path):
             yield raw, False
 
 
-def _parse_file(path, parser, max_units, block_size, max_line_bytes, prepare=None):
+def _parse_file(path, parser, max_units, block_size, max_line_bytes, prepare=None,
+                first_size=0):
     """Feed ``path`` to ``parser``; yield ``parser.take()`` every ``max_units`` units.
 
     ``prepare(buf, start, final, c_numeric)`` is called before each new block
-    is parsed. A parse error, corrupt gzip data or a unit (line or record)
-    longer than ``max_line_bytes`` raises ``ParseError``, with at most
-    ``max_line_bytes + block_size`` bytes of it read.
+    is parsed; the first block is at least ``first_size`` bytes. A parse error,
+    corrupt gzip data or a unit (line or record) longer than ``max_line_bytes``
+    raises ``ParseError``, with at most ``max_line_bytes + block_size`` bytes of
+    it read.
     """
     with _open(path) as (f, gzipped):
         buf = bytearray()
         pos = 0
-        size = block_size
+        size = max(block_size, first_size)
         final = False
         while not final:
             try:
@@ -272,9 +277,12 @@ class SvmlightReader:
     zero_based : bool or "auto", default="auto"
         Whether indices start at 0 (else at 1, and column = index - 1). A
         stream cannot look at the whole file first, so ``"auto"`` decides on
-        the first block (``block_size`` bytes) that holds a feature: zero-based
-        if an index 0 is in it, else one-based; an index 0 seen later in a
-        file so judged one-based raises ``ParseError`` (pass ``True``).
+        the first block that holds a feature, the first block being at least
+        :data:`AUTO_BASE_BYTES` whatever ``block_size`` is (so that the base,
+        like every other result, does not depend on ``block_size``):
+        zero-based if an index 0 is in it, else one-based; an index 0 seen
+        later in a file so judged one-based raises ``ParseError`` (pass
+        ``True``).
     query_id : bool, default=False
         Return the ``qid:N`` values in ``Chunk.qid`` (they are always checked).
     on_error : {"raise", "skip"}, default="raise"
@@ -339,7 +347,7 @@ class SvmlightReader:
         self.zero_based_ = parser.zero_based
         for indptr, indices, data, y, qid, first_line in _parse_file(
                 self.path, parser, self.chunk_rows, self.block_size, self.max_line_bytes,
-                parser.decide_base):
+                parser.decide_base, first_size=AUTO_BASE_BYTES):
             self.n_skipped_ = parser.n_skipped
             self.zero_based_ = parser.zero_based
             X = _csr(data, indices, indptr, n_features, sorted_unique=True)
