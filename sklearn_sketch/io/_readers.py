@@ -188,20 +188,18 @@ def _open(path):
             yield raw, False
 
 
-def _parse_file(path, parser, max_units, block_size, max_line_bytes, prepare=None,
-                first_size=0):
+def _parse_file(path, parser, max_units, block_size, max_line_bytes, prepare=None):
     """Feed ``path`` to ``parser``; yield ``parser.take()`` every ``max_units`` units.
 
     ``prepare(buf, start, final, c_numeric)`` is called before each new block
-    is parsed; the first block is at least ``first_size`` bytes. A parse error,
-    corrupt gzip data or a unit (line or record) longer than ``max_line_bytes``
-    raises ``ParseError``, with at most ``max_line_bytes + block_size`` bytes of
-    it read.
+    is parsed. A parse error, corrupt gzip data or a unit (line or record)
+    longer than ``max_line_bytes`` raises ``ParseError``, with at most
+    ``max_line_bytes + block_size`` bytes of it read.
     """
     with _open(path) as (f, gzipped):
         buf = bytearray()
         pos = 0
-        size = max(block_size, first_size)
+        size = block_size
         final = False
         while not final:
             try:
@@ -236,6 +234,19 @@ def _parse_file(path, parser, max_units, block_size, max_line_bytes, prepare=Non
             size = block_size if pos > start else min(2 * size, max_line_bytes + 1 - tail)
         if parser.n_units:
             yield parser.take()
+
+
+def _decide_base_early(path, parser):
+    """Settle ``parser``'s base on the first :data:`AUTO_BASE_BYTES` of ``path``
+    (decompressed), if their complete lines hold a feature. Corrupt data is left
+    for the parse proper to report."""
+    try:
+        with _open(path) as (f, _):
+            head = f.read(AUTO_BASE_BYTES)
+    except (OSError, EOFError, zlib.error):
+        return
+    c_numeric = locale.localeconv()["decimal_point"] == "."
+    parser.decide_base(bytearray(head), 0, len(head) < AUTO_BASE_BYTES, c_numeric)
 
 
 def _csr(data, indices, indptr, n_features, sorted_unique):
@@ -277,9 +288,9 @@ class SvmlightReader:
     zero_based : bool or "auto", default="auto"
         Whether indices start at 0 (else at 1, and column = index - 1). A
         stream cannot look at the whole file first, so ``"auto"`` decides on
-        the first block that holds a feature, the first block being at least
-        :data:`AUTO_BASE_BYTES` whatever ``block_size`` is (so that the base,
-        like every other result, does not depend on ``block_size``):
+        the file's first :data:`AUTO_BASE_BYTES`, read ahead, or past them
+        on the first block that holds a feature (so that the base, like every
+        other result, does not depend on ``block_size``):
         zero-based if an index 0 is in it, else one-based; an index 0 seen
         later in a file so judged one-based raises ``ParseError`` (pass
         ``True``).
@@ -344,10 +355,12 @@ class SvmlightReader:
         n_features = MAX_FEATURES if self.n_features is None else self.n_features
         parser = SvmlightParser(_BASES[self.zero_based], n_features, self.on_error == "skip")
         self.n_skipped_ = 0
+        if self.zero_based == "auto":
+            _decide_base_early(self.path, parser)
         self.zero_based_ = parser.zero_based
         for indptr, indices, data, y, qid, first_line in _parse_file(
                 self.path, parser, self.chunk_rows, self.block_size, self.max_line_bytes,
-                parser.decide_base, first_size=AUTO_BASE_BYTES):
+                parser.decide_base):
             self.n_skipped_ = parser.n_skipped
             self.zero_based_ = parser.zero_based
             X = _csr(data, indices, indptr, n_features, sorted_unique=True)
