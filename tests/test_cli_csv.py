@@ -679,7 +679,7 @@ def test_a_model_file_with_bad_scales_is_refused_and_one_without_reads_values_no
     for key, bad in (("scales", {"x": -1.0}), ("scales", {"nowhere": 1.0}),
                      ("scales", {"x": 0.0}), ("scales", {"x": 1}), ("means", {"x": 1}),
                      ("means", {"carrier": 1.0}), ("means", {"x": "1.0"}),
-                     ("distinct", ["carrier"]), ("distinct", "x"),
+                     ("distinct", ["carrier"]), ("distinct", "x"), ("distinct", [["x"]]),
                      ("text", ["nowhere"]),
                      ("text", "carrier"), ("text", [1])):
         metadata["input"]["csv"] = {**good, key: bad}

@@ -77,6 +77,7 @@ not a reason to read the column as categories only (:func:`_measured`): ISLP's
 ``Auto.data``, R^2 0.838 -> 0.842 (``Ridge`` .80).
 """
 import math
+import re
 
 import numpy as np
 
@@ -171,8 +172,6 @@ def row_numbers(frame):
     >>> row_numbers(pd.DataFrame({"Unnamed: 0": ["3", "1", "2"], "a": ["x", "y", "x"]}))
     ['Unnamed: 0']
     """
-    import re
-
     found = []
     for column in frame.columns:
         if not re.fullmatch(r"(Unnamed: \d+)?", str(column)):

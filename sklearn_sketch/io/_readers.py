@@ -212,7 +212,7 @@ def _parse_file(path, parser, max_units, block_size, max_line_bytes, prepare=Non
             del buf[:pos]
             buf += data
             pos = start = 0
-            c_numeric = locale.localeconv()["decimal_point"] == "."
+            c_numeric = _c_numeric()
             if prepare is not None:
                 prepare(buf, pos, final, c_numeric)
             while True:
@@ -245,8 +245,12 @@ def _decide_base_early(path, parser):
             head = f.read(AUTO_BASE_BYTES)
     except (OSError, EOFError, zlib.error):
         return
-    c_numeric = locale.localeconv()["decimal_point"] == "."
-    parser.decide_base(bytearray(head), 0, len(head) < AUTO_BASE_BYTES, c_numeric)
+    parser.decide_base(bytearray(head), 0, len(head) < AUTO_BASE_BYTES, _c_numeric())
+
+
+def _c_numeric():
+    """Whether the C locale's decimal point is in use (numbers parse without Python)."""
+    return locale.localeconv()["decimal_point"] == "."
 
 
 def _csr(data, indices, indptr, n_features, sorted_unique):
