@@ -374,6 +374,26 @@ def test_the_row_numbers_of_an_export_are_not_read(tmp_path, capsys):
         assert read_model(model)[1]["input"]["csv"]["columns"] == kept
 
 
+def test_fit_refuses_a_csv_with_no_column_but_the_label(tmp_path, capsys):
+    # A single series, as R exports one (row numbers, then the values), or a file of
+    # labels alone, leaves nothing to learn from: an intercept is not a model.
+    model = str(tmp_path / "m.skm")
+    frame = write_quantity(tmp_path / "plain.csv", 300, 0)
+    frame[["y"]].to_csv(tmp_path / "series.csv")
+    frame[["y"]].to_csv(tmp_path / "labels.csv", index=False)
+    for name, why in (("series.csv", "has only 'Unnamed: 0', whole numbers without a name"),
+                      ("labels.csv", "has only the label 'y'")):
+        capsys.readouterr()
+        assert main(["fit", "--csv", str(tmp_path / name), "--label", "y", "--quiet",
+                     "--output", model]) == 2
+        err = capsys.readouterr().err
+        assert "error: no column to learn from" in err and why in err
+        assert not (tmp_path / "m.skm").exists()
+    # Asked for, the row numbers are a column like any other.
+    assert main(["fit", "--csv", str(tmp_path / "series.csv"), "--label", "y", "--quiet",
+                 "--epochs", "1", "--columns", "Unnamed: 0", "--output", model]) == 0
+
+
 def test_a_numeric_column_of_distinct_values_has_no_value_categories(tmp_path):
     # No other row shares a value of a column whose every value differs: a category
     # per value could only learn each training row by heart.

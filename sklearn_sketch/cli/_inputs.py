@@ -202,8 +202,16 @@ def csv_options(args, model_csv=None):
                         numeric_scales, row_numbers)
     from ._text import text_columns
 
+    if not columns:
+        raise CommandError(f"no column to learn from: {args.csv[0]} has only the label "
+                           f"{args.label!r}")
     first = read_csv(args.csv[0], usecols=columns, dtype=str, nrows=BIN_ROWS)
     numbered = [] if args.columns else row_numbers(first)
+    if numbered and numbered == columns:
+        raise CommandError(f"no column to learn from: besides the label {args.label!r}, "
+                           f"{args.csv[0]} has only {numbered[0]!r}, whole numbers without "
+                           "a name, each once: the row numbers of an export (R's write.csv, "
+                           f"pandas' to_csv), not read (--columns {numbered[0]!r} reads it)")
     if numbered:
         print(f"sklearn-sketch: note: column {names.index(numbered[0]) + 1} has no name and "
               "holds whole numbers, each once: the row numbers of an export (R's write.csv, "
