@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sklearn_sketch import load
+from sklearn_sketch import average_estimators, load
 from sklearn_sketch.cli import main
 
 ESTIMATORS = ["MissionClassifier", "BearClassifier", "AWMSketchClassifier",
@@ -228,18 +228,25 @@ def test_epochs_auto_trains_a_small_input_as_fit_does_and_a_large_one_once(
         captured = capsys.readouterr()
         return load(model), captured.err + captured.out
 
-    # 400 rows of 8 or 9 non-zeros: small, so auto trains 5 passes, the model of --epochs 5
-    # (with no room to cross-validate the passes: see the test below).
+    # 400 rows of 8 or 9 non-zeros: small, so auto trains 5 passes (with no room to
+    # cross-validate the passes: see the test below) and keeps the average of the models
+    # of --epochs 3, 4 and 5.
     monkeypatch.setattr(_commands, "AUTO_WORK", 0)
     auto, err = fitted()
-    five, _ = fitted("--epochs", "5", "--quiet")
+    last = [fitted("--epochs", str(n), "--quiet")[0].set_params(max_iter=5) for n in (3, 4, 5)]
+    five = last[-1]
     once, _ = fitted("--epochs", "1", "--quiet")
-    X, _ = load_svmlight_file(str(svmlight), n_features=1011)
+    X, y = load_svmlight_file(str(svmlight), n_features=1011)
     assert auto.max_iter == auto.get_params()["max_iter"] == 5 and auto.t_ == five.t_
-    np.testing.assert_array_equal(auto.decision_function(X), five.decision_function(X))
+    np.testing.assert_allclose(auto.decision_function(X),
+                               average_estimators(last).decision_function(X), rtol=1e-6)
+    assert not np.allclose(auto.decision_function(X), five.decision_function(X))
+    # The last pass's mistakes are the last model's.
+    assert auto.online_error_rate_ == five.online_error_rate_
     assert auto.t_ == 1 + 5 * 400 and once.t_ == 1 + 400
     assert (f"note: a small input ({X.nnz:,} non-zero values): 4 more passes, 5 in all, as "
-            "fit in Python trains (--epochs N for another number)") in err
+            "fit in Python trains; the model is the average of the models after the last 3 "
+            "(--epochs N for another number, the last model kept)") in err
     assert "x 5 epoch(s)" in err
     # One non-zero past the limit: one pass, said nowhere.
     monkeypatch.setattr(_commands, "SMALL_INPUT_NNZ", X.nnz - 1)
@@ -263,10 +270,14 @@ def test_epochs_auto_cross_validates_the_passes_of_a_small_table(tmp_path, capsy
     chosen = load(model).max_iter
     assert chosen > 5 and (f"{chosen - 1} more passes, {chosen} in all, the least held-out "
                            "squared error of 3-fold cross-validation of 1, 2, 3, 5") in err
-    assert main(fit + [str(tmp_path / "n.skm"), "--epochs", str(chosen), "--quiet"]) == 0
+    # The model is the average of those of the last three passes.
+    last = []
+    for n in (chosen - 2, chosen - 1, chosen):
+        assert main(fit + [str(tmp_path / "n.skm"), "--epochs", str(n), "--quiet"]) == 0
+        last.append(load(tmp_path / "n.skm").set_params(max_iter=chosen))
     rows = frame.drop(columns="y").to_dict("records")
-    np.testing.assert_array_equal(load(model).predict(rows),
-                                  load(tmp_path / "n.skm").predict(rows))
+    np.testing.assert_allclose(load(model).predict(rows),
+                               average_estimators(last).predict(rows), rtol=1e-6)
 
 
 @pytest.mark.parametrize("classification", [False, True])

@@ -414,7 +414,8 @@ def test_svmlight_index_base_is_the_models(tmp_path, capsys):
     model = str(tmp_path / "zb.skm")
     params = ["--param", "n_features_to_select=3", "--param", "sketch_width=256",
               "--param", "random_state=0"]
-    assert main(["fit", "--svmlight", str(train), *params, "--quiet", "--output", model]) == 0
+    assert main(["fit", "--svmlight", str(train), *params, "--epochs", "1", "--quiet",
+                 "--output", model]) == 0
     cli = metrics_of(capsys, ["evaluate", "--model", model, "--svmlight", str(test)])
     X, y = load_svmlight_file(str(train), zero_based=True)
     api = MissionClassifier(3, sketch_width=256, random_state=0, max_iter=1, shuffle=False)

@@ -127,7 +127,7 @@ def _member(path):
 
 
 def separator(lines):
-    """The column separator of a CSV file of first ``lines`` (its header first): the
+    r"""The column separator of a CSV file of first ``lines`` (its header first): the
     one of :data:`SEPARATORS` the header holds most often outside double quotes (the
     earlier on a tie), unless most lines after it hold it as many times as the header
     does not, and runs of white space split every line alike (a header of tabs
