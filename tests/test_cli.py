@@ -640,6 +640,14 @@ def test_a_default_model_of_many_classes_is_narrowed_to_the_cap(tmp_path, capsys
             assert "narrows" not in err
             assert given.get_params()["sketch_width"] == (4096 if "width" in option
                                                           else default.sketch_width)
+    # So many classes that the heaps alone fill the cap: each sketch is narrowed to the
+    # least capped width, not left at its default (5 x 3 MiB where the cap is 64 KiB).
+    monkeypatch.setattr(_commands, "DEFAULT_MODEL_BYTES", 2**16)
+    est, err = fit("mission")
+    default = _commands._new_estimator("mission", "classification")
+    assert est.sketch_width_ == _commands.MIN_CAPPED_WIDTH < default.sketch_width
+    assert f"narrows each class's sketch to {_commands.MIN_CAPPED_WIDTH:,} cells" in err
+    monkeypatch.setattr(_commands, "DEFAULT_MODEL_BYTES", cap)
     # Two classes (one model) of the default: under the cap, untouched.
     binary = tmp_path / "b.svm"
     binary.write_text("".join(line.replace(line[0], str(int(line[0]) % 2), 1) + "\n"
