@@ -256,12 +256,15 @@ def test_epochs_auto_trains_a_small_input_as_fit_does_and_a_large_one_once(
     assert not np.array_equal(once.decision_function(X), five.decision_function(X))
 
 
-@pytest.mark.parametrize("estimator", ["mission", "bear"])
-def test_epochs_auto_cross_validates_the_passes_of_a_small_table(tmp_path, capsys, estimator):
-    # A linear target far from 0 in 300 rows: five passes under-fit it.
+@pytest.mark.parametrize("estimator, n_rows", [("mission", 300), ("bear", 300),
+                                               ("mission", 40)])
+def test_epochs_auto_cross_validates_the_passes_of_a_small_table(tmp_path, capsys, estimator,
+                                                                 n_rows):
+    # A linear target far from 0 in 300 rows, or in 40 (at least AUTO_MIN_ROWS): five
+    # passes under-fit it.
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame(rng.uniform(size=(300, 4)), columns=["a", "b", "c", "d"])
-    frame["y"] = 1000 + 300 * frame.a - 200 * frame.b + rng.normal(size=300)
+    frame = pd.DataFrame(rng.uniform(size=(n_rows, 4)), columns=["a", "b", "c", "d"])
+    frame["y"] = 1000 + 300 * frame.a - 200 * frame.b + rng.normal(size=n_rows)
     path, model = tmp_path / "t.csv", tmp_path / "m.skm"
     frame.to_csv(path, index=False)
     fit = ["fit", "--csv", str(path), "--label", "y", "--estimator", estimator, "--output"]
