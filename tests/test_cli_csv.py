@@ -780,3 +780,32 @@ def test_a_missing_value_is_a_category_of_its_own(tmp_path, capsys):
     save(estimator, model, metadata=metadata)
     assert main(["select", "--model", model]) == 2
     assert "the name of a missing value" in capsys.readouterr().err
+
+
+def test_a_chunk_of_rows_without_labels_is_skipped_whole(files, capsys):
+    # A file with chunks of no labelled row (R's exports of a sparse label: 44,274 rows
+    # of NA around 81 labelled ones): fit trains the model of the labelled rows alone
+    # and evaluate scores them, where both stopped at such a chunk with scikit-learn's
+    # "Found array with 0 sample(s)".
+    folder, test = files
+    frame = pd.read_csv(folder / "train.csv")
+    sparse = frame.copy()
+    sparse.loc[:1499, "status"] = np.nan
+    sparse.loc[2000:2999, "status"] = np.nan
+    sparse.to_csv(folder / "sparse.csv", index=False)
+    frame[sparse.status.notna()].to_csv(folder / "labelled.csv", index=False)
+    predictions = []
+    for name in ("sparse", "labelled"):
+        model = folder / f"{name}.skm"
+        assert main(["fit", "--csv", str(folder / f"{name}.csv"), "--label", "status",
+                     "--chunk-rows", "500", "--quiet", "--output", str(model)]) == 0
+        assert main(["predict", "--model", str(model), "--csv", str(folder / "test.csv.gz"),
+                     "--proba", "--output", str(folder / f"{name}.txt")]) == 0
+        predictions.append((folder / f"{name}.txt").read_text())
+    assert predictions[0] == predictions[1] and len(predictions[0].splitlines()) == 1001
+    capsys.readouterr()
+    assert main(["evaluate", "--model", str(folder / "sparse.skm"), "--csv",
+                 str(folder / "sparse.csv"), "--chunk-rows", "500", "--format", "json"]) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    assert metrics["examples"] == int(sparse.status.notna().sum()) == 1500
+    assert metrics["accuracy"] > 0.95

@@ -848,6 +848,8 @@ class _CsvReader:
                 elif self.stray_labels:  # fit: the few that classes() counted
                     keep = ~frame[label].isin(self.stray_labels).to_numpy()
                     frame, missing = frame[keep], missing[keep]
+            if frame.empty:
+                continue  # every row of the chunk skipped: no example to yield
             labels = (frame[label].to_numpy(dtype=str) if not missing.any()
                       else np.full(len(frame), np.nan))
             attributes = frame[self.attributes]
