@@ -99,11 +99,11 @@ AVERAGED_PASSES = 3
 #: Newsgroups: hashing 84 MB, BEAR 73 MB, MISSION 64 MB).
 DEFAULT_MODEL_BYTES = 2**27
 SIZE_PARAMS = {"memory_budget", "sketch_width", "sketch_depth", "n_features_to_select"}
-#: A capped sketch is at least this wide: past about 1,800 classes (MISSION) the heaps
-#: alone fill the cap, and the model then takes more than it, a sketch of this width a
-#: class (R's Bundesliga results, the date of 3,045 dates from teams, goals, round and
-#: year: MISSION's default 9,201 MiB, 18 minutes and not done; narrowed, 209 MiB,
-#: accuracy .679 held out).
+#: A capped sketch is at least this wide: past about 1,800 classes (MISSION: a heap of
+#: 24 KB and a sketch of this width, 48 KB, a class) the model then takes more than the
+#: cap, where it kept its default shape before (R's Bundesliga results, the date, one
+#: of 3,045, from teams, goals, round and year: MISSION's 9,201 MiB, stopped after 18
+#: minutes in its probe; narrowed, 209 MiB, accuracy .679 held out).
 MIN_CAPPED_WIDTH = 2**12
 
 
