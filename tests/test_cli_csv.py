@@ -453,6 +453,29 @@ def test_a_label_column_without_a_value_is_a_one_line_error(tmp_path, capsys):
     assert err.count("\n") == 1
 
 
+@pytest.mark.parametrize("task", [[], ["--task", "classification"]])
+def test_an_identifier_label_is_refused_before_training(files, capsys, task):
+    # A label column whose labels are each on one row (R's gap::mhtdata by SNP name,
+    # 111,518 of them) is an identifier: a model per label took 16 GB before it was
+    # stopped. Half of the rows' labels once is still a classification, and so is any
+    # share that --task classification asks for.
+    folder, _ = files
+    frame = pd.read_csv(folder / "train.csv").head(400)
+    names = np.array([f"rs{i}" for i in range(400)], dtype=object)
+    for share, code in ((0.55, 0 if task else 2), (0.5, 0)):
+        once = int(share * 400)
+        labels = names.copy()
+        labels[once:] = np.repeat(names[once::2][: (400 - once + 1) // 2], 2)[: 400 - once]
+        frame.assign(status=labels).to_csv(folder / "ids.csv", index=False)
+        assert main(["fit", "--csv", str(folder / "ids.csv"), "--label", "status",
+                     "--epochs", "1", "--quiet", "--output", str(folder / "m.skm"),
+                     *task]) == code
+        err = capsys.readouterr().err
+        assert ("error: column 'status' is not classes to learn: "
+                f"{once} of its 400 labelled rows carry a label no other row has" in err) == (
+                    code == 2)
+
+
 def write_reviews(path, n, seed):
     """A review (free text, words drawn from a vocabulary) and a store; the label is
     'good' when the text holds more of the first 30 words than of the next 30."""

@@ -43,6 +43,13 @@ MANY_NUMERIC_CLASSES, FEW_NUMERIC_CLASSES, CODE_FILL = 100, 20, 0.9
 #: the numbers are a quantity, a regression skips those rows and counts them; a price
 #: column with one stray word made a classifier of 386 classes, one a price.
 STRAY_LABELS, STRAY_SHARE = 3, 0.01
+#: A classification of at least IDENTIFIER_ROWS labelled rows, more than
+#: IDENTIFIER_SHARE of which carry a label no other row has, is refused unless
+#: --task classification asks for it: its label column is an identifier (R's
+#: gap::mhtdata by SNP name: 111,518 rows, each label once), a class seen once is
+#: never predicted right for a new row, and a model per label had taken 16 GB in its
+#: first minutes when it was stopped.
+IDENTIFIER_ROWS, IDENTIFIER_SHARE = 50, 0.5
 
 
 def _argument_type(convert, accept, expected):
@@ -602,10 +609,13 @@ class InputStream:
         words = ~np.isfinite(numbers)
         task = getattr(self.args, "task", "auto")
         if (task == "classification" or not words.any() or words.all()
-                or words.sum() > STRAY_LABELS or counts[words].sum() > STRAY_SHARE * counts.sum()):
-            return self._check_classes(labels)
-        if task == "auto" and _quantity(numbers[~words]) is None:
-            return self._check_classes(labels)  # a word beside a few classes: one more
+                or words.sum() > STRAY_LABELS or counts[words].sum() > STRAY_SHARE * counts.sum()
+                or (task == "auto" and _quantity(numbers[~words]) is None)):
+            # (the last: a word beside a few classes is one more)
+            classes = self._check_classes(labels)
+            if classes is not None and task == "auto":
+                self._refuse_identifier(counts)
+            return classes
         classes = self._check_classes(labels[~words])  # a regression
         self.stray_labels = labels[words].tolist()
         rows = int(counts[words].sum())
@@ -614,6 +624,20 @@ class InputStream:
               f"{'is' if rows == 1 else 'are'} skipped: the others are numbers, a "
               "regression's targets", file=sys.stderr)
         return classes
+
+    def _refuse_identifier(self, counts):
+        """Refuse a classification whose label column is an identifier: most of its
+        labelled rows (``counts``: the rows of each label) carry a label of their own
+        (``IDENTIFIER_ROWS``, ``IDENTIFIER_SHARE``). An explicit ``--task
+        classification`` trains them as classes."""
+        rows, once = int(counts.sum()), int(np.count_nonzero(counts == 1))
+        if rows >= IDENTIFIER_ROWS and once > IDENTIFIER_SHARE * rows:
+            raise CommandError(
+                f"column {self.csv['label']!r} is not classes to learn: {once:,} of its "
+                f"{rows:,} labelled rows carry a label no other row has ({counts.size:,} "
+                "distinct labels: an identifier, a name, a time), and a class seen once is never "
+                "predicted right for a new row; --label names the column to predict "
+                "(--task classification trains them as classes all the same)")
 
     def _header_labels(self, paths):
         from ..io import FastaReader, FastqReader
