@@ -476,6 +476,21 @@ def test_an_identifier_label_is_refused_before_training(files, capsys, task):
                     code == 2)
 
 
+def test_a_header_of_numbers_is_warned_about(tmp_path, capsys):
+    # statsmodels' E6_jmulti.csv has no header: its first row named the columns.
+    rng = np.random.default_rng(0)
+    rows = rng.normal(size=(200, 2)).round(4)
+    for header, warned in ((False, True), (True, False)):
+        pd.DataFrame(rows, columns=["rate", "inflation"]).to_csv(
+            tmp_path / "series.csv", index=False, header=header, sep=" ")
+        label = "inflation" if header else str(rows[0, 1])
+        assert main(["fit", "--csv", str(tmp_path / "series.csv"), "--label", label,
+                     "--epochs", "1", "--quiet", "--output", str(tmp_path / "m.skm")]) == 0
+        err = capsys.readouterr().err
+        assert ("is all numbers (" + f"{rows[0, 0]}, {rows[0, 1]}): a file without a header?"
+                in err) == warned, err
+
+
 def write_reviews(path, n, seed):
     """A review (free text, words drawn from a vocabulary) and a store; the label is
     'good' when the text holds more of the first 30 words than of the next 30."""

@@ -193,6 +193,13 @@ def csv_options(args, model_csv=None):
     import pandas as pd
 
     names = [str(c) for c in read_csv(args.csv[0], nrows=0).columns]
+    if np.isfinite(_finite_numbers(np.array(names, dtype=str))).all():
+        # A file without a header (statsmodels' E6_jmulti.csv): its first row names
+        # the columns, and is not trained on.
+        shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
+        print(f"sklearn-sketch: warning: the first line of {args.csv[0]}, read as the "
+              f"names of its columns, is all numbers ({shown}): a file without a header? "
+              "Its first row is then not trained on; add a line of names", file=sys.stderr)
     columns = ([c.strip() for c in args.columns.split(",")] if args.columns
                else [c for c in names if c != args.label])
     for path in args.csv:
