@@ -535,9 +535,6 @@ class InputStream:
                 counts.append(rows)
                 orders.append(counter.order())
             classes = self._classes_or_targets(*merge_label_counts(labels, counts))
-            if self.task != "regression":
-                # A classification reads its numbers from 0 (``._bins.numeric_means``).
-                self.csv.pop("means", None)
             if unlabelled:
                 # A flight cancelled has no delay, a plane not yet registered no tail
                 # number: a model learns from the others, as Vowpal Wabbit trains on its
