@@ -464,8 +464,8 @@ def test_an_identifier_label_is_refused_before_training(files, capsys, task):
     names = np.array([f"rs{i}" for i in range(400)], dtype=object)
     for share, code in ((0.55, 0 if task else 2), (0.5, 0)):
         once = int(share * 400)
-        labels = names.copy()
-        labels[once:] = np.repeat(names[once::2][: (400 - once + 1) // 2], 2)[: 400 - once]
+        # The first `once` rows' labels once each, the others' twice.
+        labels = np.concatenate([names[:once], names[once + np.arange(400 - once) // 2]])
         frame.assign(status=labels).to_csv(folder / "ids.csv", index=False)
         assert main(["fit", "--csv", str(folder / "ids.csv"), "--label", "status",
                      "--epochs", "1", "--quiet", "--output", str(folder / "m.skm"),
