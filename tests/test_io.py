@@ -868,6 +868,33 @@ def test_fastq_records(tmp_path, eol, block_size, compress):
     assert [c.first_line for c in chunks] == [1, 41, 81]
 
 
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
+@pytest.mark.parametrize("block_size", [3, 2**20])
+def test_fastq_records_wrapped_over_lines(tmp_path, eol, block_size):
+    # The format lets sequence and quality wrap (Sanger-era and long-read files):
+    # the sequence ends at the '+' line, the quality when it is as long, and a
+    # quality line may start with '@' or '+'.
+    rng = np.random.default_rng(4)
+    records = random_records(rng, 12)
+    lines, qualities, starts = [], [], []
+    for i, (name, seq) in enumerate(records):
+        starts.append(len(lines) + 1)
+        qual = bytes(rng.integers(33, 127, len(seq)).astype(np.uint8))
+        qual = (b"@+"[i % 2:i % 2 + 1] + qual[1:]) if qual else qual
+        qualities.append(qual)
+        width = 1 + i % 7
+        lines += [b"@" + name.encode()]
+        lines += [seq[j:j + width] for j in range(0, len(seq), width)] or [b""]
+        lines += [b"+"]
+        lines += [qual[j:j + width + 3] for j in range(0, len(qual), width + 3)] or [b""]
+    path = write(tmp_path, "wrapped.fq", eol.join(lines) + eol)
+    chunks = list(FastqReader(path, chunk_reads=5, block_size=block_size))
+    assert [n for c in chunks for n in c.names] == [name for name, _ in records]
+    assert [s for c in chunks for s in c.sequences] == [seq for _, seq in records]
+    assert [q for c in chunks for q in c.qualities] == qualities
+    assert [c.first_line for c in chunks] == starts[::5]
+
+
 def test_plain_file_named_gz_is_read_as_plain(tmp_path):
     path = write(tmp_path, "reads.fq.gz", "@a\nAC\n+\nII\n")
     (chunk,) = FastqReader(path)
@@ -900,13 +927,23 @@ def test_fasta_long_genome_is_gathered_in_blocks(tmp_path):
 
 FASTQ_ERRORS = [
     (b"@r1\nACGT\n+\nIIII\n@r2\nAC\n", 5, "truncated FASTQ record '@r2': the file ends "
-                                         "after 2 of its 4 lines"),
+                                         "after its sequence, before a '\\+' line"),
+    (b"@r1\nACGT\n", 1, "the file ends after its sequence"),
+    (b"@r1\n", 1, "the file ends after its header line"),
+    (b"@r1\nACGT\n+\n", 1, "the file ends after its '\\+' line, before its quality"),
+    (b"@r1\nACGT\n+\nII\nII\nI\n", 6, "does not start with '@': 'I'"),
+    (b"@r1\nACGT\n+\nIII\n@r2\nAC\n+\nII\n", 4,
+     "quality line 'III' has 3 characters, the sequence 4"),
     (b"@r1\nACGT\n+\nIII\n", 4, "quality line 'III' has 3 characters, the sequence 4"),
     (b"r1\nACGT\n+\nIIII\n", 1, "does not start with '@': 'r1'"),
     (b"@r\xe91\nACGT\n+\nIIII\n", 1, "not printable UTF-8"),
     (b"@r1\nAC#T\n+\nIIII\n", 2, "invalid sequence character '#'"),
     (b"@r1\nACGT\n+r2\nIIII\n", 3, r"'\+' line '\+r2' does not repeat the header"),
-    (b"@r1\nACGT\nIIII\n+\n", 3, "does not start with '\\+': 'IIII'"),
+    (b"@r1\nACGT\n@r2\nAC\n+\nII\n", 3,
+     "sequence is followed by '@r2', not by a '\\+' line"),
+    (b"@r1\nAC\nGT\n+r1\nII\nI\x7f\n", 6, r"invalid quality character '\\x7f'"),
+    (b"@r1\nAC\nG T\n+r1\nIIII\n", 3, "invalid sequence character ' '"),
+    (b"@r1\nAC\nGT\n+r2\nIIII\n", 4, r"'\+' line '\+r2' does not repeat the header"),
     (b"@r1\nACGT\n+\nII I\n", 4, "invalid quality character ' '"),
 ]
 

@@ -101,11 +101,11 @@ _MESSAGES = {
     E_BAD_HEADER: "header {token} is not printable UTF-8 text",
     E_SEQ_CHAR: "invalid sequence character {token} (letters, '*', '-', '.' expected)",
     E_NO_AT: "FASTQ record does not start with '@': {token}",
-    E_NO_PLUS: "third line of a FASTQ record does not start with '+': {token}",
+    E_NO_PLUS: "a FASTQ record's sequence is followed by {token}, not by a '+' line",
     E_PLUS_MISMATCH: "'+' line {token} does not repeat the header",
     E_QUAL_LEN: "quality line {token} has {a} characters, the sequence {b}",
     E_QUAL_CHAR: "invalid quality character {token} ('!' to '~' expected)",
-    E_TRUNCATED: "truncated FASTQ record {token}: the file ends after {a} of its 4 lines",
+    E_TRUNCATED: "truncated FASTQ record {token}: the file ends {where}",
 }
 
 # Byte classes: ASCII whitespace as bytes.split() sees it, sequence letters.
@@ -1252,7 +1252,7 @@ def vw_feature_names(const unsigned char[::1] text, starts):
 
 # -------------------------------------------------------------- FASTA/FASTQ
 cdef struct Record:
-    Py_ssize_t header_start, header_end, seq_start, seq_end, seq_len, qual_start, line
+    Py_ssize_t header_start, header_end, seq_start, seq_end, seq_len, qual_start, qual_end, line
 
 
 cdef inline Py_ssize_t _line_end(const unsigned char* p, Py_ssize_t pos,
@@ -1288,14 +1288,15 @@ cdef class _ReadsParser(_BlockParser):
 
     cdef int _push_record(self, Py_ssize_t header_start, Py_ssize_t header_end,
                           Py_ssize_t seq_start, Py_ssize_t seq_end, Py_ssize_t seq_len,
-                          Py_ssize_t qual_start, Py_ssize_t line) noexcept nogil:
+                          Py_ssize_t qual_start, Py_ssize_t qual_end,
+                          Py_ssize_t line) noexcept nogil:
         cdef Record* r
         if _reserve(&self.records, sizeof(Record)):
             return self._fail(E_NOMEM, line, 0, 0)
         r = <Record*>(self.records.ptr + self.records.size)
         r.header_start, r.header_end = header_start, header_end
         r.seq_start, r.seq_end, r.seq_len = seq_start, seq_end, seq_len
-        r.qual_start, r.line = qual_start, line
+        r.qual_start, r.qual_end, r.line = qual_start, qual_end, line
         self.records.size += sizeof(Record)
         self._count_unit(line)
         return UNIT_OK
@@ -1389,7 +1390,7 @@ cdef class FastaParser(_ReadsParser):
                 next_line = end + 1 if end < n else n
             if code != E_NONE:
                 self.n_skipped += 1
-            elif self._push_record(pos + 1, header_end, seq_start, next_line, seq_len, 0,
+            elif self._push_record(pos + 1, header_end, seq_start, next_line, seq_len, 0, 0,
                                    record_line) == UNIT_ERROR:
                 return pos
             self.line = line
@@ -1397,117 +1398,201 @@ cdef class FastaParser(_ReadsParser):
         return pos
 
     cdef object _sequence(self, const char* p, Record* r):
-        """The sequence lines without their whitespace."""
-        seq = PyBytes_FromStringAndSize(NULL, r.seq_len)
-        cdef char* out = PyBytes_AS_STRING(seq)
-        cdef Py_ssize_t i, j = 0
-        for i in range(r.seq_start, r.seq_end):
-            if not IS_SPACE[<unsigned char>p[i]]:
-                out[j] = p[i]
-                j += 1
-        return seq
+        return _joined_lines(p, r.seq_start, r.seq_end, r.seq_len)
 
 
-cdef Py_ssize_t _find_lines(const unsigned char* p, Py_ssize_t pos, Py_ssize_t n, bint final,
-                            Py_ssize_t wanted, Py_ssize_t* starts, Py_ssize_t* ends) noexcept nogil:
-    """Spans of up to ``wanted`` lines from ``pos``: how many the buffer holds, or -1.
+cdef object _joined_lines(const char* p, Py_ssize_t start, Py_ssize_t end, Py_ssize_t length):
+    """The ``length`` bytes of ``p[start:end]`` that are not whitespace (lines joined)."""
+    if end - start == length:
+        return PyBytes_FromStringAndSize(p + start, length)
+    joined = PyBytes_FromStringAndSize(NULL, length)
+    cdef char* out = PyBytes_AS_STRING(joined)
+    cdef Py_ssize_t i, j = 0
+    for i in range(start, end):
+        if not IS_SPACE[<unsigned char>p[i]]:
+            out[j] = p[i]
+            j += 1
+    return joined
 
-    -1 means a line is cut by the end of a buffer that does not end the file.
-    """
-    cdef Py_ssize_t k
-    for k in range(wanted):
-        if pos >= n:
-            return -1 if not final else k
-        starts[k] = pos
-        ends[k] = _line_end(p, pos, n)
-        if ends[k] == n and not final:
-            return -1
-        pos = ends[k] + 1
-    return wanted
+
+# Where a truncated FASTQ record ends (the error's ``a``).
+cdef enum:
+    ENDS_AFTER_HEADER = 1
+    ENDS_IN_SEQUENCE = 2
+    ENDS_AFTER_PLUS = 3
+
+_TRUNCATED_WHERE = {
+    ENDS_AFTER_HEADER: "after its header line",
+    ENDS_IN_SEQUENCE: "after its sequence, before a '+' line",
+    ENDS_AFTER_PLUS: "after its '+' line, before its quality",
+}
 
 
 cdef class FastqParser(_ReadsParser):
-    """FASTQ records of four lines: ``@header``, sequence, ``+[header]``, quality.
+    """FASTQ records: ``@header``, sequence lines, ``+[header]``, quality lines.
 
-    The quality line must be as long as the sequence, in ``'!'..'~'``.
-    Skipping drops a bad record's four lines, or a run of lines that do not
-    start with '@' (counted once).
+    Most files hold a record in four lines; the format (Cock et al., 2010,
+    Nucleic Acids Research 38:1767) lets the sequence and the quality wrap over
+    several lines, as Sanger-era and long-read files do, and Biopython and
+    seqtk read them so. The sequence ends at the line that starts with '+'; the
+    quality ends when it is as long as the sequence (a quality line may start
+    with '@' or '+', both quality characters). Quality characters are
+    ``'!'..'~'``. Skipping drops a bad record up to where the next can start,
+    or a run of lines that do not start with '@' (counted once).
     """
 
     cdef bint in_bad_run
 
+    def _message_fields(self):
+        return {"where": _TRUNCATED_WHERE.get(self.error_a, "")}
+
     cdef Py_ssize_t _parse(self, const unsigned char* p, Py_ssize_t pos, Py_ssize_t n,
                            bint final, Py_ssize_t max_units) noexcept nogil:
-        cdef Py_ssize_t starts[4]
-        cdef Py_ssize_t ends[4]
-        cdef Py_ssize_t line, n_lines
+        cdef Py_ssize_t line, end, resume
         while self.n_units < max_units:
             pos = self._skip_blank_lines(p, pos, n, final)
             if pos == n:
                 return pos
             line = self.line + 1
-            n_lines = _find_lines(p, pos, n, final, 4 if p[pos] == c'@' else 1, starts, ends)
-            if n_lines < 0:
+            end = _line_end(p, pos, n)
+            if end == n and not final:
                 return pos
             if p[pos] != c'@':
                 if not self.skip:
-                    self._fail(E_NO_AT, line, pos, _rstrip(p, pos, ends[0]))
+                    self._fail(E_NO_AT, line, pos, _rstrip(p, pos, end))
                     return pos
                 if not self.in_bad_run:
                     self.n_skipped += 1
                     self.in_bad_run = True
                 self.line += 1
-                pos = min(ends[0] + 1, n)
+                pos = min(end + 1, n)
                 continue
             self.in_bad_run = False
-            if n_lines < 4:
-                self._fail(E_TRUNCATED, line, pos, _rstrip(p, pos, ends[0]))
-                self.error_a = n_lines
-            else:
-                self._check_record(p, starts, ends, line)
+            resume = self._record(p, pos, n, final)
+            if resume < 0:
+                return pos
             if self.error == E_NOMEM or self.error != E_NONE and not self.skip:
                 return pos
             if self.error != E_NONE:
                 self.error = E_NONE
                 self.n_skipped += 1
-            elif self._push_record(pos + 1, _rstrip(p, pos, ends[0]), starts[1], 0,
-                                   _rstrip(p, starts[1], ends[1]) - starts[1], starts[3],
-                                   line) == UNIT_ERROR:
-                return pos
-            self.line += n_lines
-            pos = min(ends[n_lines - 1] + 1, n)
+            pos = resume
         return pos
 
-    cdef int _check_record(self, const unsigned char* p, Py_ssize_t* starts,
-                           Py_ssize_t* ends, Py_ssize_t line) noexcept nogil:
-        """Validate the four lines of a record; UNIT_ERROR with the error set if bad."""
-        cdef Py_ssize_t header_end = _rstrip(p, starts[0], ends[0])
-        cdef Py_ssize_t seq_end = _rstrip(p, starts[1], ends[1])
-        cdef Py_ssize_t plus_end = _rstrip(p, starts[2], ends[2])
-        cdef Py_ssize_t qual_end = _rstrip(p, starts[3], ends[3])
-        cdef Py_ssize_t i
-        if not _is_printable_utf8(p + starts[0] + 1, header_end - starts[0] - 1):
-            return self._fail(E_BAD_HEADER, line, starts[0], header_end)
-        for i in range(starts[1], seq_end):
-            if not IS_SEQ[p[i]]:
-                return self._fail(E_SEQ_CHAR, line + 1, i, i + 1)
-        if plus_end == starts[2] or p[starts[2]] != c'+':
-            return self._fail(E_NO_PLUS, line + 2, starts[2], plus_end)
-        if plus_end - starts[2] > 1 and (
-                plus_end - starts[2] != header_end - starts[0]
-                or memcmp(p + starts[2] + 1, p + starts[0] + 1, header_end - starts[0] - 1)):
-            return self._fail(E_PLUS_MISMATCH, line + 2, starts[2], plus_end)
-        if qual_end - starts[3] != seq_end - starts[1]:
-            self.error_a = qual_end - starts[3]
-            self.error_b = seq_end - starts[1]
-            return self._fail(E_QUAL_LEN, line + 3, starts[3], qual_end)
-        for i in range(starts[3], qual_end):
-            if not 33 <= p[i] <= 126:
-                return self._fail(E_QUAL_CHAR, line + 3, i, i + 1)
-        return UNIT_OK
+    cdef Py_ssize_t _record(self, const unsigned char* p, Py_ssize_t pos, Py_ssize_t n,
+                            bint final) noexcept nogil:
+        """Read the record at ``pos``: where the next unit starts, or -1 (incomplete).
+
+        On a bad record the error is set (the first in the file's order) and the
+        offset returned is where a skip resumes; ``self.line`` counts the lines
+        up to it.
+        """
+        cdef Py_ssize_t line = self.line + 1, header_end, end, q, stop, i
+        cdef Py_ssize_t seq_start, seq_end, seq_len = 0, seq_lines = 0
+        cdef Py_ssize_t plus_start, plus_end, qual_start, qual_end, qual_len = 0
+        cdef Py_ssize_t qual_line = 0, qual_lines = 0, first_qual_len = 0
+        end = _line_end(p, pos, n)
+        header_end = _rstrip(p, pos, end)
+        if not _is_printable_utf8(p + pos + 1, header_end - pos - 1):
+            self._fail(E_BAD_HEADER, line, pos, header_end)
+        # Sequence lines, up to a '+' line.
+        seq_start = seq_end = q = min(end + 1, n)
+        while True:
+            if q >= n:
+                if not final:
+                    return self._incomplete()
+                self._first_fail(E_TRUNCATED, line, pos, header_end,
+                                 ENDS_IN_SEQUENCE if seq_lines else ENDS_AFTER_HEADER, 0)
+                return self._resume(n, 1 + seq_lines)
+            end = _line_end(p, q, n)
+            if end == n and not final:
+                return self._incomplete()
+            if p[q] == c'+':
+                break
+            if p[q] == c'@':
+                # A header where the '+' line should be: this record has none.
+                self._first_fail(E_NO_PLUS, line + 1 + seq_lines, q, _rstrip(p, q, end), 0, 0)
+                return self._resume(q, 1 + seq_lines)
+            stop = _rstrip(p, q, end)
+            if self.error == E_NONE:
+                for i in range(q, stop):
+                    if not IS_SEQ[p[i]]:
+                        self._fail(E_SEQ_CHAR, line + 1 + seq_lines, i, i + 1)
+                        break
+            seq_len += stop - q
+            seq_end = stop
+            seq_lines += 1
+            q = min(end + 1, n)
+        plus_start, plus_end = q, _rstrip(p, q, end)
+        if plus_end - plus_start > 1 and (
+                plus_end - plus_start != header_end - pos
+                or memcmp(p + plus_start + 1, p + pos + 1, header_end - pos - 1)):
+            self._first_fail(E_PLUS_MISMATCH, line + 1 + seq_lines, plus_start, plus_end, 0, 0)
+        # Quality lines, until as long as the sequence (at least one line).
+        qual_start = qual_end = q = min(end + 1, n)
+        while qual_lines == 0 or qual_len < seq_len:
+            if q >= n:
+                if not final:
+                    return self._incomplete()
+                if qual_lines == 0:
+                    self._first_fail(E_TRUNCATED, line, pos, header_end, ENDS_AFTER_PLUS, 0)
+                else:
+                    self._first_fail(E_QUAL_LEN, qual_line, qual_start,
+                                     qual_start + first_qual_len, qual_len, seq_len)
+                return self._resume(n, 2 + seq_lines + qual_lines)
+            end = _line_end(p, q, n)
+            if end == n and not final:
+                return self._incomplete()
+            stop = _rstrip(p, q, end)
+            if qual_len + stop - q > seq_len:
+                if qual_lines == 0:
+                    # One quality line, too long.
+                    self._first_fail(E_QUAL_LEN, line + 2 + seq_lines, q, stop, stop - q,
+                                     seq_len)
+                    return self._resume(min(end + 1, n), 3 + seq_lines)
+                # Too short, and the next line (the next record's, most likely) does
+                # not complete it.
+                self._first_fail(E_QUAL_LEN, qual_line, qual_start, qual_start + first_qual_len,
+                                 qual_len, seq_len)
+                return self._resume(q, 2 + seq_lines + qual_lines)
+            if qual_lines == 0:
+                qual_line, first_qual_len = line + 2 + seq_lines, stop - q
+            if self.error == E_NONE:
+                for i in range(q, stop):
+                    if not 33 <= p[i] <= 126:
+                        self._fail(E_QUAL_CHAR, line + 2 + seq_lines + qual_lines, i, i + 1)
+                        break
+            qual_len += stop - q
+            qual_end = stop
+            qual_lines += 1
+            q = min(end + 1, n)
+        if self.error == E_NONE and self._push_record(
+                pos + 1, header_end, seq_start, seq_end, seq_len, qual_start, qual_end,
+                line) == UNIT_ERROR:
+            return -1
+        return self._resume(q, 2 + seq_lines + qual_lines)
+
+    cdef inline void _first_fail(self, int code, Py_ssize_t line, Py_ssize_t start,
+                                 Py_ssize_t end, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+        """Set the error unless one earlier in the record is set already."""
+        if self.error == E_NONE:
+            self._fail(code, line, start, end)
+            self.error_a, self.error_b = a, b
+
+    cdef inline Py_ssize_t _incomplete(self) noexcept nogil:
+        """-1: the record is cut by the buffer's end; it is read again, whole, later."""
+        self.error = E_NONE
+        return -1
+
+    cdef inline Py_ssize_t _resume(self, Py_ssize_t offset, Py_ssize_t n_lines) noexcept nogil:
+        self.line += n_lines
+        return offset
+
+    cdef object _sequence(self, const char* p, Record* r):
+        return _joined_lines(p, r.seq_start, r.seq_end, r.seq_len)
 
     cdef void _add_quality(self, const char* p, Record* r):
-        self.qualities.append(PyBytes_FromStringAndSize(p + r.qual_start, r.seq_len))
+        self.qualities.append(_joined_lines(p, r.qual_start, r.qual_end, r.seq_len))
 
 
 # ------------------------------------------------------------------ labels

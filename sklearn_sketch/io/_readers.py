@@ -694,9 +694,13 @@ class FastaReader(_ReadsReader):
 class FastqReader(_ReadsReader):
     """Stream the records of FASTQ files in chunks of reads.
 
-    A record is four lines: ``@header``, the sequence, ``+`` (optionally
-    followed by the header again) and the quality string, which must be as long
-    as the sequence and in ``'!'..'~'``. Sequence characters are letters,
+    A record is an ``@header`` line, the sequence, a ``+`` line (optionally
+    the header again) and the quality string, which must be as long as the
+    sequence and in ``'!'..'~'``. Most files hold a record in four lines; the
+    sequence and the quality may also wrap over several lines (Sanger-era and
+    long-read files; the format's definition, Cock et al. 2010, allows it, and
+    Biopython reads them alike): the sequence ends at the line that starts with
+    ``+``, the quality once it is as long. Sequence characters are letters,
     ``*``, ``-`` and ``.``; headers must be printable UTF-8; trailing
     whitespace (``\\r``) is dropped. A file that ends inside a record is an
     error. Blank lines between records are skipped; an empty file gives no
