@@ -915,6 +915,17 @@ def test_read_labels_by_function_and_by_file(tmp_path):
         FastaReader({a: 0}, label=len)
 
 
+def test_fasta_header_of_merged_ncbi_names(tmp_path):
+    # NCBI's nr and nt join the names of identical sequences with Ctrl-A.
+    header = "gi|1348916|gb|G26684| human STS\x01gi|1375195|gb|G26945| human STS"
+    path = write(tmp_path, "nr.fa", f">{header}\nACGT\n>r2\x02\nAC\n".encode())
+    with pytest.raises(ParseError, match=r"header '>r2\\x02' is not printable") as info:
+        list(FastaReader(path))
+    assert info.value.line == 3
+    (chunk,) = FastaReader(path, on_error="skip")
+    assert chunk.names == [header] and chunk.sequences == [b"ACGT"]
+
+
 def test_fasta_long_genome_is_gathered_in_blocks(tmp_path):
     rng = np.random.default_rng(3)
     genome = np.frombuffer(b"ACGT", dtype=np.uint8)[rng.integers(0, 4, 5_000_000)].tobytes()

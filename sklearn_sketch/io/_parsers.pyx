@@ -442,13 +442,17 @@ cdef inline Py_ssize_t _rstrip(const unsigned char* p, Py_ssize_t s,
 
 
 cdef bint _is_printable_utf8(const unsigned char* s, Py_ssize_t n) noexcept nogil:
-    """Valid UTF-8 without C0 control characters other than tab."""
+    """Valid UTF-8 without C0 control characters other than tab and ``\x01``.
+
+    ``\x01`` (Ctrl-A) separates the names of identical sequences merged into
+    one record in NCBI's FASTA databases (nr, nt).
+    """
     cdef Py_ssize_t i = 0, j, need
     cdef unsigned char c, lo, hi
     while i < n:
         c = s[i]
         if c < 0x80:
-            if c < 0x20 and c != c'\t' or c == 0x7F:
+            if c < 0x20 and c != c'\t' and c != 0x01 or c == 0x7F:
                 return False
             i += 1
             continue

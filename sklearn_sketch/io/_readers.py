@@ -646,7 +646,9 @@ class FastaReader(_ReadsReader):
     header; the lines are joined (a long genome is gathered block by block,
     never line by line in Python) and whitespace such as ``\\r`` is dropped.
     Sequence characters are letters, ``*``, ``-`` and ``.``; headers must be
-    printable UTF-8. Blank lines are skipped; an empty file gives no chunk.
+    printable UTF-8 (tabs and the ``\\x01`` that separates merged names in
+    NCBI's nr and nt databases allowed). Blank lines are skipped; an empty file
+    gives no chunk.
     Plain or gzip files.
 
     Parameters
