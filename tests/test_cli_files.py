@@ -126,6 +126,33 @@ def test_reads_without_a_kmer_are_counted_and_warned_about(tmp_path, capsys):
     assert "no feature" not in capsys.readouterr().err
 
 
+def test_protein_sequences_are_refused_by_name(tmp_path, capsys):
+    # Amino-acid records have no k-mer of bases: a model of them learned its intercept
+    # alone, and the warning blamed short reads.
+    rng = np.random.default_rng(3)
+    paths = []
+    for name in ("alpha", "beta"):
+        path = tmp_path / f"{name}.faa"
+        path.write_text("".join(f">p{i}\n{''.join(rng.choice(list('ACDEFGHIKLMNPQRSTVWY'), 300))}\n"
+                                for i in range(30)))
+        paths.append(f"{path}:{name}")
+    model = str(tmp_path / "model.skm")
+    assert main(["fit", "--fasta", *paths, "--quiet", "--output", model]) == 2
+    err = capsys.readouterr().err
+    assert "protein sequences, not DNA or RNA" in err and "alpha.faa" in err
+    assert not os.path.exists(model)
+    # Mixed with DNA reads, the protein reads are found among those without a k-mer.
+    dna = [str(write_genome(tmp_path / f"dna{i}.fa.gz", rng)) for i in range(2)]
+    assert main(["fit", "--fasta", f"{dna[0]}:x", paths[1], "--read-length", "100",
+                 "--n-reads", "900", "--quiet", "--output", model]) == 2
+    assert "amino acids" in capsys.readouterr().err
+    assert main(["fit", "--fasta", f"{dna[0]}:x", f"{dna[1]}:y", "--read-length", "100",
+                 "--quiet", "--output", model]) == 0
+    assert main(["predict", "--model", model, "--fasta", paths[0].split(":")[0]]) == 2
+    assert re.search(r"letters in \S*alpha\.faa \(records from line 1 on\) are amino acids",
+                     capsys.readouterr().err)
+
+
 def test_a_label_typo_at_evaluate_is_an_error(two_genomes, tmp_path, capsys):
     model = str(tmp_path / "model.skm")
     assert main(["fit", "--estimator", "hashing", "--k", "6", "--read-length", "50",

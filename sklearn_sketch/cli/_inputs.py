@@ -18,6 +18,11 @@ import numpy as np
 from ._csv import read_csv
 from ._errors import CommandError
 
+#: Amino-acid letters that no nucleotide code (IUPAC) uses: reads in which they are at
+#: least PROTEIN_SHARE of the letters are protein sequences (about a third of a
+#: protein's residues are E, F, I, L, P or Q).
+PROTEIN_LETTERS = b"EFILPQefilpq"
+PROTEIN_SHARE = 0.1
 #: Rows held by the shuffle buffer that mixes several training inputs.
 DEFAULT_SHUFFLE_BUFFER = 100_000
 #: Training input sorted by label, up to this many rows and bytes of text (compressed
@@ -489,8 +494,11 @@ class InputStream:
         for reads in self._stream():
             labels = (np.full(len(reads.sequences), None, dtype=object) if reads.labels is None
                       else np.asarray(reads.labels))
-            yield Chunk(self.vectorizer.transform(reads.sequences), labels, None,
-                        reads.first_line)
+            X = self.vectorizer.transform(reads.sequences)
+            empty = np.flatnonzero(np.diff(X.indptr) == 0)
+            if empty.size:
+                _refuse_protein(reads, empty, [path for path, _ in labelled_files(self.args)])
+            yield Chunk(X, labels, None, reads.first_line)
 
     def _sample_chunks(self):
         from ..datasets import load_dna_sample
@@ -964,3 +972,23 @@ class _ValueNames:
 def _empty_frame(columns):
     import pandas as pd
     return pd.DataFrame(columns=columns)
+
+
+def _refuse_protein(reads, empty, paths):
+    """Raise when the reads ``empty`` (those without a k-mer) are protein sequences.
+
+    k-mers are read from the bases A, C, G and T (U as T): an amino-acid
+    sequence has none, and a model of them would learn its intercept alone.
+    ``paths`` name the input when the reads were mixed from several files.
+    """
+    text = b"".join([reads.sequences[i] for i in empty.tolist()])
+    letters = np.bincount(np.frombuffer(text, dtype=np.uint8), minlength=256)
+    n_letters = letters[ord("A"):ord("Z") + 1].sum() + letters[ord("a"):ord("z") + 1].sum()
+    n_protein = letters[list(PROTEIN_LETTERS)].sum()
+    if n_letters and n_protein >= PROTEIN_SHARE * n_letters:
+        where = (f"{reads.path} (records from line {reads.first_line} on)" if reads.path
+                 else "the reads of " + ", ".join(paths))
+        raise CommandError(
+            f"protein sequences, not DNA or RNA: {n_protein / n_letters:.0%} of the letters "
+            f"in {where} are amino acids that no base code uses (E, F, I, L, P, Q); k-mers "
+            "are read from the bases A, C, G and T (or U)")
