@@ -491,6 +491,24 @@ def test_a_header_of_numbers_is_warned_about(tmp_path, capsys):
                 in err) == warned, err
 
 
+def test_a_csv_in_windows_1252_or_utf_16_reads_as_in_utf_8(tmp_path, capsys):
+    # A spreadsheet's export on Windows: fit stopped at pandas' "'utf-8' codec can't
+    # decode byte 0x97". The same table in three encodings makes the same model.
+    frame = write_rows(tmp_path / "rows.csv", 600, 2)
+    frame["carrier"] = frame["carrier"].map({"A": "Café", "B": "Zoë—air", "C": "C", "D": "D"})
+    outputs = []
+    for encoding, sep in (("utf-8", ","), ("cp1252", ","), ("utf-16", "\t")):
+        path = tmp_path / f"{encoding}.csv"
+        frame.to_csv(path, index=False, encoding=encoding, sep=sep)
+        model = str(tmp_path / f"{encoding}.skm")
+        assert main(["fit", "--csv", str(path), "--label", "status", "--quiet",
+                     "--output", model]) == 0
+        assert main(["predict", "--model", model, "--csv", str(path)]) == 0
+        outputs.append((capsys.readouterr().out, _select(capsys, model)))
+    assert outputs[1] == outputs[0] and outputs[2] == outputs[0]
+    assert "carrier=Zo\\u00eb\\u2014air" in outputs[0][1] or "carrier=Zoë—air" in outputs[0][1]
+
+
 def write_reviews(path, n, seed):
     """A review (free text, words drawn from a vocabulary) and a store; the label is
     'good' when the text holds more of the first 30 words than of the next 30."""

@@ -14,6 +14,14 @@ than commas whose first rows write numbers with a decimal comma and none with a
 point (a spreadsheet's export in much of Europe: ``27,8;13,9``) has those
 numbers read with a point: as text, a column of temperatures was a
 classification of 65 classes.
+
+The text encoding is read from the file's first MiB: UTF-16 when it opens with a
+byte-order mark (a spreadsheet's "Unicode text" export), UTF-8 when it decodes
+so, else Windows-1252 (a spreadsheet's CSV export on Windows, a corpus of
+Latin-1 text: ``caf\\xe9``). A byte that its encoding cannot read further on
+becomes U+FFFD (the same in every file, so training and predicting read it
+alike). Read as UTF-8 alone, such a file stopped ``fit`` with pandas' "'utf-8'
+codec can't decode byte 0x97 in position 110".
 """
 import re
 import zipfile
@@ -23,6 +31,8 @@ from contextlib import contextmanager
 SEPARATORS = (",", "\t", ";", "|")
 #: Lines after the header read for how the file writes its numbers.
 SAMPLE_LINES = 100
+#: Bytes at the start of a file read for its encoding and first lines.
+SAMPLE_BYTES = 1 << 20
 _DECIMAL_COMMA = r"^\s*([-+]?\d*),(\d+)\s*$"
 _DECIMAL_POINT = r"^\s*[-+]?\d*\.\d+\s*$"
 
@@ -55,7 +65,9 @@ def read_csv(path, **kwargs):
     >>> read_csv(europe, dtype=str).to_dict("list")
     {'place': ['Oslo', 'Rome'], 'temp': ['-1.5', '12.25']}
     """
-    lines = _first_lines(path)
+    lines, encoding = _first_lines(path)
+    kwargs.setdefault("encoding", encoding)
+    kwargs.setdefault("encoding_errors", "replace")
     sep = kwargs.setdefault("sep", separator(lines))
     kwargs.setdefault("skipinitialspace", True)
     points = decimal_comma(lines, sep)
@@ -159,23 +171,42 @@ def separator(lines):
     return r"\s+" if spaced else ","
 
 
-def _first_lines(path, n_lines=SAMPLE_LINES + 1, limit=1 << 20):
-    """The first lines of a file (at most ``limit`` bytes each), decompressed as pandas
-    reads it (by its name's ending)."""
+def _first_lines(path, n_lines=SAMPLE_LINES + 1, limit=SAMPLE_BYTES):
+    """The first lines of a file (within its first ``limit`` bytes, decompressed as
+    pandas reads it, by its name's ending) and its encoding (:func:`text_encoding`)."""
     name = str(path).lower()
     opener = open
     for ending, module in ((".gz", "gzip"), (".bz2", "bz2"), (".xz", "lzma")):
         if name.endswith(ending):
             opener = __import__(module).open
     with (_member(path) if name.endswith(".zip") else opener(path, "rb")) as f:
-        lines = []
-        for _ in range(n_lines):
-            line = f.readline(limit)
-            if not line:
-                break
-            lines.append(_decoded(line).rstrip("\r\n"))
-        return lines
+        head = f.read(limit)
+    encoding = text_encoding(head)
+    lines = re.split(r"\r\n|\r|\n", head.decode(encoding, errors="replace"))
+    if lines and not lines[-1]:
+        lines.pop()  # after the last line break
+    if len(head) == limit and len(lines) > 1:
+        lines.pop()  # cut by the limit
+    return lines[:n_lines], encoding
 
 
-def _decoded(line):
-    return line.decode("utf-8", errors="replace")
+def text_encoding(head):
+    r"""The encoding of a text file whose first bytes are ``head``: ``'utf-16'`` after
+    a UTF-16 byte-order mark, ``'utf-8'`` when ``head`` decodes as UTF-8 (a character
+    cut at its end aside), else ``'cp1252'``.
+
+    Examples
+    --------
+    >>> text_encoding("naïve,café\n".encode("utf-8")), text_encoding(b"caf\xe9\n")
+    ('utf-8', 'cp1252')
+    >>> text_encoding("a\tb\n".encode("utf-16"))
+    'utf-16'
+    """
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return "utf-16"
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if error.reason != "unexpected end of data":  # not a character cut at the end
+            return "cp1252"
+    return "utf-8"
