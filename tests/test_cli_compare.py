@@ -105,6 +105,19 @@ def test_pmi_lists_the_planted_pair(texts, capsys):
     assert report["memory_bytes"] <= 256 * 1024 and report["words"] == 2000 * 14
 
 
+def test_pmi_says_why_its_table_is_empty(texts, capsys):
+    # A few sentences (a Russian novel's first lines): no pair reached --min-count, and
+    # an empty table said nothing.
+    (texts / "short.txt").write_text("В начале июля молодой человек вышел\nна улицу\n")
+    assert main(["pmi", str(texts / "short.txt"), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[-1] == "pmi\tcount\tweight\tpair"
+    assert "no pair was estimated at least --min-count=5 times" in captured.err
+    assert main(["pmi", str(texts / "short.txt"), "--quiet", "--min-count", "1"]) == 0
+    captured = capsys.readouterr()
+    assert "начале июля" in captured.out and "no pair" not in captured.err
+
+
 @pytest.mark.parametrize("argv, message", [
     (["{empty}"], "the files hold no word"),
     (["{a}", "--window", "0"], "expected a positive integer"),
