@@ -576,6 +576,46 @@ def test_a_column_of_free_text_is_read_as_its_words(tmp_path, capsys):
     assert err.count("\n") == 1 and not crossed.exists()
 
 
+def test_a_fasttext_file_reads_as_its_table_of_label_and_text(tmp_path, capsys):
+    # fastText's format ("__label__good w1 w7 ...") was refused as a VW file without
+    # a '|'. It trains, scores and predicts as its twin table of two columns.
+    frames = {}
+    for name, n, seed in (("train", 1500, 0), ("test", 400, 1)):
+        frame = write_reviews(tmp_path / f"{name}.csv", n, seed)[["label", "review"]]
+        frames[name] = frame.rename(columns={"review": "text"})
+        frames[name].to_csv(tmp_path / f"{name}.csv", index=False)
+        lines = ("__label__" + frame["label"] + " " + frame["review"]).tolist()
+        (tmp_path / f"{name}.txt").write_bytes(("\r\n".join(lines) + "\r\n").encode())
+    outputs = []
+    for kind, label in (("txt", []), ("csv", ["--label", "label"])):
+        model = str(tmp_path / f"{kind}.skm")
+        assert main(["fit", "--csv", str(tmp_path / f"train.{kind}"), *label, "--quiet",
+                     "--output", model]) == 0
+        metrics = _metrics(capsys, ["evaluate", "--model", model, "--csv",
+                                    str(tmp_path / f"test.{kind}")])
+        assert main(["predict", "--model", model, "--csv",
+                     str(tmp_path / f"test.{kind}")]) == 0
+        metrics.pop("predict_seconds")
+        outputs.append((metrics, capsys.readouterr().out))
+    assert outputs[0] == outputs[1] and outputs[0][0]["accuracy"] > 0.9
+    assert main(["fit", "--vw", str(tmp_path / "train.txt"), "--quiet", "--output",
+                 str(tmp_path / "x.skm")]) == 2
+    assert "(fastText's format, '__label__X text': the command line reads it with --csv)" in (
+        capsys.readouterr().err)
+    # A line without a label is predicted; one of several labels is refused, by line.
+    unlabelled = tmp_path / "new.txt"
+    unlabelled.write_text("__label__good w1 w2 w3\nw4 w5 w6 w7\n")
+    assert main(["predict", "--model", str(tmp_path / "txt.skm"), "--csv",
+                 str(unlabelled)]) == 0
+    assert len(capsys.readouterr().out.split()) == 2
+    several = tmp_path / "several.txt"
+    several.write_text("__label__good w1 w2\n__label__good __label__bad w3 w4\n")
+    assert main(["fit", "--csv", str(several), "--quiet", "--output",
+                 str(tmp_path / "x.skm")]) == 2
+    assert "several.txt, line 2: several labels (__label__good __label__bad)" in (
+        capsys.readouterr().err)
+
+
 def test_labels_the_model_does_not_know_are_counted_and_named(tmp_path, capsys):
     rng = np.random.default_rng(0)
     classes = [f"c{i:02d}" for i in range(12)]

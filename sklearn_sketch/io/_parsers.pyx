@@ -536,6 +536,9 @@ cdef class _BlockParser:
             text += "..."
         reason = _MESSAGES[self.error].format(token=f"'{text}'", a=self.error_a,
                                               b=self.error_b, **self._message_fields())
+        if self.error == E_MISSING_BAR and token.lstrip().startswith(b"__label__"):
+            reason += (" (fastText's format, '__label__X text': the command line reads "
+                       "it with --csv)")
         if self.error == E_BAD_LABEL and b"," in token:
             reason += (" (labels joined by ',' make a multi-label example: an example "
                        "takes one label here)")
