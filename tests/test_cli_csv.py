@@ -616,6 +616,48 @@ def test_a_fasttext_file_reads_as_its_table_of_label_and_text(tmp_path, capsys):
         capsys.readouterr().err)
 
 
+@pytest.mark.parametrize("kind", ["parquet", "jsonl"])
+def test_parquet_and_json_lines_read_as_their_csv_twin(tmp_path, capsys, kind):
+    # Read as text, a Parquet file's first bytes were listed as its column names.
+    if kind == "parquet":
+        pytest.importorskip("pyarrow")
+    frame = write_rows(tmp_path / "rows.csv", 800, 3)
+    frame.loc[::7, "hour"] = np.nan   # missing numbers stay missing
+    frame["hour"] = frame["hour"].astype("Int64")
+    frame.to_csv(tmp_path / "rows.csv", index=False)
+    path = tmp_path / f"rows.{kind}"
+    if kind == "parquet":
+        frame.to_parquet(path)
+    else:
+        # A key that a line leaves out is a missing value, as a null is.
+        text = frame.to_json(orient="records", lines=True)
+        assert text.count('"hour":null,') == 115
+        path.write_text(text.replace('"hour":null,', ""))
+    outputs = []
+    for table in (tmp_path / "rows.csv", path):
+        model = str(tmp_path / "m.skm")
+        assert main(["fit", "--csv", str(table), "--label", "status", "--max-order", "2",
+                     "--quiet", "--output", model]) == 0
+        assert main(["predict", "--model", model, "--csv", str(table), "--chunk-rows",
+                     "300"]) == 0
+        outputs.append((capsys.readouterr().out, _select(capsys, model)))
+    assert outputs[1] == outputs[0]
+
+
+def test_a_workbook_or_binary_file_is_refused_by_what_it_is(tmp_path, capsys):
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "book.xlsx", "w") as book:
+        book.writestr("xl/workbook.xml", "<workbook/>")
+    (tmp_path / "blob.csv").write_bytes(b"a,b\n\x00\x01\x02")
+    for name, message in (("book.xlsx", "is a spreadsheet workbook, not a table of text"),
+                          ("blob.csv", "is not a text file (it holds NUL bytes")):
+        assert main(["fit", "--csv", str(tmp_path / name), "--label", "b", "--quiet",
+                     "--output", str(tmp_path / "m.skm")]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1
+
+
 def test_labels_the_model_does_not_know_are_counted_and_named(tmp_path, capsys):
     rng = np.random.default_rng(0)
     classes = [f"c{i:02d}" for i in range(12)]

@@ -15,12 +15,8 @@ point (a spreadsheet's export in much of Europe: ``27,8;13,9``) has those
 numbers read with a point: as text, a column of temperatures was a
 classification of 65 classes.
 
-A file in fastText's format (each line ``__label__X`` and a text, as fastText,
-and many corpora made for it, write them: review polarity, topic, language) is
-read as a table of two columns, ``label`` and ``text`` (:func:`is_fasttext`); its
-text is then a column of free text, read as its words (:mod:`._text`). A line
-without a label has a missing one; a line of several labels is refused (a
-classifier here learns one label an example).
+Files that are not CSV (fastText lines, JSON lines, Parquet) are read by
+:mod:`._formats` into the same tables.
 
 The text encoding is read from the file's first MiB: UTF-16 when it opens with a
 byte-order mark (a spreadsheet's "Unicode text" export), UTF-8 when it decodes
@@ -34,7 +30,7 @@ import re
 import zipfile
 from contextlib import contextmanager
 
-import numpy as np
+from ._formats import read_table, table_format
 
 #: Column separators a header line is read for, preferred in this order on a tie.
 SEPARATORS = (",", "\t", ";", "|")
@@ -42,10 +38,6 @@ SEPARATORS = (",", "\t", ";", "|")
 SAMPLE_LINES = 100
 #: Bytes at the start of a file read for its encoding and first lines.
 SAMPLE_BYTES = 1 << 20
-#: What starts a label in fastText's format, and the two columns its lines make.
-FASTTEXT_LABEL = "__label__"
-FASTTEXT_COLUMNS = ("label", "text")
-_FASTTEXT_LINE = r"^\s*((?:__label__\S*\s+)*)(.*?)\s*$"
 _DECIMAL_COMMA = r"^\s*([-+]?\d*),(\d+)\s*$"
 _DECIMAL_POINT = r"^\s*[-+]?\d*\.\d+\s*$"
 
@@ -78,9 +70,11 @@ def read_csv(path, **kwargs):
     >>> read_csv(europe, dtype=str).to_dict("list")
     {'place': ['Oslo', 'Rome'], 'temp': ['-1.5', '12.25']}
     """
-    lines, encoding = first_lines(path)
-    if is_fasttext(lines):
-        return _fasttext(path, encoding, kwargs)
+    head = file_head(path)
+    lines, encoding = first_lines(path, head=head)
+    kind = table_format(head, lines, path)
+    if kind != "csv":
+        return read_table(kind, path, _decompressed, encoding, kwargs)
     kwargs.setdefault("encoding", encoding)
     kwargs.setdefault("encoding_errors", "replace")
     sep = kwargs.setdefault("sep", separator(lines))
@@ -93,72 +87,10 @@ def read_csv(path, **kwargs):
     return _with_points(frame) if points else frame
 
 
-def is_fasttext(lines):
-    """Whether a file of first ``lines`` is in fastText's format: its first line that
-    is not blank starts with ``__label__``.
-
-    Examples
-    --------
-    >>> is_fasttext(["__label__pos a fine film", "__label__neg dull"])
-    True
-    >>> is_fasttext(["label,text", "pos,a fine film"])
-    False
-    """
-    first = next((line for line in lines if line.strip()), "")
-    return first.lstrip().startswith(FASTTEXT_LABEL)
-
-
-def _fasttext(path, encoding, kwargs):
-    """A fastText file as ``read_csv`` would return a table of its two columns."""
-    columns = list(kwargs.get("usecols") or FASTTEXT_COLUMNS)
-    unknown = [c for c in columns if c not in FASTTEXT_COLUMNS]
-    if unknown:
-        raise ValueError(f"Usecols do not match columns, columns expected but not found: "
-                         f"{unknown} ({path} is in fastText's format: columns 'label' and "
-                         "'text')")
-    chunks = _fasttext_chunks(path, encoding, columns, kwargs.get("chunksize") or (1 << 62),
-                              kwargs.get("nrows"))
-    if kwargs.get("chunksize") is not None:
-        return chunks
-    import pandas as pd
-
-    frames = list(chunks)
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
-
-
-def _fasttext_chunks(path, encoding, columns, chunksize, nrows):
-    import io
-    from itertools import islice
-
-    import pandas as pd
-
-    name = str(path).lower()
-    opener = open
-    for ending, module in ((".gz", "gzip"), (".bz2", "bz2"), (".xz", "lzma")):
-        if name.endswith(ending):
-            opener = __import__(module).open
-    first_line = 1
-    with (_member(path) if name.endswith(".zip") else opener(path, "rb")) as raw:
-        text = io.TextIOWrapper(raw, encoding=encoding, errors="replace", newline=None)
-        left = nrows if nrows is not None else 1 << 62
-        while left > 0:
-            lines = list(islice(text, min(chunksize, left)))
-            if not lines:
-                break
-            parts = pd.Series(lines, dtype=object).str.extract(_FASTTEXT_LINE)
-            labels = parts[0].str.split()
-            several = np.flatnonzero(labels.str.len().to_numpy() > 1)
-            if several.size:
-                raise ValueError(
-                    f"{path}, line {first_line + several[0]}: several labels "
-                    f"({' '.join(labels.iloc[several[0]])}): a classifier here learns one "
-                    "label an example")
-            frame = pd.DataFrame({"label": labels.str[0].str[len(FASTTEXT_LABEL):],
-                                  "text": parts[1]})
-            blank = frame["text"].eq("") & frame["label"].isna()
-            yield frame.loc[~blank.to_numpy(), columns].reset_index(drop=True)
-            first_line += len(lines)
-            left -= len(lines)
+def is_fasttext(path):
+    """Whether ``path`` is in fastText's format (:mod:`._formats`)."""
+    head = file_head(path)
+    return table_format(head, first_lines(path, head=head)[0], path) == "fasttext"
 
 
 def _read(source, kwargs):
@@ -254,16 +186,31 @@ def separator(lines):
     return r"\s+" if spaced else ","
 
 
-def first_lines(path, n_lines=SAMPLE_LINES + 1, limit=SAMPLE_BYTES):
-    """The first lines of a file (within its first ``limit`` bytes, decompressed as
-    pandas reads it, by its name's ending) and its encoding (:func:`text_encoding`)."""
+def file_head(path, limit=SAMPLE_BYTES):
+    """The first ``limit`` bytes of a file, decompressed as pandas reads it (by its
+    name's ending)."""
+    with _decompressed(path) as f:
+        return f.read(limit)
+
+
+@contextmanager
+def _decompressed(path):
+    """The bytes of a file, decompressed by its name's ending (a zip's one member)."""
     name = str(path).lower()
     opener = open
     for ending, module in ((".gz", "gzip"), (".bz2", "bz2"), (".xz", "lzma")):
         if name.endswith(ending):
             opener = __import__(module).open
     with (_member(path) if name.endswith(".zip") else opener(path, "rb")) as f:
-        head = f.read(limit)
+        yield f
+
+
+def first_lines(path, n_lines=SAMPLE_LINES + 1, limit=SAMPLE_BYTES, head=None):
+    """The first lines of a file (within its first ``limit`` bytes, decompressed as
+    pandas reads it, by its name's ending; ``head`` if read already) and its encoding
+    (:func:`text_encoding`)."""
+    if head is None:
+        head = file_head(path, limit)
     encoding = text_encoding(head)
     lines = re.split(r"\r\n|\r|\n", head.decode(encoding, errors="replace"))
     if lines and not lines[-1]:

@@ -15,7 +15,7 @@ from itertools import islice
 
 import numpy as np
 
-from ._csv import first_lines, is_fasttext, read_csv
+from ._csv import is_fasttext, read_csv
 from ._errors import CommandError
 
 #: Amino-acid letters that no nucleotide code (IUPAC) uses: reads in which they are at
@@ -100,8 +100,9 @@ def add_input_arguments(parser, *, training):
                             "separated by commas, tabs, semicolons or bars, as its header "
                             "line shows, or by spaces; decimal commas read; UTF-8, "
                             "Windows-1252 or UTF-16): categorical attributes, crossed with "
-                            "--max-order or --cross, and a --label column; or fastText's "
-                            "'__label__X text' lines (columns label and text)")
+                            "--max-order or --cross, and a --label column; also JSON "
+                            "lines, Parquet (with pyarrow) and fastText's '__label__X text' "
+                            "lines (columns label and text)")
     source.add_argument("--zero-based", choices=["auto", "0", "1"], default="auto",
                         help="svmlight index base: 0, 1, or auto (fit: decided once on the "
                              "first 10,000 rows of each training file, index 0 seen means "
@@ -194,7 +195,7 @@ def csv_options(args, model_csv=None):
                 "scales": model_csv.get("scales", {}), "means": model_csv.get("means", {}),
                 "distinct": model_csv.get("distinct", []), "text": model_csv.get("text", []),
                 **({"missing": model_csv["missing"]} if "missing" in model_csv else {})}
-    fasttext = is_fasttext(first_lines(args.csv[0])[0])
+    fasttext = is_fasttext(args.csv[0])
     if not args.label and fasttext:
         args.label = "label"
     if not args.label:

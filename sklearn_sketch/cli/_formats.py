@@ -1,0 +1,209 @@
+"""Tables that are not CSV, read by ``--csv`` as CSV tables are: fastText lines, JSON
+lines and Parquet files; other binary files refused by name.
+
+Each reader returns what :func:`._csv.read_csv` returns for the same keywords
+(``nrows``, ``usecols``, ``dtype=str``, ``chunksize``): a DataFrame, or an iterator
+of them. With ``dtype=str`` a typed value is written as text (``1.5``, ``True``,
+``2013-01-01 05:00:00``; a float column of whole numbers as integers, ``5``) and a
+missing one stays missing, so the command line's rules for CSV columns (categories,
+numbers, free text) read them alike.
+
+- fastText's format (each line ``__label__X`` and a text, as fastText, and many
+  corpora made for it, write them: review polarity, topic, language) is a table
+  of two columns, ``label`` and ``text``; a line without a label has a missing
+  one, and a line of several labels is refused (a classifier here learns one label
+  an example).
+- JSON lines (one object a line, ``{"carrier": "UA", "delay": 12}``: event and
+  click logs), read by pandas in chunks; an object's keys are the columns.
+- Parquet, read with pyarrow (installed with ``pip install
+  "sklearn-sketch[dask]"`` or on its own) a row group batch at a time, only the
+  columns asked for.
+- An Excel workbook or another binary file (a NUL byte in its first KiB) is
+  refused with what it is; read as text, its first line's bytes were listed as
+  column names.
+"""
+import io
+from itertools import islice
+
+import numpy as np
+
+#: What starts a label in fastText's format, and the two columns its lines make.
+FASTTEXT_LABEL = "__label__"
+FASTTEXT_COLUMNS = ("label", "text")
+_FASTTEXT_LINE = r"^\s*((?:__label__\S*\s+)*)(.*?)\s*$"
+#: Magic bytes of formats told from a file's first bytes.
+PARQUET_MAGIC = b"PAR1"
+#: JSON lines parsed at a time, and read for the columns (the keys of the first lines).
+JSON_CHUNK_ROWS = 50_000
+JSON_HEADER_ROWS = 1000
+_EXCEL_MAGIC = (b"\xd0\xcf\x11\xe0", b"PK\x03\x04")  # .xls (OLE2) and .xlsx (a zip)
+
+
+def table_format(head, lines, path):
+    """``"parquet"``, ``"json"``, ``"fasttext"`` or ``"csv"`` for a file whose first
+    bytes are ``head`` (decompressed) and first ``lines``; raises ``ValueError`` for
+    an Excel workbook or another binary file.
+
+    Examples
+    --------
+    >>> table_format(b"PAR1\\x15\\x04", [], "t.parquet")
+    'parquet'
+    >>> table_format(b'{"a": 1}\\n', ['{"a": 1}'], "t.jsonl")
+    'json'
+    >>> table_format(b"__label__pos fine\\n", ["__label__pos fine"], "t.txt")
+    'fasttext'
+    >>> table_format(b"a,b\\n1,2\\n", ["a,b", "1,2"], "t.csv")
+    'csv'
+    """
+    if head.startswith(PARQUET_MAGIC):
+        return "parquet"
+    if head.startswith(_EXCEL_MAGIC):
+        raise ValueError(f"{path} is a spreadsheet workbook, not a table of text: save "
+                         "its sheet as CSV (or Parquet) and train on that")
+    if b"\x00" in head[:1024] and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ValueError(f"{path} is not a text file (it holds NUL bytes; a compressed file "
+                         "is read by its name's ending: .gz, .bz2, .xz, .zip), nor Parquet")
+    first = next((line.strip() for line in lines if line.strip()), "")
+    if first.startswith("{") and first.endswith("}"):
+        return "json"
+    if first.startswith(FASTTEXT_LABEL):
+        return "fasttext"
+    return "csv"
+
+
+def read_table(kind, path, opened, encoding, kwargs):
+    """The table of a file of format ``kind`` (not CSV) as ``read_csv(**kwargs)``
+    returns it; ``opened(path)`` opens its bytes, decompressed."""
+    reader = {"fasttext": _fasttext_chunks, "json": _json_chunks,
+              "parquet": _parquet_chunks}[kind]
+    chunks = reader(path, opened, encoding, kwargs)
+    if kwargs.get("chunksize") is not None:
+        return chunks
+    import pandas as pd
+
+    frames = list(chunks)
+    if not frames:
+        return pd.DataFrame(columns=list(kwargs.get("usecols") or ()))
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+
+def _rows_at_a_time(kwargs):
+    """Rows of each chunk, and the rows to read in all."""
+    nrows = kwargs.get("nrows")
+    return kwargs.get("chunksize") or 1 << 16, (1 << 62) if nrows is None else nrows
+
+
+def _as_asked(frame, columns, kwargs, path):
+    """``frame``'s ``columns`` (those asked for: all by default), as text with
+    ``dtype=str`` (missing values kept missing)."""
+    unknown = [c for c in columns if c not in frame.columns]
+    if unknown:
+        raise ValueError(f"Usecols do not match columns, columns expected but not found: "
+                         f"{unknown} (in {path})")
+    frame = frame[list(columns)]
+    if kwargs.get("dtype") is str:
+        frame = frame.apply(_as_text)
+    return frame.reset_index(drop=True)
+
+
+def _as_text(column):
+    """A column as text; a float column of whole numbers as integers (JSON's numbers
+    of a column with nulls, Parquet's too, arrive as floats: ``5`` read ``5.0``)."""
+    present = column.notna().to_numpy()
+    if column.dtype.kind == "f":
+        values = column.to_numpy()[present]
+        if np.array_equal(values, np.round(values)) and np.abs(values).max(initial=0) < 2**53:
+            column = column.astype("Int64")
+    text = column.astype(str).astype(object)
+    return text.where(present, np.nan)
+
+
+def _fasttext_chunks(path, opened, encoding, kwargs):
+    import pandas as pd
+
+    columns = list(kwargs.get("usecols") or FASTTEXT_COLUMNS)
+    size, left = _rows_at_a_time(kwargs)
+    first_line = 1
+    with opened(path) as raw:
+        text = io.TextIOWrapper(raw, encoding=encoding, errors="replace", newline=None)
+        while True:
+            lines = list(islice(text, min(size, left)))
+            if not lines:
+                if first_line == 1:  # no line: the columns only
+                    yield pd.DataFrame(columns=columns)
+                return
+            parts = pd.Series(lines, dtype=object).str.extract(_FASTTEXT_LINE)
+            labels = parts[0].str.split()
+            several = np.flatnonzero(labels.str.len().to_numpy() > 1)
+            if several.size:
+                raise ValueError(
+                    f"{path}, line {first_line + several[0]}: several labels "
+                    f"({' '.join(labels.iloc[several[0]])}): a classifier here learns one "
+                    "label an example")
+            frame = pd.DataFrame({"label": labels.str[0].str[len(FASTTEXT_LABEL):],
+                                  "text": parts[1]})
+            blank = frame["text"].eq("").to_numpy() & frame["label"].isna().to_numpy()
+            yield _as_asked(frame[~blank], columns, kwargs, path)
+            first_line += len(lines)
+            left -= len(lines)
+            if left <= 0:
+                return
+
+
+def _json_chunks(path, opened, encoding, kwargs):
+    import pandas as pd
+
+    size, left = _rows_at_a_time(kwargs)
+    asked = kwargs.get("usecols")
+    # pandas parses every key of a line: it reads JSON_CHUNK_ROWS lines at a time and
+    # keeps the columns asked for (a chunk of a million rows of every key held 1 GB).
+    inner = JSON_HEADER_ROWS if left == 0 else min(size, left, JSON_CHUNK_ROWS)
+    kept, n_kept = [], 0
+    with opened(path) as raw:
+        text = io.TextIOWrapper(raw, encoding=encoding, errors="replace", newline=None)
+        for frame in pd.read_json(text, lines=True, chunksize=inner, dtype=False):
+            if left == 0:  # the columns: the keys of the first lines
+                yield _as_asked(frame.iloc[:0], asked or list(frame.columns), kwargs, path)
+                return
+            frame = frame.iloc[:left]
+            # A key a line leaves out is a missing value (logs' optional fields).
+            kept.append(_as_asked(frame.reindex(columns=asked or list(frame.columns)),
+                                  asked or list(frame.columns), kwargs, path))
+            n_kept += len(frame)
+            left -= len(frame)
+            if n_kept >= size or left <= 0:
+                yield pd.concat(kept, ignore_index=True) if len(kept) > 1 else kept[0]
+                kept, n_kept = [], 0
+            if left <= 0:
+                return
+    if kept:
+        yield pd.concat(kept, ignore_index=True) if len(kept) > 1 else kept[0]
+    elif left > 0 and not asked:
+        yield pd.DataFrame()
+
+
+def _parquet_chunks(path, opened, encoding, kwargs):
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ValueError(f"{path} is a Parquet file: reading it needs pyarrow (pip install "
+                         "pyarrow)") from None
+    size, left = _rows_at_a_time(kwargs)
+    table = pq.ParquetFile(path)
+    # pandas' index, when written, is a column of its own: not one of the table's.
+    names = [name for name in table.schema_arrow.names if not name.startswith("__index_level_")]
+    columns = list(kwargs.get("usecols") or names)
+    unknown = [c for c in columns if c not in names]
+    if unknown:
+        raise ValueError(f"Usecols do not match columns, columns expected but not found: "
+                         f"{unknown} (in {path})")
+    if left == 0 or table.metadata.num_rows == 0:
+        yield _as_asked(table.schema_arrow.empty_table().select(columns).to_pandas(), columns,
+                        kwargs, path)
+        return
+    for batch in table.iter_batches(batch_size=min(size, left), columns=columns):
+        frame = batch.to_pandas().iloc[:left]
+        yield _as_asked(frame, columns, kwargs, path)
+        left -= len(frame)
+        if left <= 0:
+            return
