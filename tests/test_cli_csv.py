@@ -658,6 +658,36 @@ def test_a_workbook_or_binary_file_is_refused_by_what_it_is(tmp_path, capsys):
         assert message in err and err.count("\n") == 1
 
 
+def test_a_file_without_a_header_reads_its_columns_by_position(tmp_path, capsys):
+    # UCI's adult.data, Criteo's files: no line of names. Its first row was read as
+    # the names, and no --label could name the label column.
+    frames = {name: write_rows(tmp_path / f"{name}.csv", n, seed)
+              for name, n, seed in (("train", 3000, 0), ("test", 800, 1))}
+    for name, frame in frames.items():
+        frame.to_csv(tmp_path / f"{name}.data", index=False, header=False, sep=",")
+    frames["test"].drop(columns="status").to_csv(tmp_path / "new.data", index=False,
+                                                 header=False)
+    model = str(tmp_path / "m.skm")
+    assert main(["fit", "--csv", str(tmp_path / "train.data"), "--label", "status",
+                 "--no-header", "--quiet", "--output", model]) == 2
+    assert "with --no-header, columns are named by position, 1 to 4" in (
+        capsys.readouterr().err)
+    assert main(["fit", "--csv", str(tmp_path / "train.data"), "--label", "4", "--no-header",
+                 "--max-order", "2", "--quiet", "--output", model]) == 0
+    assert _metrics(capsys, ["evaluate", "--model", model, "--csv",
+                             str(tmp_path / "test.data")])["accuracy"] == 1.0
+    predictions = []
+    for name in ("test.data", "new.data"):   # with its label column, and without it
+        assert main(["predict", "--model", model, "--csv", str(tmp_path / name)]) == 0
+        predictions.append(capsys.readouterr().out.split())
+    assert predictions[0] == predictions[1] == frames["test"]["status"].tolist()
+    assert "1=B^2=Z" in _select(capsys, model)
+    (tmp_path / "wide.data").write_text("B,Z,5,late,x\n")
+    assert main(["predict", "--model", model, "--csv", str(tmp_path / "wide.data")]) == 2
+    assert "has 5 columns; the model's training file had 4 (3 without its label, column 4)" in (
+        capsys.readouterr().err)
+
+
 def test_labels_the_model_does_not_know_are_counted_and_named(tmp_path, capsys):
     rng = np.random.default_rng(0)
     classes = [f"c{i:02d}" for i in range(12)]

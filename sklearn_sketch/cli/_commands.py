@@ -734,8 +734,10 @@ def _model_stream(model, args):
     csv = csv_options(args, model["input"]["csv"]) if kind == "csv" else None
     if csv is not None and args.command == "evaluate":
         from ._csv import read_csv
+        from ._inputs import header_spec
         for path in args.csv:
-            if csv["label"] not in [str(c) for c in read_csv(path, nrows=0).columns]:
+            if csv["label"] not in [str(c) for c in
+                                    read_csv(path, header_spec(csv), nrows=0).columns]:
                 raise CommandError(f"{path} has no label column {csv['label']!r} to evaluate "
                                    "against (give --label)")
     zero_based, n_features = decide_svmlight_layout(args, model)

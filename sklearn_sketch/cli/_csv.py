@@ -42,8 +42,12 @@ _DECIMAL_COMMA = r"^\s*([-+]?\d*),(\d+)\s*$"
 _DECIMAL_POINT = r"^\s*[-+]?\d*\.\d+\s*$"
 
 
-def read_csv(path, **kwargs):
+def read_csv(path, no_header=None, **kwargs):
     """``pandas.read_csv(path, **kwargs)``, streaming the one member of a ``.zip``.
+
+    ``no_header`` reads a CSV file without a line of names: ``True`` names its
+    columns by position, or ``(names, label)`` as a training file's
+    (:func:`positional_names`).
 
     With ``chunksize`` it returns an iterator of chunks (the archive stays
     open until the last one is read), else a DataFrame.
@@ -79,12 +83,45 @@ def read_csv(path, **kwargs):
     kwargs.setdefault("encoding_errors", "replace")
     sep = kwargs.setdefault("sep", separator(lines))
     kwargs.setdefault("skipinitialspace", True)
+    if no_header is not None:
+        kwargs["header"] = None
+        kwargs["names"] = positional_names(lines[0] if lines else "", sep, no_header, path)
     points = decimal_comma(lines, sep)
     if kwargs.get("chunksize") is not None:
         return _chunks(path, kwargs, points)
     with _opened(path) as source:
         frame = _read(source, kwargs)
     return _with_points(frame) if points else frame
+
+
+def positional_names(line, sep, spec, path):
+    """The names of the columns of a file without a header whose first line is
+    ``line``: ``"1"`` to ``"n"`` (``spec`` True), or a training file's ``names``
+    (``spec = (names, label)``), without its label when the file has one column
+    fewer (a file to predict).
+
+    Examples
+    --------
+    >>> positional_names("39, State-gov, 77516", ",", True, "adult.data")
+    ['1', '2', '3']
+    >>> positional_names("State-gov, 77516", ",", (["1", "2", "3"], "1"), "new.data")
+    ['2', '3']
+    """
+    import csv
+
+    if sep == r"\s+":
+        width = len(line.split())
+    else:
+        width = len(next(csv.reader([line], delimiter=sep, skipinitialspace=True), []))
+    if spec is True:
+        return [str(i + 1) for i in range(width)]
+    names, label = spec
+    if width == len(names):
+        return list(names)
+    if width == len(names) - 1 and label in names:
+        return [name for name in names if name != label]
+    raise ValueError(f"{path} has {width} columns; the model's training file had "
+                     f"{len(names)} ({len(names) - 1} without its label, column {label})")
 
 
 def is_fasttext(path):

@@ -118,6 +118,11 @@ def add_input_arguments(parser, *, training):
                        help="the column of the labels (fit, evaluate; predict and evaluate "
                             "default to the model's)")
     if training:
+        table.add_argument("--no-header", action="store_true",
+                           help="the CSV file has no line of column names (UCI's and "
+                                "Criteo's files): columns are named by position, 1 to n "
+                                "(--label 15, --columns 1,3); predict and evaluate read "
+                                "theirs alike, with or without the label column")
         table.add_argument("--columns", metavar="A,B,...",
                            help="attribute columns (default every column but the label)")
         table.add_argument("--max-order", type=int, choices=[1, 2, 3], default=None,
@@ -190,7 +195,11 @@ def csv_options(args, model_csv=None):
     model's (``bins``: the numeric columns' interval edges, :mod:`._bins`)."""
     if model_csv is not None:
         label = args.label or model_csv["label"]
+        if "names" in model_csv and label != model_csv["label"]:
+            raise CommandError(f"--label: the model's file has no header, its label is "
+                               f"column {model_csv['label']}")
         return {"label": label, "columns": model_csv["columns"],
+                **({"names": model_csv["names"]} if "names" in model_csv else {}),
                 "crosses": model_csv["crosses"], "bins": model_csv.get("bins", {}),
                 "scales": model_csv.get("scales", {}), "means": model_csv.get("means", {}),
                 "distinct": model_csv.get("distinct", []), "text": model_csv.get("text", []),
@@ -202,18 +211,23 @@ def csv_options(args, model_csv=None):
         raise CommandError("--csv needs --label, the column of the labels")
     import pandas as pd
 
-    names = [str(c) for c in read_csv(args.csv[0], nrows=0).columns]
-    if np.isfinite(_finite_numbers(np.array(names, dtype=str))).all():
+    no_header = True if getattr(args, "no_header", False) else None
+    names = [str(c) for c in read_csv(args.csv[0], no_header, nrows=0).columns]
+    if no_header and args.label not in names:
+        raise CommandError(f"--label {args.label!r}: with --no-header, columns are named by "
+                           f"position, 1 to {len(names)}")
+    if not no_header and np.isfinite(_finite_numbers(np.array(names, dtype=str))).all():
         # A file without a header (statsmodels' E6_jmulti.csv): its first row names
         # the columns, and is not trained on.
         shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
         print(f"sklearn-sketch: warning: the first line of {args.csv[0]}, read as the "
               f"names of its columns, is all numbers ({shown}): a file without a header? "
-              "Its first row is then not trained on; add a line of names", file=sys.stderr)
+              "Its first row is then not trained on; --no-header reads it as a row",
+              file=sys.stderr)
     columns = ([c.strip() for c in args.columns.split(",")] if args.columns
                else [c for c in names if c != args.label])
     for path in args.csv:
-        have = [str(c) for c in read_csv(path, nrows=0).columns]
+        have = [str(c) for c in read_csv(path, no_header, nrows=0).columns]
         unknown = [c for c in [*columns, args.label] if c not in have]
         if unknown:
             raise unknown_columns(unknown, path, have)
@@ -229,7 +243,7 @@ def csv_options(args, model_csv=None):
     if not columns:
         raise CommandError(f"no column to learn from: {args.csv[0]} has only the label "
                            f"{args.label!r}")
-    first = read_csv(args.csv[0], usecols=columns, dtype=str, nrows=BIN_ROWS)
+    first = read_csv(args.csv[0], no_header, usecols=columns, dtype=str, nrows=BIN_ROWS)
     numbered = [] if args.columns else row_numbers(first)
     if numbered and numbered == columns:
         raise CommandError(f"no column to learn from: besides the label {args.label!r}, "
@@ -263,7 +277,14 @@ def csv_options(args, model_csv=None):
     return {"label": args.label, "columns": columns,
             "crosses": [list(c) for c in crosser.crosses_],
             "bins": bins, "scales": scales, "means": numeric_means(first, scales),
-            "distinct": distinct_columns(first, bins), "text": text, "missing": MISSING}
+            "distinct": distinct_columns(first, bins), "text": text, "missing": MISSING,
+            **({"names": names} if no_header else {})}
+
+
+def header_spec(csv):
+    """``read_csv``'s ``no_header`` for a CSV input of options ``csv``: None for a file
+    with a header, else its training file's names and label."""
+    return (csv["names"], csv["label"]) if "names" in csv else None
 
 
 def unknown_columns(unknown, path, have):
@@ -538,8 +559,8 @@ class InputStream:
             labels, counts, orders, unlabelled = [], [], [], {}
             for path in args.csv:
                 counter = LabelOrderCounter()
-                for chunk in read_csv(path, usecols=[self.csv["label"]], dtype=str,
-                                         chunksize=1_000_000):
+                for chunk in read_csv(path, header_spec(self.csv), usecols=[self.csv["label"]],
+                                      dtype=str, chunksize=1_000_000):
                     column = chunk[self.csv["label"]]
                     missing = column.isna()
                     if missing.any():
@@ -843,7 +864,7 @@ class _CsvReader:
         self.missing_labels, self.targets = missing_labels, targets
         self.stray_labels = (stray_labels if isinstance(stray_labels, str)
                              else list(stray_labels))
-        header = [str(c) for c in read_csv(path, nrows=0).columns]
+        header = [str(c) for c in read_csv(path, header_spec(csv), nrows=0).columns]
         unknown = [c for c in csv["columns"] if c not in header]
         if unknown:
             raise unknown_columns(unknown, path, header)
@@ -878,7 +899,8 @@ class _CsvReader:
         from ._bins import _numbers, intervals
         from ._text import text_rows
 
-        for frame in read_csv(self.path, usecols=use, dtype=str, chunksize=self.chunk_rows):
+        for frame in read_csv(self.path, header_spec(self.csv), usecols=use, dtype=str,
+                              chunksize=self.chunk_rows):
             first_line, line = line, line + len(frame)
             missing = (frame[label].isna().to_numpy() if self.labelled
                        else np.ones(len(frame), dtype=bool))

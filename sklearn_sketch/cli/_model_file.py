@@ -67,8 +67,9 @@ def _check_metadata(metadata):
 
 def _check_csv_metadata(csv):
     """The CSV options of a model: a label column, attribute columns, crosses of them,
-    the interval edges and scales of numeric columns, the columns of free text and
-    the category of a missing value (each absent in models of before them)."""
+    the interval edges and scales of numeric columns, the columns of free text, the
+    category of a missing value and the names of a file without a header (each
+    absent in models of before them)."""
     from .._model_files import ModelFileError
 
     def strings(values):
@@ -81,7 +82,7 @@ def _check_csv_metadata(csv):
                                                                    "crosses", "bins",
                                                                    "scales", "means",
                                                                    "distinct", "text",
-                                                                   "missing"}
+                                                                   "missing", "names"}
             or not (isinstance(csv.get("missing", ""), str) and csv.get("missing", "x"))
             or not isinstance(csv["label"], str) or not strings(csv["columns"])
             or not check_bins(csv.get("bins", {}), csv["columns"])
@@ -94,7 +95,9 @@ def _check_csv_metadata(csv):
                        for c in csv["crosses"])
             or not isinstance(csv.get("text", []), list)
             or not all(isinstance(c, str) and c in csv["columns"] for c in csv.get("text", []))
-            or any(set(c) & set(csv.get("text", [])) for c in csv["crosses"])):
+            or any(set(c) & set(csv.get("text", [])) for c in csv["crosses"])
+            or not (strings(csv.get("names", [])) and set(csv["columns"]) | {csv["label"]}
+                    <= set(csv.get("names", csv["columns"] + [csv["label"]])))):
         raise ModelFileError("the CSV metadata must give a label, columns, crosses of them, "
                              "the increasing edges of numeric columns' intervals, their "
                              "positive scales and finite means, columns of free text, not "
