@@ -688,6 +688,42 @@ def test_a_file_without_a_header_reads_its_columns_by_position(tmp_path, capsys)
         capsys.readouterr().err)
 
 
+def test_a_text_column_reads_as_tfidf_of_its_first_rows(tmp_path, capsys):
+    # Counts let a word said ten times weigh ten times, a word of every text as much
+    # as a rare one, and a long text more than a short one: TF-IDF as scikit-learn's
+    # TfidfVectorizer(sublinear_tf=True) gives it, document frequencies from the
+    # training file's first rows.
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from sklearn_sketch._model_files import read_model
+    from sklearn_sketch._raw_features import name_keys
+    from sklearn_sketch.cli._inputs import _CsvReader
+
+    frame = write_reviews(tmp_path / "train.csv", 600, 0)
+    frame.loc[::5, "review"] += " w7 w7 w7"   # counts above one
+    frame.to_csv(tmp_path / "train.csv", index=False)
+    model = str(tmp_path / "m.skm")
+    assert main(["fit", "--csv", str(tmp_path / "train.csv"), "--label", "label", "--quiet",
+                 "--output", model]) == 0
+    csv = read_model(model)[1]["input"]["csv"]
+    assert csv["idf"]["review"]["documents"] == 600
+    tfidf = TfidfVectorizer(sublinear_tf=True)
+    expected = tfidf.fit_transform(frame.review)
+    keys = name_keys([f"review={w}" for w in tfidf.get_feature_names_out()])
+    only_text = {**csv, "columns": ["review"], "crosses": []}
+    chunk = next(iter(_CsvReader(str(tmp_path / "train.csv"), 600, only_text)))
+    for i in range(600):
+        row = expected[i]
+        ours = chunk.X[i]
+        assert dict(zip(ours.indices.tolist(), ours.data.round(12).tolist())) == dict(
+            zip(keys[row.indices].tolist(), row.data.round(12).tolist()))
+    # A model of before it (no document frequencies) reads counts, as it was trained.
+    counts = next(iter(_CsvReader(str(tmp_path / "train.csv"), 600,
+                                  {k: v for k, v in only_text.items() if k != "idf"})))
+    assert counts.X[0].data.tolist() == [float(round(v)) for v in counts.X[0].data]
+    assert counts.X.data.max() >= 3.0
+
+
 def test_labels_the_model_does_not_know_are_counted_and_named(tmp_path, capsys):
     rng = np.random.default_rng(0)
     classes = [f"c{i:02d}" for i in range(12)]

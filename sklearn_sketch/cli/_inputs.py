@@ -203,6 +203,7 @@ def csv_options(args, model_csv=None):
                 "crosses": model_csv["crosses"], "bins": model_csv.get("bins", {}),
                 "scales": model_csv.get("scales", {}), "means": model_csv.get("means", {}),
                 "distinct": model_csv.get("distinct", []), "text": model_csv.get("text", []),
+                **({"idf": model_csv["idf"]} if "idf" in model_csv else {}),
                 **({"missing": model_csv["missing"]} if "missing" in model_csv else {})}
     fasttext = is_fasttext(args.csv[0])
     if not args.label and fasttext:
@@ -238,7 +239,7 @@ def csv_options(args, model_csv=None):
     from ..feature_extraction import FeatureCrosser
     from ._bins import (BIN_ROWS, DEFAULT_BINS, distinct_columns, numeric_bins, numeric_means,
                         numeric_scales, row_numbers)
-    from ._text import text_columns
+    from ._text import document_frequencies, text_columns
 
     if not columns:
         raise CommandError(f"no column to learn from: {args.csv[0]} has only the label "
@@ -277,7 +278,9 @@ def csv_options(args, model_csv=None):
     return {"label": args.label, "columns": columns,
             "crosses": [list(c) for c in crosser.crosses_],
             "bins": bins, "scales": scales, "means": numeric_means(first, scales),
-            "distinct": distinct_columns(first, bins), "text": text, "missing": MISSING,
+            "distinct": distinct_columns(first, bins), "text": text,
+            "idf": {column: document_frequencies(first[column]) for column in text},
+            "missing": MISSING,
             **({"names": names} if no_header else {})}
 
 
@@ -876,8 +879,12 @@ class _CsvReader:
         self.bins = csv.get("bins", {})
         self.scales = csv.get("scales", {})
         self.means = csv.get("means", {})
-        # Columns of free text are read as their words (._text), not crossed.
+        # Columns of free text are read as their words (._text), not crossed, as TF-IDF
+        # values (models of before it: counts).
         self.text = csv.get("text", [])
+        from ._text import InverseDocumentFrequency
+        self.idf = {column: InverseDocumentFrequency(table, column)
+                    for column, table in csv.get("idf", {}).items()}
         # A missing attribute value: the category csv["missing"] (None: no feature).
         self.missing = csv.get("missing")
         self.attributes = [c for c in csv["columns"] if c not in self.text]
@@ -941,7 +948,8 @@ class _CsvReader:
                 X, names = _with_features(X, names, indptr, keys, values[present],
                                           dict(zip(self.value_keys.tolist(), self.scales)))
             for column in self.text:
-                indptr, keys, counts, words = text_rows(frame[column], column)
+                indptr, keys, counts, words = text_rows(frame[column], column,
+                                                        self.idf.get(column))
                 X, names = _with_features(X, names, indptr, keys, counts, words)
             yield Chunk(X, labels, None, first_line, feature_names=names)
 

@@ -68,8 +68,9 @@ def _check_metadata(metadata):
 def _check_csv_metadata(csv):
     """The CSV options of a model: a label column, attribute columns, crosses of them,
     the interval edges and scales of numeric columns, the columns of free text, the
-    category of a missing value and the names of a file without a header (each
-    absent in models of before them)."""
+    category of a missing value, the names of a file without a header and the
+    document frequencies of words in text columns (each absent in models of before
+    them)."""
     from .._model_files import ModelFileError
 
     def strings(values):
@@ -82,7 +83,8 @@ def _check_csv_metadata(csv):
                                                                    "crosses", "bins",
                                                                    "scales", "means",
                                                                    "distinct", "text",
-                                                                   "missing", "names"}
+                                                                   "missing", "names",
+                                                                   "idf"}
             or not (isinstance(csv.get("missing", ""), str) and csv.get("missing", "x"))
             or not isinstance(csv["label"], str) or not strings(csv["columns"])
             or not check_bins(csv.get("bins", {}), csv["columns"])
@@ -97,11 +99,26 @@ def _check_csv_metadata(csv):
             or not all(isinstance(c, str) and c in csv["columns"] for c in csv.get("text", []))
             or any(set(c) & set(csv.get("text", [])) for c in csv["crosses"])
             or not (strings(csv.get("names", [])) and set(csv["columns"]) | {csv["label"]}
-                    <= set(csv.get("names", csv["columns"] + [csv["label"]])))):
+                    <= set(csv.get("names", csv["columns"] + [csv["label"]])))
+            or not check_idf(csv.get("idf", {}), csv.get("text", []))):
         raise ModelFileError("the CSV metadata must give a label, columns, crosses of them, "
                              "the increasing edges of numeric columns' intervals, their "
                              "positive scales and finite means, columns of free text, not "
                              "crossed, and the name of a missing value")
+
+
+def check_idf(idf, text):
+    """Document frequencies of text columns: ``{column: {"documents": n, "words":
+    {word: df}}}``, each df from 1 to n."""
+    def count(value):
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+    return isinstance(idf, dict) and all(
+        column in text and isinstance(table, dict) and set(table) == {"documents", "words"}
+        and count(table["documents"]) and isinstance(table["words"], dict)
+        and all(isinstance(w, str) and count(c) and c <= table["documents"]
+                for w, c in table["words"].items())
+        for column, table in idf.items())
 
 
 def _check_interactions_metadata(model_input):
