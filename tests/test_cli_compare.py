@@ -105,6 +105,23 @@ def test_pmi_lists_the_planted_pair(texts, capsys):
     assert report["memory_bytes"] <= 256 * 1024 and report["words"] == 2000 * 14
 
 
+def test_pmi_reads_latin_1_text_as_its_utf_8_twin(texts, capsys):
+    # 20 Newsgroups' posts are Latin-1: read as UTF-8, "café" was cut at its accent.
+    rng = np.random.default_rng(2)
+    words = np.array([f"mot{i}" for i in range(100)])
+    lines = [" ".join(rng.choice(words, 5)) + " café crème " + " ".join(rng.choice(words, 5))
+             for _ in range(800)]
+    tables = []
+    for encoding in ("utf-8", "latin-1"):
+        path = texts / f"{encoding}.txt"
+        path.write_bytes("\n".join(lines).encode(encoding))
+        assert main(["pmi", str(path), "--format", "json", "--quiet"]) == 0
+        report = json.loads(capsys.readouterr().out)
+        report.pop("seconds"), report.pop("words_per_second")
+        tables.append(report)
+    assert tables[0] == tables[1] and tables[1]["top"][0]["pair"] == "café crème"
+
+
 def test_pmi_says_why_its_table_is_empty(texts, capsys):
     # A few sentences (a Russian novel's first lines): no pair reached --min-count, and
     # an empty table said nothing.

@@ -78,7 +78,7 @@ def read_csv(path, no_header=None, **kwargs):
     lines, encoding = first_lines(path, head=head)
     kind = table_format(head, lines, path)
     if kind != "csv":
-        return read_table(kind, path, _decompressed, encoding, kwargs)
+        return read_table(kind, path, open_decompressed, encoding, kwargs)
     kwargs.setdefault("encoding", encoding)
     kwargs.setdefault("encoding_errors", "replace")
     sep = kwargs.setdefault("sep", separator(lines))
@@ -226,12 +226,12 @@ def separator(lines):
 def file_head(path, limit=SAMPLE_BYTES):
     """The first ``limit`` bytes of a file, decompressed as pandas reads it (by its
     name's ending)."""
-    with _decompressed(path) as f:
+    with open_decompressed(path) as f:
         return f.read(limit)
 
 
 @contextmanager
-def _decompressed(path):
+def open_decompressed(path):
     """The bytes of a file, decompressed by its name's ending (a zip's one member)."""
     name = str(path).lower()
     opener = open
