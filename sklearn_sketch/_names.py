@@ -23,6 +23,21 @@ def reserved_name_bytes(mean, shortest=16):
     return NAME_OVERHEAD + max(shortest, math.ceil(1.25 * mean)) if mean else 0
 
 
+def decoded_name(raw):
+    """A feature's name from its bytes: UTF-8, else Windows-1252 (a Latin-1 VW file's
+    ``caf\\xe9`` reads ``café``, not ``caf\\ufffd``), a byte neither reads as U+FFFD.
+
+    Examples
+    --------
+    >>> decoded_name("café".encode()), decoded_name(b"caf\\xe9")
+    ('café', 'café')
+    """
+    try:
+        return str(raw, "utf-8")
+    except UnicodeDecodeError:
+        return str(raw, "cp1252", "replace")
+
+
 def _as_bytes(name):
     return bytes(name) if isinstance(name, (bytes, bytearray)) else str(name).encode(
         "utf-8", "surrogatepass")
@@ -125,7 +140,7 @@ class PackedNames(Mapping):
 
     def _name(self, row):
         start = int(self._ends[row - 1]) if row else 0
-        return str(self._pool[start:int(self._ends[row])].tobytes(), "utf-8", "replace")
+        return decoded_name(self._pool[start:int(self._ends[row])].tobytes())
 
     def names_of(self, keys):
         """ndarray of object: the name of each of ``keys``, None where it has none."""

@@ -277,6 +277,15 @@ def test_select_prints_the_words_of_a_vw_model(tmp_path, capsys):
     assert {f["name"] for f in top} == {"text^good", "text^bad"}
     signs = {f["name"]: f["weights"]["1"] for f in top}
     assert signs["text^good"] > 0 > signs["text^bad"]
+    # Latin-1 words are named as written (they read "caf\ufffd"), keyed by their bytes.
+    path.write_bytes("\n".join(lines).replace("good", "café").replace("bad", "thé")
+                     .encode("latin-1") + b"\n")
+    assert main(["fit", "--vw", str(path), "--param", "n_features_to_select=50",
+                 "--param", "random_state=0", "--chunk-rows", "500", "--quiet",
+                 "--output", model]) == 0
+    assert main(["select", "--model", model, "--top", "2", "--format", "json"]) == 0
+    assert {f["name"] for f in json.loads(capsys.readouterr().out)} == {"text^café",
+                                                                       "text^thé"}
 
 
 

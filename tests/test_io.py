@@ -315,6 +315,14 @@ def vw_key(name, namespace=b""):
     return mmh3.hash64(text, 0, signed=False)[0] % MAX_FEATURES
 
 
+def name_text(raw):
+    """A name as the readers show it: UTF-8, else Windows-1252 (U+FFFD for the rest)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("cp1252", "replace")
+
+
 def rows_as_dicts(X):
     return [dict(zip(X.indices[a:b].tolist(), X.data[a:b].tolist()))
             for a, b in zip(X.indptr[:-1], X.indptr[1:])]
@@ -673,7 +681,7 @@ def test_vowpal_wabbit_interactions_equal_the_reference(n_bits, interactions, tm
         names = first.feature_names.lookup(first.X.indices)
         for row in rows[:150]:
             for key, _, _, name in reference_interactions(row, interactions):
-                assert names[key] == name.decode("utf-8", "replace")
+                assert names[key] == name_text(name)
 
 
 @pytest.mark.parametrize("interactions, message", [
@@ -764,11 +772,11 @@ def test_vowpal_wabbit_reader_keep_names(tmp_path, compress, chunk_rows, block_s
         columns = np.unique(chunk.X.indices)
         np.testing.assert_array_equal(chunk.feature_names.keys, columns)
         assert chunk.feature_names.lookup(columns) == {
-            key: name.decode("utf-8", "replace") for key, name in expected.items()}
+            key: name_text(name) for key, name in expected.items()}
         for key, name in chunk.feature_names.lookup(columns).items():
             union.setdefault(key, name)
     # Wherever the chunks and blocks end, the file's first name of every key.
-    assert union == {key: name.decode("utf-8", "replace")
+    assert union == {key: name_text(name)
                      for key, name in first_names(rows, n_bits).items()}
 
 
@@ -797,9 +805,10 @@ def test_key_names_lookup():
         table = KeyNames(np.array(keys), offsets, names_bytes)
         assert len(table) == 4 and repr(table) == "KeyNames(<4 names>)"
         np.testing.assert_array_equal(table.keys, [-2, 0, 7, 2**62])
-        # Missing keys left out, a repeated key keeps its first name, bad bytes replaced.
+        # Missing keys left out, a repeated key keeps its first name, bytes not UTF-8 read as
+        # Windows-1252.
         assert table.lookup([7, 5, 2**62, -2, 0, 7, 2**63 - 1]) == {
-            7: "w^good", 2**62: "\ufffd", -2: "café", 0: ""}
+            7: "w^good", 2**62: "ÿ", -2: "café", 0: ""}
         assert table.lookup([]) == {} and table.lookup(np.array([[0, 7]])) == {
             0: "", 7: "w^good"}
         assert pickle.loads(pickle.dumps(table)).lookup([-2]) == {-2: "café"}

@@ -1,6 +1,7 @@
 """Names of hashed feature keys, as a vectorized table (what a reader hashed)."""
 import numpy as np
 
+from .._names import decoded_name
 from .._sorted_keys import unique_keys
 from ._parsers import first_rows, vw_feature_names
 
@@ -85,11 +86,11 @@ class KeyNames:
         Returns
         -------
         names : dict
-            ``{key: name}`` with int keys and the names decoded as UTF-8
-            (undecodable bytes become U+FFFD).
+            ``{key: name}`` with int keys and the names decoded as UTF-8, else
+            as Windows-1252 (:func:`sklearn_sketch._names.decoded_name`).
         """
         found, rows = first_rows(self._keys, keys)
-        return {key: str(name, "utf-8", "replace")
+        return {key: decoded_name(name)
                 for key, name in zip(found.tolist(), self._names_of(rows))}
 
     def _names_of(self, rows):
