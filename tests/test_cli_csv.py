@@ -616,6 +616,42 @@ def test_a_fasttext_file_reads_as_its_table_of_label_and_text(tmp_path, capsys):
         capsys.readouterr().err)
 
 
+def test_a_folder_of_documents_reads_as_its_fasttext_twin(tmp_path, capsys):
+    # 20 Newsgroups comes as a folder per class, a file per post (scikit-learn's
+    # load_files layout): such a folder was "Is a directory".
+    import tarfile
+
+    frame = write_reviews(tmp_path / "reviews.csv", 900, 4)
+    for i, (label, text) in enumerate(zip(frame["label"], frame["review"])):
+        (tmp_path / "docs" / label).mkdir(parents=True, exist_ok=True)
+        (tmp_path / "docs" / label / f"{i:04d}.txt").write_bytes(
+            (text + " café").encode("latin-1" if i % 2 else "utf-8"))
+    order = sorted(zip(frame["label"], [f"{i:04d}" for i in range(900)], frame["review"]))
+    (tmp_path / "twin.txt").write_text(
+        "".join(f"__label__{label} {text} café\n" for label, _, text in order))
+    outputs = []
+    for source in ("docs", "twin.txt"):
+        model = str(tmp_path / "m.skm")
+        assert main(["fit", "--csv", str(tmp_path / source), "--quiet", "--output", model]) == 0
+        assert main(["predict", "--model", model, "--csv", str(tmp_path / source)]) == 0
+        outputs.append((capsys.readouterr().out, _select(capsys, model)))
+    assert outputs[0] == outputs[1]
+    from sklearn_sketch.cli._csv import read_csv   # Latin-1 documents read as UTF-8 ones
+
+    pd.testing.assert_frame_equal(read_csv(tmp_path / "docs", dtype=str),
+                                  read_csv(tmp_path / "twin.txt", dtype=str))
+    # Files outside the class folders are documents to predict.
+    (tmp_path / "new").mkdir()
+    (tmp_path / "new" / "a.txt").write_text(frame["review"][0])
+    assert main(["predict", "--model", model, "--csv", str(tmp_path / "new")]) == 0
+    assert capsys.readouterr().out.split() == [frame["label"][0]]
+    with tarfile.open(tmp_path / "docs.tar.gz", "w:gz") as archive:
+        archive.add(tmp_path / "docs", arcname="docs")
+    assert main(["fit", "--csv", str(tmp_path / "docs.tar.gz"), "--quiet", "--output",
+                 model]) == 2
+    assert "is a tar archive: extract it" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("kind", ["parquet", "jsonl"])
 def test_parquet_and_json_lines_read_as_their_csv_twin(tmp_path, capsys, kind):
     # Read as text, a Parquet file's first bytes were listed as its column names.

@@ -15,8 +15,8 @@ point (a spreadsheet's export in much of Europe: ``27,8;13,9``) has those
 numbers read with a point: as text, a column of temperatures was a
 classification of 65 classes.
 
-Files that are not CSV (fastText lines, JSON lines, Parquet) are read by
-:mod:`._formats` into the same tables.
+Files that are not CSV (fastText lines, JSON lines, Parquet) and folders of
+documents are read by :mod:`._formats` into the same tables.
 
 The text encoding is read from the file's first MiB: UTF-16 when it opens with a
 byte-order mark (a spreadsheet's "Unicode text" export), UTF-8 when it decodes
@@ -26,6 +26,7 @@ becomes U+FFFD (the same in every file, so training and predicting read it
 alike). Read as UTF-8 alone, such a file stopped ``fit`` with pandas' "'utf-8'
 codec can't decode byte 0x97 in position 110".
 """
+import os
 import re
 import zipfile
 from contextlib import contextmanager
@@ -74,6 +75,8 @@ def read_csv(path, no_header=None, **kwargs):
     >>> read_csv(europe, dtype=str).to_dict("list")
     {'place': ['Oslo', 'Rome'], 'temp': ['-1.5', '12.25']}
     """
+    if os.path.isdir(path):
+        return read_table("documents", path, open_decompressed, None, kwargs)
     head = file_head(path)
     lines, encoding = first_lines(path, head=head)
     kind = table_format(head, lines, path)
@@ -124,8 +127,11 @@ def positional_names(line, sep, spec, path):
                      f"{len(names)} ({len(names) - 1} without its label, column {label})")
 
 
-def is_fasttext(path):
-    """Whether ``path`` is in fastText's format (:mod:`._formats`)."""
+def is_label_and_text(path):
+    """Whether ``path`` reads as the two columns ``label`` and ``text``: a file in
+    fastText's format or a folder of documents (:mod:`._formats`)."""
+    if os.path.isdir(path):
+        return True
     head = file_head(path)
     return table_format(head, first_lines(path, head=head)[0], path) == "fasttext"
 
@@ -248,7 +254,7 @@ def first_lines(path, n_lines=SAMPLE_LINES + 1, limit=SAMPLE_BYTES, head=None):
     (:func:`text_encoding`)."""
     if head is None:
         head = file_head(path, limit)
-    encoding = text_encoding(head)
+    encoding = text_encoding(head, whole=len(head) < limit)
     lines = re.split(r"\r\n|\r|\n", head.decode(encoding, errors="replace"))
     if lines and not lines[-1]:
         lines.pop()  # after the last line break
@@ -257,10 +263,11 @@ def first_lines(path, n_lines=SAMPLE_LINES + 1, limit=SAMPLE_BYTES, head=None):
     return lines[:n_lines], encoding
 
 
-def text_encoding(head):
-    r"""The encoding of a text file whose first bytes are ``head``: ``'utf-16'`` after
-    a UTF-16 byte-order mark, ``'utf-8'`` when ``head`` decodes as UTF-8 (a character
-    cut at its end aside), else ``'cp1252'``.
+def text_encoding(head, whole=False):
+    r"""The encoding of a text file whose first bytes are ``head`` (all of them when
+    ``whole``): ``'utf-16'`` after a UTF-16 byte-order mark, ``'utf-8'`` when ``head``
+    decodes as UTF-8 (a character cut at its end aside, unless ``whole``), else
+    ``'cp1252'``.
 
     Examples
     --------
@@ -268,12 +275,14 @@ def text_encoding(head):
     ('utf-8', 'cp1252')
     >>> text_encoding("a\tb\n".encode("utf-16"))
     'utf-16'
+    >>> text_encoding(b"caf\xe9"), text_encoding(b"caf\xe9", whole=True)
+    ('utf-8', 'cp1252')
     """
     if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
         return "utf-16"
     try:
         head.decode("utf-8")
     except UnicodeDecodeError as error:
-        if error.reason != "unexpected end of data":  # not a character cut at the end
+        if whole or error.reason != "unexpected end of data":  # not a character cut short
             return "cp1252"
     return "utf-8"

@@ -18,11 +18,17 @@ numbers, free text) read them alike.
 - Parquet, read with pyarrow (installed with ``pip install
   "sklearn-sketch[dask]"`` or on its own) a row group batch at a time, only the
   columns asked for.
-- An Excel workbook or another binary file (a NUL byte in its first KiB) is
-  refused with what it is; read as text, its first line's bytes were listed as
-  column names.
+- A folder of documents, as scikit-learn's ``load_files`` reads one (20
+  Newsgroups' ``20news-bydate-train``): a folder per class, a file per document,
+  read as the columns ``label`` (the folder's name) and ``text`` (the file, in
+  the encoding its bytes say); files directly in the folder have no label (to
+  predict). Rows come in the order of the sorted names, class folders first.
+- A tar archive, an Excel workbook or another binary file (a NUL byte in its
+  first KiB) is refused with what it is; read as text, its first line's bytes
+  were listed as column names.
 """
 import io
+import os
 from itertools import islice
 
 import numpy as np
@@ -57,6 +63,9 @@ def table_format(head, lines, path):
     """
     if head.startswith(PARQUET_MAGIC):
         return "parquet"
+    if head[257:262] == b"ustar":
+        raise ValueError(f"{path} is a tar archive: extract it (tar xf {path}) and give the "
+                         "file, or the folder of documents (a folder per class), it holds")
     if head.startswith(_EXCEL_MAGIC):
         raise ValueError(f"{path} is a spreadsheet workbook, not a table of text: save "
                          "its sheet as CSV (or Parquet) and train on that")
@@ -75,7 +84,7 @@ def read_table(kind, path, opened, encoding, kwargs):
     """The table of a file of format ``kind`` (not CSV) as ``read_csv(**kwargs)``
     returns it; ``opened(path)`` opens its bytes, decompressed."""
     reader = {"fasttext": _fasttext_chunks, "json": _json_chunks,
-              "parquet": _parquet_chunks}[kind]
+              "parquet": _parquet_chunks, "documents": _document_chunks}[kind]
     chunks = reader(path, opened, encoding, kwargs)
     if kwargs.get("chunksize") is not None:
         return chunks
@@ -148,6 +157,64 @@ def _fasttext_chunks(path, opened, encoding, kwargs):
             left -= len(lines)
             if left <= 0:
                 return
+
+
+def document_files(folder):
+    """``(label, path)`` of a folder's documents: each class folder's files (label:
+    the folder's name), then the files outside them (label None), in sorted order.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> for name in ("b/2.txt", "b/1.txt", "a/x.txt", "new.txt"):
+    ...     os.makedirs(os.path.dirname(os.path.join(folder, name)), exist_ok=True)
+    ...     _ = open(os.path.join(folder, name), "w").write("text")
+    >>> [(label, os.path.relpath(p, folder)) for label, p in document_files(folder)]
+    [('a', 'a/x.txt'), ('b', 'b/1.txt'), ('b', 'b/2.txt'), (None, 'new.txt')]
+    """
+    entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    files = []
+    for entry in entries:
+        if entry.is_dir() and not entry.name.startswith("."):
+            files += [(entry.name, inner.path)
+                      for inner in sorted(os.scandir(entry.path), key=lambda e: e.name)
+                      if inner.is_file() and not inner.name.startswith(".")]
+    files += [(None, entry.path) for entry in entries
+              if entry.is_file() and not entry.name.startswith(".")]
+    if not files:
+        raise ValueError(f"{folder} holds no document: a folder of documents holds a "
+                         "folder per class, a file per document")
+    return files
+
+
+def _document_chunks(path, opened, encoding, kwargs):
+    """The documents of a folder, ``size`` files read at a time."""
+    import pandas as pd
+
+    from ._csv import text_encoding
+
+    columns = list(kwargs.get("usecols") or FASTTEXT_COLUMNS)
+    unknown = [c for c in columns if c not in FASTTEXT_COLUMNS]
+    if unknown:
+        raise ValueError(f"Usecols do not match columns, columns expected but not found: "
+                         f"{unknown} ({path} is a folder of documents: columns 'label' and "
+                         "'text')")
+    size, left = _rows_at_a_time(kwargs)
+    files = document_files(path)[:left]
+    if not files:
+        yield pd.DataFrame(columns=columns)
+        return
+    for start in range(0, len(files), size):
+        part = files[start:start + size]
+        texts = []
+        for _, name in part:   # one read per file: the folder's layout
+            with open(name, "rb") as f:
+                raw = f.read()
+            texts.append(raw.decode(text_encoding(raw, whole=True), errors="replace"))
+        frame = pd.DataFrame({"label": pd.Series([label for label, _ in part], dtype=object),
+                              "text": pd.Series(texts, dtype=object)})
+        yield frame[columns]
 
 
 def _json_chunks(path, opened, encoding, kwargs):

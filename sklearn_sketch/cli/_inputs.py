@@ -15,7 +15,7 @@ from itertools import islice
 
 import numpy as np
 
-from ._csv import is_fasttext, read_csv
+from ._csv import is_label_and_text, read_csv
 from ._errors import CommandError
 
 #: Amino-acid letters that no nucleotide code (IUPAC) uses: reads in which they are at
@@ -101,8 +101,9 @@ def add_input_arguments(parser, *, training):
                             "line shows, or by spaces; decimal commas read; UTF-8, "
                             "Windows-1252 or UTF-16): categorical attributes, crossed with "
                             "--max-order or --cross, and a --label column; also JSON "
-                            "lines, Parquet (with pyarrow) and fastText's '__label__X text' "
-                            "lines (columns label and text)")
+                            "lines, Parquet (with pyarrow), fastText's '__label__X text' "
+                            "lines and a folder of documents, a folder per class (columns "
+                            "label and text)")
     source.add_argument("--zero-based", choices=["auto", "0", "1"], default="auto",
                         help="svmlight index base: 0, 1, or auto (fit: decided once on the "
                              "first 10,000 rows of each training file, index 0 seen means "
@@ -205,7 +206,7 @@ def csv_options(args, model_csv=None):
                 "distinct": model_csv.get("distinct", []), "text": model_csv.get("text", []),
                 **({"idf": model_csv["idf"]} if "idf" in model_csv else {}),
                 **({"missing": model_csv["missing"]} if "missing" in model_csv else {})}
-    fasttext = is_fasttext(args.csv[0])
+    fasttext = is_label_and_text(args.csv[0])
     if not args.label and fasttext:
         args.label = "label"
     if not args.label:
@@ -770,11 +771,16 @@ def _finite_numbers(texts):
 
 def _text_bytes(paths):
     """Bytes of text in ``paths``: a gzip or zip file counts ``COMPRESSED_TEXT_RATIO``
-    times its size."""
+    times its size, a folder of documents its documents' sizes."""
     from ..io._readers import is_compressed
+    from ._formats import document_files
 
-    return sum(os.path.getsize(path) * (COMPRESSED_TEXT_RATIO if is_compressed(path) else 1)
-               for path in paths)
+    def size(path):
+        if os.path.isdir(path):
+            return sum(os.path.getsize(name) for _, name in document_files(path))
+        return os.path.getsize(path) * (COMPRESSED_TEXT_RATIO if is_compressed(path) else 1)
+
+    return sum(size(path) for path in paths)
 
 
 def _numeric_labels(classes):
