@@ -325,6 +325,35 @@ def test_tab_semicolon_and_bar_separated_files_are_read_as_commas_are(tmp_path, 
     assert set(predictions["tab"].split()) == {"late", "on_time"}
 
 
+def test_numbers_grouped_by_thousands_read_as_numbers(tmp_path, capsys):
+    # A US spreadsheet's export writes "10,015.47" (quoted): as text, a price label was
+    # refused as an identifier, and a measurement read as categories. A decimal-comma
+    # file's 10.015,47 likewise.
+    frame = write_measurements(tmp_path / "plain.csv", 800, 5)
+    frame["delay"] = (frame["delay"] * 1000).round(2)
+    frame["cost"] = (frame["delay"] * 3 + 2000).round(2)
+    frame.to_csv(tmp_path / "plain.csv", index=False)
+    us, eu = frame.copy(), frame.copy()
+    for column in ("delay", "cost"):
+        us[column] = [f"{v:,.2f}" for v in frame[column]]
+        eu[column] = [f"{v:,.2f}".replace(",", " ").replace(".", ",").replace(" ", ".")
+                      for v in frame[column]]
+    us.to_csv(tmp_path / "us.csv", index=False)
+    eu.to_csv(tmp_path / "eu.csv", index=False, sep=";")
+    assert re.search(r'"-?\d{1,3},\d{3}', (tmp_path / "us.csv").read_text())
+    assert re.search(r';-?\d{1,3}\.\d{3},\d', (tmp_path / "eu.csv").read_text())
+    outputs = []
+    for name in ("plain.csv", "us.csv", "eu.csv"):
+        model = str(tmp_path / f"{name}.skm")
+        assert main(["fit", "--csv", str(tmp_path / name), "--label", "cost", "--columns",
+                     "carrier,delay,hour", "--quiet", "--output", model]) == 0
+        assert main(["predict", "--model", model, "--csv", str(tmp_path / name)]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[1] == outputs[0] and outputs[2] == outputs[0]
+    assert _metrics(capsys, ["evaluate", "--model", str(tmp_path / "us.csv.skm"), "--csv",
+                             str(tmp_path / "us.csv")])["r2"] > 0.9
+
+
 def test_a_header_of_tabs_over_rows_aligned_by_spaces_reads_by_the_rows(tmp_path):
     # ISLP's Auto.data: read by its header's tabs, every row was one value.
     from sklearn_sketch.cli._csv import read_csv

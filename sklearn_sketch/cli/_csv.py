@@ -13,7 +13,10 @@ they split the first lines alike), and spaces after it are skipped
 than commas whose first rows write numbers with a decimal comma and none with a
 point (a spreadsheet's export in much of Europe: ``27,8;13,9``) has those
 numbers read with a point: as text, a column of temperatures was a
-classification of 65 classes.
+classification of 65 classes. Numbers grouped by thousands (``"10,015.47"``, as
+a US spreadsheet exports them, quoted; ``1.234,5`` in a decimal-comma file) have
+their groups' separators dropped: as text, a price column was refused as an
+identifier, and a measurement read as categories.
 
 Files that are not CSV (fastText lines, JSON lines, Parquet) and folders of
 documents are read by :mod:`._formats` into the same tables.
@@ -41,6 +44,10 @@ SAMPLE_LINES = 100
 SAMPLE_BYTES = 1 << 20
 _DECIMAL_COMMA = r"^\s*([-+]?\d*),(\d+)\s*$"
 _DECIMAL_POINT = r"^\s*[-+]?\d*\.\d+\s*$"
+# Digits grouped by thousands: 1,234,567.5 (a US spreadsheet's export, quoted in a
+# comma file) and 1.234.567,5 (a decimal-comma file's).
+_THOUSANDS = r"^\s*[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?\s*$"
+_THOUSANDS_DOTS = r"^\s*[-+]?\d{1,3}(?:\.\d{3})+,\d+\s*$"
 
 
 def read_csv(path, no_header=None, **kwargs):
@@ -89,12 +96,12 @@ def read_csv(path, no_header=None, **kwargs):
     if no_header is not None:
         kwargs["header"] = None
         kwargs["names"] = positional_names(lines[0] if lines else "", sep, no_header, path)
-    points = decimal_comma(lines, sep)
+    style = number_style(lines, sep)
     if kwargs.get("chunksize") is not None:
-        return _chunks(path, kwargs, points)
+        return _chunks(path, kwargs, style)
     with _opened(path) as source:
         frame = _read(source, kwargs)
-    return _with_points(frame) if points else frame
+    return _with_points(frame, style) if style else frame
 
 
 def positional_names(line, sep, spec, path):
@@ -142,10 +149,10 @@ def _read(source, kwargs):
     return pd.read_csv(source, **kwargs)
 
 
-def _chunks(path, kwargs, points):
+def _chunks(path, kwargs, style):
     with _opened(path) as source, _read(source, kwargs) as reader:
         for chunk in reader:
-            yield _with_points(chunk) if points else chunk
+            yield _with_points(chunk, style) if style else chunk
 
 
 @contextmanager
@@ -158,29 +165,68 @@ def _opened(path):
         yield member
 
 
-def decimal_comma(lines, sep):
-    """Whether the lines of a CSV file (its header first) write numbers with a
-    decimal comma: separated by other than commas, some fields of the rows are
-    digits with one comma (``-1,5``) and none are digits with a point."""
-    if sep == "," or len(lines) < 2:
-        return False
+def number_style(lines, sep):
+    """How the lines of a CSV file (its header first) write numbers that pandas does
+    not read: ``"decimal comma"`` (separated by other than commas, some fields of
+    the rows are digits with one comma, ``-1,5``, or grouped by dots, ``1.234,5``,
+    and none are digits with a point), ``"thousands"`` (some fields are digits
+    grouped by commas, ``"1,234.5"``, and none has a decimal comma), or None.
+
+    Examples
+    --------
+    >>> number_style(["place;temp", "Oslo;-1,5", "Rome;12,25"], ";")
+    'decimal comma'
+    >>> number_style(["area,price", '"3,185","10,015.47"', "205,417.80"], ",")
+    'thousands'
+    >>> print(number_style(["a,b", "1,2.5"], ","))
+    None
+    """
+    if len(lines) < 2:
+        return None
     import pandas as pd
 
-    split = str.split if sep == r"\s+" else (lambda line: line.split(sep))
-    fields = pd.Series([field for line in lines[1:] for field in split(line)])
-    return bool(fields.str.match(_DECIMAL_COMMA).any()
-                and not fields.str.match(_DECIMAL_POINT).any())
+    fields = pd.Series(_fields(lines[1:], sep), dtype=object)
+    if fields.empty:
+        return None
+    comma = fields.str.match(_DECIMAL_COMMA)
+    thousands = fields.str.match(_THOUSANDS)
+    if (sep != "," and (comma | fields.str.match(_THOUSANDS_DOTS)).any()
+            and not fields.str.match(_DECIMAL_POINT).any()):
+        return "decimal comma"
+    if thousands.any() and not (comma & ~thousands).any():
+        return "thousands"
+    return None
 
 
-def _with_points(frame):
-    """``frame`` with the text columns' decimal commas written as points."""
+def _fields(lines, sep):
+    """The fields of ``lines``, quotes read as CSV reads them."""
+    import csv
+
+    if sep == r"\s+":
+        return [field for line in lines for field in line.split()]
+    return [field for row in csv.reader(lines, delimiter=sep, skipinitialspace=True)
+            for field in row]
+
+
+def _with_points(frame, style):
+    """``frame`` with its text columns' numbers written as pandas reads them: decimal
+    commas as points (``"decimal comma"``), or thousands' commas dropped
+    (``"thousands"``)."""
     from pandas.api.types import is_string_dtype
 
     text = [c for c in frame.columns if is_string_dtype(frame[c])]
     if not text:
         return frame
-    return frame.assign(**{c: frame[c].str.replace(_DECIMAL_COMMA, r"\1.\2", regex=True)
-                           for c in text})
+    return frame.assign(**{c: _number_text(frame[c], style) for c in text})
+
+
+def _number_text(column, style):
+    if style == "thousands":
+        grouped = column.str.match(_THOUSANDS).fillna(False).to_numpy(dtype=bool)
+        return column.where(~grouped, column.str.replace(",", "", regex=False))
+    dotted = column.str.match(_THOUSANDS_DOTS).fillna(False).to_numpy(dtype=bool)
+    column = column.where(~dotted, column.str.replace(".", "", regex=False))
+    return column.str.replace(_DECIMAL_COMMA, r"\1.\2", regex=True)
 
 
 @contextmanager
