@@ -326,9 +326,9 @@ def test_tab_semicolon_and_bar_separated_files_are_read_as_commas_are(tmp_path, 
 
 
 def test_numbers_grouped_by_thousands_read_as_numbers(tmp_path, capsys):
-    # A US spreadsheet's export writes "10,015.47" (quoted): as text, a price label was
-    # refused as an identifier, and a measurement read as categories. A decimal-comma
-    # file's 10.015,47 likewise.
+    # A US spreadsheet's export writes "$10,015.47" (quoted) and "45%": as text, a price
+    # label was refused as an identifier, and a measurement read as categories. A
+    # decimal-comma file's 10.015,47 likewise.
     frame = write_measurements(tmp_path / "plain.csv", 800, 5)
     frame["delay"] = (frame["delay"] * 1000).round(2)
     frame["cost"] = (frame["delay"] * 3 + 2000).round(2)
@@ -338,9 +338,11 @@ def test_numbers_grouped_by_thousands_read_as_numbers(tmp_path, capsys):
         us[column] = [f"{v:,.2f}" for v in frame[column]]
         eu[column] = [f"{v:,.2f}".replace(",", " ").replace(".", ",").replace(" ", ".")
                       for v in frame[column]]
+    us["cost"] = "$" + us["cost"]   # a currency sign, and a share in percent
+    us["hour"] = us["hour"].astype(str) + "%"
     us.to_csv(tmp_path / "us.csv", index=False)
     eu.to_csv(tmp_path / "eu.csv", index=False, sep=";")
-    assert re.search(r'"-?\d{1,3},\d{3}', (tmp_path / "us.csv").read_text())
+    assert re.search(r'"\$-?\d{1,3},\d{3}', (tmp_path / "us.csv").read_text())
     assert re.search(r';-?\d{1,3}\.\d{3},\d', (tmp_path / "eu.csv").read_text())
     outputs = []
     for name in ("plain.csv", "us.csv", "eu.csv"):

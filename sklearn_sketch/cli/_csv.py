@@ -15,7 +15,8 @@ point (a spreadsheet's export in much of Europe: ``27,8;13,9``) has those
 numbers read with a point: as text, a column of temperatures was a
 classification of 65 classes. Numbers grouped by thousands (``"10,015.47"``, as
 a US spreadsheet exports them, quoted; ``1.234,5`` in a decimal-comma file) have
-their groups' separators dropped: as text, a price column was refused as an
+their groups' separators dropped, and so have numbers their currency or
+percent sign (``$12.50``, ``45%``): as text, a price column was refused as an
 identifier, and a measurement read as categories.
 
 Files that are not CSV (fastText lines, JSON lines, Parquet) and folders of
@@ -48,6 +49,8 @@ _DECIMAL_POINT = r"^\s*[-+]?\d*\.\d+\s*$"
 # comma file) and 1.234.567,5 (a decimal-comma file's).
 _THOUSANDS = r"^\s*[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?\s*$"
 _THOUSANDS_DOTS = r"^\s*[-+]?\d{1,3}(?:\.\d{3})+,\d+\s*$"
+# A number after a currency sign or before a percent sign: the sign and the digits.
+_SYMBOLS = r"^\s*([-+]?)\s*(?:[$€£¥]\s*([-+]?\d[\d.,]*)|(?=\d)([\d.,]*\d)\s*%)\s*$"
 
 
 def read_csv(path, no_header=None, **kwargs):
@@ -101,7 +104,7 @@ def read_csv(path, no_header=None, **kwargs):
         return _chunks(path, kwargs, style)
     with _opened(path) as source:
         frame = _read(source, kwargs)
-    return _with_points(frame, style) if style else frame
+    return _with_points(frame, style) if any(style) else frame
 
 
 def positional_names(line, sep, spec, path):
@@ -152,7 +155,7 @@ def _read(source, kwargs):
 def _chunks(path, kwargs, style):
     with _opened(path) as source, _read(source, kwargs) as reader:
         for chunk in reader:
-            yield _with_points(chunk, style) if style else chunk
+            yield _with_points(chunk, style) if any(style) else chunk
 
 
 @contextmanager
@@ -167,35 +170,40 @@ def _opened(path):
 
 def number_style(lines, sep):
     """How the lines of a CSV file (its header first) write numbers that pandas does
-    not read: ``"decimal comma"`` (separated by other than commas, some fields of
-    the rows are digits with one comma, ``-1,5``, or grouped by dots, ``1.234,5``,
-    and none are digits with a point), ``"thousands"`` (some fields are digits
-    grouped by commas, ``"1,234.5"``, and none has a decimal comma), or None.
+    not read, as ``(grouping, symbols)``. ``grouping``: ``"decimal comma"``
+    (separated by other than commas, some fields of the rows are digits with one
+    comma, ``-1,5``, or grouped by dots, ``1.234,5``, and none are digits with a
+    point), ``"thousands"`` (some fields are digits grouped by commas,
+    ``"1,234.5"``, and none has a decimal comma), or None. ``symbols``: some
+    fields are numbers after a currency sign or before a percent sign
+    (``$12.50``, ``-€3``, ``45%``).
 
     Examples
     --------
     >>> number_style(["place;temp", "Oslo;-1,5", "Rome;12,25"], ";")
-    'decimal comma'
-    >>> number_style(["area,price", '"3,185","10,015.47"', "205,417.80"], ",")
-    'thousands'
-    >>> print(number_style(["a,b", "1,2.5"], ","))
-    None
+    ('decimal comma', False)
+    >>> number_style(["area,price", '"3,185","$10,015.47"', "205,417.80"], ",")
+    ('thousands', True)
+    >>> number_style(["a,b", "1,2.5"], ",")
+    (None, False)
     """
     if len(lines) < 2:
-        return None
+        return None, False
     import pandas as pd
 
     fields = pd.Series(_fields(lines[1:], sep), dtype=object)
     if fields.empty:
-        return None
-    comma = fields.str.match(_DECIMAL_COMMA)
-    thousands = fields.str.match(_THOUSANDS)
-    if (sep != "," and (comma | fields.str.match(_THOUSANDS_DOTS)).any()
-            and not fields.str.match(_DECIMAL_POINT).any()):
-        return "decimal comma"
+        return None, False
+    bare = fields.str.replace(_SYMBOLS, r"\1\2\3", regex=True)
+    symbols = bool((bare != fields).any())
+    comma = bare.str.match(_DECIMAL_COMMA)
+    thousands = bare.str.match(_THOUSANDS)
+    if (sep != "," and (comma | bare.str.match(_THOUSANDS_DOTS)).any()
+            and not bare.str.match(_DECIMAL_POINT).any()):
+        return "decimal comma", symbols
     if thousands.any() and not (comma & ~thousands).any():
-        return "thousands"
-    return None
+        return "thousands", symbols
+    return None, symbols
 
 
 def _fields(lines, sep):
@@ -209,9 +217,9 @@ def _fields(lines, sep):
 
 
 def _with_points(frame, style):
-    """``frame`` with its text columns' numbers written as pandas reads them: decimal
-    commas as points (``"decimal comma"``), or thousands' commas dropped
-    (``"thousands"``)."""
+    """``frame`` with its text columns' numbers written as pandas reads them (``style``
+    from :func:`number_style`): currency and percent signs dropped, decimal commas
+    as points (``"decimal comma"``), or thousands' commas dropped (``"thousands"``)."""
     from pandas.api.types import is_string_dtype
 
     text = [c for c in frame.columns if is_string_dtype(frame[c])]
@@ -221,6 +229,11 @@ def _with_points(frame, style):
 
 
 def _number_text(column, style):
+    style, symbols = style
+    if symbols:
+        column = column.str.replace(_SYMBOLS, r"\1\2\3", regex=True)
+    if style is None:
+        return column
     if style == "thousands":
         grouped = column.str.match(_THOUSANDS).fillna(False).to_numpy(dtype=bool)
         return column.where(~grouped, column.str.replace(",", "", regex=False))
