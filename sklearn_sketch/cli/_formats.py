@@ -37,18 +37,19 @@ import numpy as np
 FASTTEXT_LABEL = "__label__"
 FASTTEXT_COLUMNS = ("label", "text")
 _FASTTEXT_LINE = r"^\s*((?:__label__\S*\s+)*)(.*?)\s*$"
-#: Magic bytes of formats told from a file's first bytes.
+#: Magic bytes of formats told from a file's first bytes: Parquet, and the
+#: workbooks .xls (OLE2) and .xlsx (a zip).
 PARQUET_MAGIC = b"PAR1"
+_EXCEL_MAGIC = (b"\xd0\xcf\x11\xe0", b"PK\x03\x04")
 #: JSON lines parsed at a time, and read for the columns (the keys of the first lines).
 JSON_CHUNK_ROWS = 50_000
 JSON_HEADER_ROWS = 1000
-_EXCEL_MAGIC = (b"\xd0\xcf\x11\xe0", b"PK\x03\x04")  # .xls (OLE2) and .xlsx (a zip)
 
 
 def table_format(head, lines, path):
     """``"parquet"``, ``"json"``, ``"fasttext"`` or ``"csv"`` for a file whose first
     bytes are ``head`` (decompressed) and first ``lines``; raises ``ValueError`` for
-    an Excel workbook or another binary file.
+    a tar archive, a spreadsheet workbook or another binary file.
 
     Examples
     --------
