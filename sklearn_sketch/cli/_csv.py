@@ -35,7 +35,7 @@ import re
 import zipfile
 from contextlib import contextmanager
 
-from ._formats import read_table, table_format
+from ._formats import UTF16_BOMS, read_table, table_format
 
 #: Column separators a header line is read for, preferred in this order on a tie.
 SEPARATORS = (",", "\t", ";", "|")
@@ -85,11 +85,7 @@ def read_csv(path, no_header=None, **kwargs):
     >>> read_csv(europe, dtype=str).to_dict("list")
     {'place': ['Oslo', 'Rome'], 'temp': ['-1.5', '12.25']}
     """
-    if os.path.isdir(path):
-        return read_table("documents", path, open_decompressed, None, kwargs)
-    head = file_head(path)
-    lines, encoding = first_lines(path, head=head)
-    kind = table_format(head, lines, path)
+    kind, lines, encoding = _table_kind(path)
     if kind != "csv":
         return read_table(kind, path, open_decompressed, encoding, kwargs)
     kwargs.setdefault("encoding", encoding)
@@ -120,12 +116,7 @@ def positional_names(line, sep, spec, path):
     >>> positional_names("State-gov, 77516", ",", (["1", "2", "3"], "1"), "new.data")
     ['2', '3']
     """
-    import csv
-
-    if sep == r"\s+":
-        width = len(line.split())
-    else:
-        width = len(next(csv.reader([line], delimiter=sep, skipinitialspace=True), []))
+    width = len(_fields([line], sep))
     if spec is True:
         return [str(i + 1) for i in range(width)]
     names, label = spec
@@ -140,10 +131,17 @@ def positional_names(line, sep, spec, path):
 def is_label_and_text(path):
     """Whether ``path`` reads as the two columns ``label`` and ``text``: a file in
     fastText's format or a folder of documents (:mod:`._formats`)."""
+    return _table_kind(path)[0] in ("fasttext", "documents")
+
+
+def _table_kind(path):
+    """``(kind, lines, encoding)`` of ``path``: its format (:func:`._formats.table_format`,
+    or ``"documents"`` for a folder), first lines and text encoding."""
     if os.path.isdir(path):
-        return True
+        return "documents", [], None
     head = file_head(path)
-    return table_format(head, first_lines(path, head=head)[0], path) == "fasttext"
+    lines, encoding = first_lines(path, head=head)
+    return table_format(head, lines, path), lines, encoding
 
 
 def _read(source, kwargs):
@@ -313,13 +311,19 @@ def first_lines(path, n_lines=SAMPLE_LINES + 1, limit=SAMPLE_BYTES, head=None):
     (:func:`text_encoding`)."""
     if head is None:
         head = file_head(path, limit)
-    encoding = text_encoding(head, whole=len(head) < limit)
+    encoding = head_encoding(head, limit)
     lines = re.split(r"\r\n|\r|\n", head.decode(encoding, errors="replace"))
     if lines and not lines[-1]:
         lines.pop()  # after the last line break
     if len(head) == limit and len(lines) > 1:
         lines.pop()  # cut by the limit
     return lines[:n_lines], encoding
+
+
+def head_encoding(head, limit=SAMPLE_BYTES):
+    """:func:`text_encoding` of a file whose first ``limit`` bytes (or all, when
+    fewer) are ``head``."""
+    return text_encoding(head, whole=len(head) < limit)
 
 
 def text_encoding(head, whole=False):
@@ -337,7 +341,7 @@ def text_encoding(head, whole=False):
     >>> text_encoding(b"caf\xe9"), text_encoding(b"caf\xe9", whole=True)
     ('utf-8', 'cp1252')
     """
-    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+    if head.startswith(UTF16_BOMS):
         return "utf-16"
     try:
         head.decode("utf-8")

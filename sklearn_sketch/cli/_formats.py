@@ -41,6 +41,8 @@ _FASTTEXT_LINE = r"^\s*((?:__label__\S*\s+)*)(.*?)\s*$"
 #: workbooks .xls (OLE2) and .xlsx (a zip).
 PARQUET_MAGIC = b"PAR1"
 _EXCEL_MAGIC = (b"\xd0\xcf\x11\xe0", b"PK\x03\x04")
+#: The byte-order marks that open UTF-16 text (little- and big-endian).
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 #: JSON lines parsed at a time, and read for the columns (the keys of the first lines).
 JSON_CHUNK_ROWS = 50_000
 JSON_HEADER_ROWS = 1000
@@ -70,7 +72,7 @@ def table_format(head, lines, path):
     if head.startswith(_EXCEL_MAGIC):
         raise ValueError(f"{path} is a spreadsheet workbook, not a table of text: save "
                          "its sheet as CSV (or Parquet) and train on that")
-    if b"\x00" in head[:1024] and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
+    if b"\x00" in head[:1024] and not head.startswith(UTF16_BOMS):
         raise ValueError(f"{path} is not a text file (it holds NUL bytes; a compressed file "
                          "is read by its name's ending: .gz, .bz2, .xz, .zip), nor Parquet")
     first = next((line.strip() for line in lines if line.strip()), "")
@@ -128,10 +130,21 @@ def _as_text(column):
     return text.where(present, np.nan)
 
 
+def _label_and_text(kwargs, path, what):
+    """The columns asked of a table of the two columns ``label`` and ``text`` (a
+    fastText file or a folder of documents, ``what``)."""
+    columns = list(kwargs.get("usecols") or FASTTEXT_COLUMNS)
+    unknown = [c for c in columns if c not in FASTTEXT_COLUMNS]
+    if unknown:
+        raise ValueError(f"Usecols do not match columns, columns expected but not found: "
+                         f"{unknown} ({path} is {what}: columns 'label' and 'text')")
+    return columns
+
+
 def _fasttext_chunks(path, opened, encoding, kwargs):
     import pandas as pd
 
-    columns = list(kwargs.get("usecols") or FASTTEXT_COLUMNS)
+    columns = _label_and_text(kwargs, path, "in fastText's format")
     size, left = _rows_at_a_time(kwargs)
     first_line = 1
     with opened(path) as raw:
@@ -195,12 +208,7 @@ def _document_chunks(path, opened, encoding, kwargs):
 
     from ._csv import text_encoding
 
-    columns = list(kwargs.get("usecols") or FASTTEXT_COLUMNS)
-    unknown = [c for c in columns if c not in FASTTEXT_COLUMNS]
-    if unknown:
-        raise ValueError(f"Usecols do not match columns, columns expected but not found: "
-                         f"{unknown} ({path} is a folder of documents: columns 'label' and "
-                         "'text')")
+    columns = _label_and_text(kwargs, path, "a folder of documents")
     size, left = _rows_at_a_time(kwargs)
     files = document_files(path)[:left]
     if not files:

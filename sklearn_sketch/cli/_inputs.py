@@ -529,7 +529,7 @@ class InputStream:
             X = self.vectorizer.transform(reads.sequences)
             empty = np.flatnonzero(np.diff(X.indptr) == 0)
             if empty.size:
-                _refuse_protein(reads, empty, [path for path, _ in labelled_files(self.args)])
+                _refuse_protein(reads, empty, self.args)
             yield Chunk(X, labels, None, reads.first_line)
 
     def _sample_chunks(self):
@@ -1017,20 +1017,20 @@ def _empty_frame(columns):
     return pd.DataFrame(columns=columns)
 
 
-def _refuse_protein(reads, empty, paths):
+def _refuse_protein(reads, empty, args):
     """Raise when the reads ``empty`` (those without a k-mer) are protein sequences.
 
     k-mers are read from the bases A, C, G and T (U as T): an amino-acid
     sequence has none, and a model of them would learn its intercept alone.
-    ``paths`` name the input when the reads were mixed from several files.
+    The input's files (``args``) are named when the reads were mixed from several.
     """
-    text = b"".join([reads.sequences[i] for i in empty.tolist()])
+    text = b"".join(np.asarray(reads.sequences, dtype=object)[empty].tolist())
     letters = np.bincount(np.frombuffer(text, dtype=np.uint8), minlength=256)
     n_letters = letters[ord("A"):ord("Z") + 1].sum() + letters[ord("a"):ord("z") + 1].sum()
     n_protein = letters[list(PROTEIN_LETTERS)].sum()
     if n_letters and n_protein >= PROTEIN_SHARE * n_letters:
         where = (f"{reads.path} (records from line {reads.first_line} on)" if reads.path
-                 else "the reads of " + ", ".join(paths))
+                 else "the reads of " + ", ".join(path for path, _ in labelled_files(args)))
         raise CommandError(
             f"protein sequences, not DNA or RNA: {n_protein / n_letters:.0%} of the letters "
             f"in {where} are amino acids that no base code uses (E, F, I, L, P, Q); k-mers "

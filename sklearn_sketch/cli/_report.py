@@ -53,12 +53,11 @@ def read_lines(paths, size):
     file after file, each decoded as its first MiB says (UTF-8, Windows-1252 or
     UTF-16: :func:`._csv.text_encoding`; 20 Newsgroups' posts are Latin-1, and read
     as UTF-8 their accented words were cut at the accent)."""
-    from ._csv import SAMPLE_BYTES, file_head, open_decompressed, text_encoding
+    from ._csv import file_head, head_encoding, open_decompressed
 
     batch = []
     for path in paths:
-        head = file_head(path)
-        encoding = text_encoding(head, whole=len(head) < SAMPLE_BYTES)
+        encoding = head_encoding(file_head(path))
         with open_decompressed(path) as raw, io.TextIOWrapper(
                 raw, encoding=encoding, errors="replace") as handle:
             for line in handle:

@@ -122,17 +122,18 @@ class InverseDocumentFrequency:
         from .._raw_features import name_keys
 
         n = table["documents"]
-        words = list(table["words"])
-        keys = name_keys([f"{column}={w}" for w in words]) if words else np.empty(0, np.int64)
+        keys = name_keys([f"{column}={w}" for w in table["words"]])
         weights = np.log((n + 1) / (np.array(list(table["words"].values()), float) + 1)) + 1
         order = np.argsort(keys, kind="stable")
-        self.keys, self.weights = keys[order], weights[order]
-        self.default = np.log((n + 1) / 2) + 1   # a word in one of the n texts, or none
+        self.keys = keys[order]
+        # The words' weights, then the weight of a word in one of the n texts, or none.
+        self.weights = np.append(weights[order], np.log((n + 1) / 2) + 1)
 
     def __call__(self, keys):
-        at = np.minimum(np.searchsorted(self.keys, keys), max(len(self.keys) - 1, 0))
-        found = (self.keys[at] == keys) if len(self.keys) else np.zeros(len(keys), bool)
-        return np.where(found, self.weights[at] if len(self.keys) else 0.0, self.default)
+        from .._sorted_keys import find_sorted
+
+        rows, found = find_sorted(self.keys, keys)
+        return self.weights[np.where(found, rows, len(self.keys))]
 
 
 def text_rows(values, column, idf=None):
