@@ -190,21 +190,31 @@ def test_a_csv_model_reads_csv_only(files, capsys):
     assert "no label column 'status'" in capsys.readouterr().err
 
 
-def test_a_zipped_csv_trains_as_the_csv(files, capsys):
+def test_a_compressed_csv_trains_as_the_csv(files, capsys):
+    # The compression is told by the first bytes (a gzip file named .csv), and bzip2
+    # and xz are read as gzip is.
+    import bz2
+    import gzip
+    import lzma
     import zipfile
 
     folder, _ = files
     with zipfile.ZipFile(folder / "train.zip", "w") as archive:
         archive.write(folder / "train.csv", "train.csv")
+    text = (folder / "train.csv").read_bytes()
+    for name, module in (("gzipped.csv", gzip), ("train.csv.bz2", bz2), ("train.csv.xz", lzma)):
+        (folder / name).write_bytes(module.compress(text))
     selected = []
-    for path in (folder / "train.csv", folder / "train.zip"):
+    for path in (folder / "train.csv", folder / "train.zip", folder / "gzipped.csv",
+                 folder / "train.csv.bz2", folder / "train.csv.xz"):
         model = folder / "model.skm"
         assert main(["fit", "--csv", str(path), "--label", "status", "--cross",
                      "carrier,dest", "--param", "random_state=0", "--quiet",
                      "--output", str(model)]) == 0
         assert main(["select", "--model", str(model), "--format", "json"]) == 0
         selected.append(json.loads(capsys.readouterr().out))
-    assert selected[0] == selected[1] and selected[0][0]["name"] == "carrier=B^dest=Z"
+    assert all(one == selected[0] for one in selected)
+    assert selected[0][0]["name"] == "carrier=B^dest=Z"
 
 
 # ------------------------------------------------------------ numeric columns

@@ -132,7 +132,7 @@ def test_a_zip_holds_one_csv_file(flights, tmp_path, capsys, extra, listed):
         return
     assert status == 2
     err = capsys.readouterr().err
-    assert f"must hold exactly one CSV file, it holds {listed}" in err
+    assert f"flights.zip is a zip archive of 2 files, {listed}: one file is read" in err
     assert err.count("\n") == 1 and not (tmp_path / "why.txt").exists()
 
 

@@ -1,13 +1,17 @@
 """Streaming readers: equal to scikit-learn's loader, hashed VW keys, FASTA/FASTQ, errors."""
+import bz2
 import doctest
 import gc
 import gzip
 import importlib
 import importlib.util
 import inspect
+import io
+import lzma
 import os
 import pickle
 import sys
+import zipfile
 from pathlib import Path
 
 import mmh3
@@ -52,6 +56,21 @@ def write(tmp_path, name, content):
     path = tmp_path / name
     path.write_bytes(content.encode() if isinstance(content, str) else content)
     return path
+
+
+COMPRESSIONS = [None, "gzip", "bzip2", "xz", "zip"]
+
+
+def pack(data, kind):
+    """``data`` compressed as ``kind`` (a zip archive of one file), or as it is."""
+    if kind is None:
+        return data
+    if kind == "zip":
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr("inner/data.txt", data)
+        return out.getvalue()
+    return {"gzip": gzip, "bzip2": bz2, "xz": lzma}[kind].compress(data)
 
 
 def stack(chunks):
@@ -844,12 +863,12 @@ def fastq_text(records, rng, eol):
 
 @pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
 @pytest.mark.parametrize("block_size", [5, 2**20])
-@pytest.mark.parametrize("compress", [False, True])
+@pytest.mark.parametrize("compress", COMPRESSIONS)
 def test_fasta_records(tmp_path, eol, block_size, compress):
     records = random_records(np.random.default_rng(0), 25)
     text = fasta_text(records, width=17, eol=eol)
-    # The gzip file is told by its magic bytes, not by its name.
-    path = write(tmp_path, "reads.txt", gzip.compress(text) if compress else text)
+    # The compression is told by its magic bytes, not by the file's name.
+    path = write(tmp_path, "reads.txt", pack(text, compress))
     reader = FastaReader(path, chunk_reads=4, block_size=block_size)
     chunks = list(reader)
     assert [len(c.names) for c in chunks] == [4] * 6 + [1]
@@ -863,12 +882,12 @@ def test_fasta_records(tmp_path, eol, block_size, compress):
 
 @pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
 @pytest.mark.parametrize("block_size", [3, 2**20])
-@pytest.mark.parametrize("compress", [False, True])
+@pytest.mark.parametrize("compress", COMPRESSIONS)
 def test_fastq_records(tmp_path, eol, block_size, compress):
     rng = np.random.default_rng(1)
     records = random_records(rng, 25)
     text = fastq_text(records, rng, eol)
-    path = write(tmp_path, "reads.gz.txt", gzip.compress(text) if compress else text)
+    path = write(tmp_path, "reads.gz.txt", pack(text, compress))
     chunks = list(FastqReader(path, chunk_reads=10, block_size=block_size))
     assert [len(c.names) for c in chunks] == [10, 10, 5]
     assert [n for c in chunks for n in c.names] == [name for name, _ in records]
@@ -1022,6 +1041,37 @@ def test_corrupt_gzip_is_a_parse_error(tmp_path):
     assert list(FastqReader(empty)) == [] and list(FastaReader(empty)) == []
 
 
+@pytest.mark.parametrize("kind", COMPRESSIONS[1:])
+def test_compressed_svmlight_reads_as_plain(tmp_path, kind):
+    text = b"".join(b"%d 1:%d 3:0.5 %d:2\n" % (i % 2, i, 4 + i % 7) for i in range(300))
+    path = write(tmp_path, "rows.svm", pack(text, kind))
+    assert sklearn_sketch.io._readers.compression(path) == kind
+    X, y = load_svmlight_file(io.BytesIO(text), n_features=2**20, zero_based=False)
+    chunks = list(SvmlightReader(path, 64, n_features=2**20, zero_based=False))
+    assert (sp.vstack([c.X for c in chunks]) != X).nnz == 0
+    assert np.array_equal(np.concatenate([c.y for c in chunks]), y)
+
+
+def test_compression_errors_name_the_file(tmp_path):
+    # Text that starts with bzip2's letters is text; a zip of two files is refused.
+    path = write(tmp_path, "bz.vw", b"1 | BZh91AY\n0 | BZh9 x\n")
+    assert sklearn_sketch.io._readers.compression(path) is None
+    assert [c.y.tolist() for c in VowpalWabbitReader(path)] == [[1.0, 0.0]]
+    two = io.BytesIO()
+    with zipfile.ZipFile(two, "w") as archive:
+        archive.writestr("a.svm", "1 1:1\n")
+        archive.writestr("b.svm", "0 2:1\n")
+    path = write(tmp_path, "two.zip", two.getvalue())
+    with pytest.raises(ValueError, match=r"two.zip is a zip archive of 2 files, \['a.svm', "
+                                         r"'b.svm'\]: one file is read from a zip archive"):
+        list(SvmlightReader(path))
+    for kind in ("bzip2", "xz"):
+        packed = pack(b"1 1:1\n" * 5000, kind)
+        path = write(tmp_path, f"cut.{kind}", packed[: len(packed) // 2])
+        with pytest.raises(ParseError, match=f"corrupt {kind} data|ends"):
+            list(SvmlightReader(path))
+
+
 def test_invalid_parameters(tmp_path):
     path = write(tmp_path, "p.svm", "1 1:1\n")
     for kwargs, error in [({"chunk_rows": 0}, ValueError), ({"chunk_rows": 1.5}, TypeError),
@@ -1087,11 +1137,11 @@ def fuzz_path(tmp_path_factory):
     st.binary(max_size=200),
     st.lists(st.tuples(st.integers(0, 400), st.integers(0, 255), st.integers(0, 2)),
              max_size=6)),
-    block_size=st.integers(1, 40), skip=st.booleans(), compress=st.booleans())
+    block_size=st.integers(1, 40), skip=st.booleans(), compress=st.sampled_from(COMPRESSIONS))
 def test_fuzz_only_parse_errors(fuzz_path, Reader, data, block_size, skip, compress):
     if isinstance(data, list):
         data = mutate(SAMPLES[Reader], data)
-    fuzz_path.write_bytes(gzip.compress(data) if compress else data)
+    fuzz_path.write_bytes(pack(data, compress))
     on_error = "skip" if skip else "raise"
     small_blocks = Reader(fuzz_path, 2, on_error=on_error, block_size=block_size)
     try:
@@ -1106,8 +1156,9 @@ def test_fuzz_only_parse_errors(fuzz_path, Reader, data, block_size, skip, compr
     assert result == read_all(Reader(fuzz_path, 2, on_error=on_error))
 
 
-def test_fuzz_truncated_gzip_of_every_length(fuzz_path):
-    packed = gzip.compress(SAMPLES[FastqReader] * 3)
+@pytest.mark.parametrize("kind", COMPRESSIONS[1:])
+def test_fuzz_truncated_compression_of_every_length(fuzz_path, kind):
+    packed = pack(SAMPLES[FastqReader] * 3, kind)
     for cut in range(len(packed)):
         fuzz_path.write_bytes(packed[:cut])
         try:

@@ -73,8 +73,8 @@ def table_format(head, lines, path):
         raise ValueError(f"{path} is a spreadsheet workbook, not a table of text: save "
                          "its sheet as CSV (or Parquet) and train on that")
     if b"\x00" in head[:1024] and not head.startswith(UTF16_BOMS):
-        raise ValueError(f"{path} is not a text file (it holds NUL bytes; a compressed file "
-                         "is read by its name's ending: .gz, .bz2, .xz, .zip), nor Parquet")
+        raise ValueError(f"{path} is not a text file (it holds NUL bytes; the compressions "
+                         "read are gzip, bzip2, xz and a zip archive of one file), nor Parquet")
     first = next((line.strip() for line in lines if line.strip()), "")
     if first.startswith("{") and first.endswith("}"):
         return "json"

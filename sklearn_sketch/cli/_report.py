@@ -49,7 +49,7 @@ class Progress:
 
 
 def read_lines(paths, size):
-    """Lists of ``size`` lines of text files (plain or compressed, by the name's ending),
+    """Lists of ``size`` lines of text files (plain or compressed: gzip, bzip2, xz, a zip of one file),
     file after file, each decoded as its first MiB says (UTF-8, Windows-1252 or
     UTF-16: :func:`._csv.text_encoding`; 20 Newsgroups' posts are Latin-1, and read
     as UTF-8 their accented words were cut at the accent)."""

@@ -1,17 +1,21 @@
 """Streaming readers: files in chunks of CSR rows or reads, in bounded memory.
 
-A reader opens its file (plain or gzip, told apart by the magic bytes) each
-time it is iterated, reads it in blocks of ``block_size`` bytes and hands each
+A reader opens its file (plain, gzip, bzip2, xz or a zip archive of one file,
+told apart by the magic bytes, whatever the name) each time it is iterated, reads it in blocks of ``block_size`` bytes and hands each
 block to a compiled parser (``_parsers.pyx``), which parses the complete lines
 or records and leaves the cut-off tail for the next block. Only one block and
 one chunk are held at a time, whatever the file size; a line or record longer
 than a block makes the next reads grow geometrically until it fits, up to
 ``max_line_bytes`` (256 MiB by default): a longer one raises ``ParseError``, so a
-small gzip file that expands to one huge line cannot fill the memory.
+small compressed file that expands to one huge line cannot fill the memory.
 """
+import bz2
 import gzip
+import lzma
 import locale
 import numbers
+import re
+import zipfile
 import zlib
 from contextlib import contextmanager
 from os import PathLike, fspath
@@ -31,8 +35,10 @@ from ._parsers import (
 )
 
 MAX_FEATURES = 2**63 - 1
-_GZIP_MAGIC = b"\x1f\x8b"
-_ZIP_MAGIC = b"PK\x03\x04"
+#: Magic bytes of the compressions read. bzip2's "BZh" is followed by a block size
+#: digit and a block's (or the end of stream's) magic, which a text line never is.
+_COMPRESSIONS = {b"\x1f\x8b": "gzip", b"\xfd7zXZ\x00": "xz", b"PK\x03\x04": "zip"}
+_BZIP2 = re.compile(rb"BZh[1-9](1AY&SY|\x17rE8P\x90)")
 _BASES = {True: 0, False: 1, "auto": 2}
 #: Bytes of an svmlight file at least that ``zero_based="auto"`` judges the base on
 #: (the default ``block_size``).
@@ -170,22 +176,65 @@ def _check_options(on_error, block_size, max_line_bytes):
             _check_int("max_line_bytes", max_line_bytes, 1))
 
 
-def is_compressed(path):
-    """Whether ``path`` starts with the gzip or the zip magic, whatever its name."""
+def compression(path):
+    """``"gzip"``, ``"bzip2"``, ``"xz"``, ``"zip"`` or ``None``: the compression that
+    ``path``'s first bytes say, whatever its name."""
     with open(path, "rb") as f:
-        magic = f.read(len(_ZIP_MAGIC))
-    return magic.startswith(_GZIP_MAGIC) or magic == _ZIP_MAGIC
+        head = f.read(10)
+    if _BZIP2.match(head):
+        return "bzip2"
+    return next((name for magic, name in _COMPRESSIONS.items() if head.startswith(magic)),
+                None)
+
+
+def is_compressed(path):
+    """Whether ``path`` starts with the magic bytes of a compression read here."""
+    return compression(path) is not None
+
+
+def _zip_member(archive, path):
+    """The one file of a zip archive (folders and macOS' ``__MACOSX/`` left out), open;
+    ``ValueError`` for an archive of several files or a spreadsheet workbook (an
+    ``.xlsx`` or ``.ods`` is a zip archive of XML parts)."""
+    names = archive.namelist()
+    if "xl/workbook.xml" in names or "content.xml" in names and "mimetype" in names:
+        raise ValueError(f"{path} is a spreadsheet workbook, not a table of text: save "
+                         "its sheet as CSV (or Parquet) and train on that")
+    files = [info.filename for info in archive.infolist()
+             if not info.is_dir() and not info.filename.startswith("__MACOSX/")]
+    if len(files) != 1:
+        raise ValueError(f"{path} is a zip archive of {len(files)} files, {files[:5]}: one "
+                         "file is read from a zip archive; extract the one to read")
+    return archive.open(files[0])
 
 
 @contextmanager
-def _open(path):
-    """The file as a binary stream, decompressed if it starts with the gzip magic."""
-    with open(path, "rb") as raw:
-        if raw.peek(len(_GZIP_MAGIC))[:len(_GZIP_MAGIC)] == _GZIP_MAGIC:
-            with gzip.GzipFile(fileobj=raw, mode="rb") as f:
-                yield f, True
-        else:
-            yield raw, False
+def open_stream(path):
+    """``(stream, compression)``: the file as a binary stream, decompressed if its
+    first bytes are a compression's magic (``compression`` is then its name)."""
+    kind = compression(path)
+    if kind is None:
+        with open(path, "rb") as raw:
+            yield raw, None
+    elif kind == "zip":
+        try:
+            archive = zipfile.ZipFile(path)
+        except zipfile.BadZipFile as exc:
+            raise ParseError(path, 1, f"corrupt zip data ({exc})") from exc
+        with archive, _zip_member(archive, path) as member:
+            yield member, kind
+    else:
+        with open(path, "rb") as raw:
+            if kind == "gzip":
+                stream = gzip.GzipFile(fileobj=raw, mode="rb")
+            else:
+                stream = {"bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind](raw, mode="rb")
+            with stream:
+                yield stream, kind
+
+
+#: What a corrupt compressed stream raises on reading.
+_CORRUPT = (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile)
 
 
 def _parse_file(path, parser, max_units, block_size, max_line_bytes, prepare=None):
@@ -196,7 +245,7 @@ def _parse_file(path, parser, max_units, block_size, max_line_bytes, prepare=Non
     longer than ``max_line_bytes`` raises ``ParseError``, with at most
     ``max_line_bytes + block_size`` bytes of it read.
     """
-    with _open(path) as (f, gzipped):
+    with open_stream(path) as (f, compressed):
         buf = bytearray()
         pos = 0
         size = block_size
@@ -204,10 +253,11 @@ def _parse_file(path, parser, max_units, block_size, max_line_bytes, prepare=Non
         while not final:
             try:
                 data = f.read(size)
-            except (OSError, EOFError, zlib.error) as exc:
-                if not gzipped:
+            except _CORRUPT as exc:
+                if compressed is None:
                     raise
-                raise ParseError(path, parser.line + 1, f"corrupt gzip data ({exc})") from exc
+                raise ParseError(path, parser.line + 1,
+                                 f"corrupt {compressed} data ({exc})") from exc
             final = not data
             del buf[:pos]
             buf += data
@@ -241,9 +291,9 @@ def _decide_base_early(path, parser):
     (decompressed), if their complete lines hold a feature. Corrupt data is left
     for the parse proper to report."""
     try:
-        with _open(path) as (f, _):
+        with open_stream(path) as (f, _):
             head = f.read(AUTO_BASE_BYTES)
-    except (OSError, EOFError, zlib.error):
+    except _CORRUPT:
         return
     parser.decide_base(bytearray(head), 0, len(head) < AUTO_BASE_BYTES, _c_numeric())
 
