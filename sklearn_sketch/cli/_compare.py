@@ -18,9 +18,9 @@ def add_compare_arguments(parser, positive_int):
                       help="text files (the default): lower-cased words of 2+ characters, "
                            "as CountVectorizer finds them")
     kind.add_argument("--fasta", action="store_true",
-                      help="FASTA files (plain or gzip): the canonical k-mers of each record")
+                      help="FASTA files (plain or compressed): the canonical k-mers of each record")
     kind.add_argument("--vw", action="store_true",
-                      help="Vowpal Wabbit text files (plain or gzip): each feature of a line "
+                      help="Vowpal Wabbit text files (plain or compressed): each feature of a line "
                            "(namespace^name) is one occurrence, whatever its value; labels "
                            "are ignored")
     parser.add_argument("--k", type=positive_int, default=12, help="k-mer length (--fasta)")

@@ -83,7 +83,8 @@ def add_input_arguments(parser, *, training):
         "input (one kind; several files after one option or each after its own)")
     kinds = source.add_mutually_exclusive_group(required=True)
     kinds.add_argument("--svmlight", metavar="PATH", action="extend", nargs="+",
-                       help="svmlight / libsvm file (plain or gzip)")
+                       help="svmlight / libsvm file (plain or compressed: gzip, bzip2, "
+                            "xz, a zip of one file)")
     kinds.add_argument("--vw", metavar="PATH", action="extend", nargs="+",
                        help="Vowpal Wabbit text file; importance weights are used")
     kinds.add_argument("--fasta", metavar="PATH[:LABEL]", action="extend", nargs="+",
@@ -96,7 +97,7 @@ def add_input_arguments(parser, *, training):
                        help="the embedded DNA sample (train strains for fit, held-out "
                             "strains otherwise)")
     kinds.add_argument("--csv", metavar="PATH", action="extend", nargs="+",
-                       help="CSV file with a header (plain, .gz, .zip, ...; columns "
+                       help="CSV file with a header (plain or compressed; columns "
                             "separated by commas, tabs, semicolons or bars, as its header "
                             "line shows, or by spaces; decimal commas read; UTF-8, "
                             "Windows-1252 or UTF-16): categorical attributes, crossed with "
@@ -770,7 +771,7 @@ def _finite_numbers(texts):
 
 
 def _text_bytes(paths):
-    """Bytes of text in ``paths``: a gzip or zip file counts ``COMPRESSED_TEXT_RATIO``
+    """Bytes of text in ``paths``: a compressed file counts ``COMPRESSED_TEXT_RATIO``
     times its size, a folder of documents its documents' sizes."""
     from ..io._readers import is_compressed
     from ._formats import document_files

@@ -241,7 +241,7 @@ def _parse_file(path, parser, max_units, block_size, max_line_bytes, prepare=Non
     """Feed ``path`` to ``parser``; yield ``parser.take()`` every ``max_units`` units.
 
     ``prepare(buf, start, final, c_numeric)`` is called before each new block
-    is parsed. A parse error, corrupt gzip data or a unit (line or record)
+    is parsed. A parse error, corrupt compressed data or a unit (line or record)
     longer than ``max_line_bytes`` raises ``ParseError``, with at most
     ``max_line_bytes + block_size`` bytes of it read.
     """
@@ -326,7 +326,7 @@ class SvmlightReader:
     chunks gives the ``X`` and ``y`` of :func:`sklearn.datasets.load_svmlight_file`
     called with the same ``zero_based`` and ``n_features`` (numbers are parsed
     as Python's ``float`` does, except that underscores are refused; indices
-    may go beyond 2**31). Plain or gzip files; an empty file gives no chunk.
+    may go beyond 2**31). Plain or compressed files; an empty file gives no chunk.
 
     Parameters
     ----------
@@ -431,7 +431,7 @@ class VowpalWabbitReader:
     values by 2; ``| f`` is the default namespace). The tag is the field glued
     to the first ``|`` or starting with a quote; the base is checked and unused.
     A missing label is NaN, a missing importance 1, a missing value 1. Blank
-    lines are skipped. Plain or gzip files; an empty file gives no chunk.
+    lines are skipped. Plain or compressed files; an empty file gives no chunk.
 
     A feature's column is its key: the unsigned 64-bit MurmurHash3 (first half
     of x64_128, seed 0, the hash of
@@ -585,7 +585,7 @@ def scan_labels(path, format, *, return_order=False, block_size=2**20,
     Parameters
     ----------
     path : str or path-like
-        The file (plain or gzip).
+        The file (plain or compressed).
     format : {"svmlight", "vw"}
         The file's format.
     return_order : bool, default=False
@@ -699,7 +699,7 @@ class FastaReader(_ReadsReader):
     printable UTF-8 (tabs and the ``\\x01`` that separates merged names in
     NCBI's nr and nt databases allowed). Blank lines are skipped; an empty file
     gives no chunk.
-    Plain or gzip files.
+    Plain or compressed files.
 
     Parameters
     ----------
@@ -756,7 +756,7 @@ class FastqReader(_ReadsReader):
     ``*``, ``-`` and ``.``; headers must be printable UTF-8; trailing
     whitespace (``\\r``) is dropped. A file that ends inside a record is an
     error. Blank lines between records are skipped; an empty file gives no
-    chunk. Plain or gzip files.
+    chunk. Plain or compressed files.
 
     Parameters
     ----------
