@@ -385,6 +385,38 @@ def test_a_header_of_tabs_over_rows_aligned_by_spaces_reads_by_the_rows(tmp_path
     assert read_csv(path, dtype=str).columns.tolist() == ["a b", "c"]
 
 
+def test_a_fixed_width_table_with_spaces_in_its_values_reads_by_its_columns(tmp_path, capsys):
+    # lifelines' divorce.dat (Stata's printed table): values such as "12-15 years"
+    # split by spaces into more fields than names, and the file was one column.
+    from sklearn_sketch.cli._csv import read_csv
+
+    rng = np.random.default_rng(0)
+    n = 3000
+    frame = pd.DataFrame({"id": np.arange(1, n + 1),
+                          "heduc": rng.choice(["< 12 years", "12-15 years", "16+ years"], n),
+                          "years": rng.uniform(0, 40, n).round(3)})
+    frame["div"] = np.where(frame.heduc == "< 12 years", "Yes", "No")
+    lines = ["%8s %13s %9s %5s" % tuple(frame.columns)]
+    lines += ["%8d %13s %9.3f %5s" % row for row in frame.itertuples(index=False)]
+    (tmp_path / "divorce.dat").write_text("\n".join(lines) + "\n")
+    frame.to_csv(tmp_path / "divorce.csv", index=False, float_format="%.3f")
+    read = read_csv(tmp_path / "divorce.dat", dtype=str)
+    pd.testing.assert_frame_equal(read, read_csv(tmp_path / "divorce.csv", dtype=str))
+    chunks = list(read_csv(tmp_path / "divorce.dat", dtype=str, usecols=["heduc", "div"],
+                           chunksize=1000))
+    assert [len(c) for c in chunks] == [1000, 1000, 1000]
+    pd.testing.assert_frame_equal(pd.concat(chunks, ignore_index=True), read[["heduc", "div"]])
+    outputs = []
+    for name in ("divorce.dat", "divorce.csv"):
+        model = str(tmp_path / "m.skm")
+        assert main(["fit", "--csv", str(tmp_path / name), "--label", "div", "--columns",
+                     "heduc,years", "--quiet", "--output", model]) == 0
+        assert main(["predict", "--model", model, "--csv", str(tmp_path / name)]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1]
+    assert outputs[0].split() == frame["div"].tolist()
+
+
 def test_the_row_numbers_of_an_export_are_not_read(tmp_path, capsys):
     # pandas' to_csv writes its index first under no name, as R's write.csv does.
     from sklearn_sketch._model_files import read_model

@@ -35,6 +35,8 @@ import os
 import re
 from contextlib import contextmanager
 
+import numpy as np
+
 from ..io._readers import compression, open_stream
 from ._formats import UTF16_BOMS, read_table, table_format
 
@@ -93,6 +95,9 @@ def read_csv(path, no_header=None, **kwargs):
     kwargs.setdefault("encoding_errors", "replace")
     sep = kwargs.setdefault("sep", separator(lines))
     kwargs.setdefault("skipinitialspace", True)
+    spans = fixed_widths(lines) if sep == "," and no_header is None else None
+    if spans is not None:
+        kwargs["colspecs"] = sep = spans
     if no_header is not None:
         kwargs["header"] = None
         kwargs["names"] = positional_names(lines[0] if lines else "", sep, no_header, path)
@@ -148,6 +153,9 @@ def _table_kind(path):
 def _read(source, kwargs):
     import pandas as pd
 
+    if "colspecs" in kwargs:
+        fixed = {k: v for k, v in kwargs.items() if k not in ("sep", "skipinitialspace")}
+        return pd.read_fwf(source, **fixed)
     return pd.read_csv(source, **kwargs)
 
 
@@ -206,9 +214,12 @@ def number_style(lines, sep):
 
 
 def _fields(lines, sep):
-    """The fields of ``lines``, quotes read as CSV reads them."""
+    """The fields of ``lines``, quotes read as CSV reads them (``sep`` a list of
+    spans: the fields of a fixed-width file)."""
     import csv
 
+    if isinstance(sep, list):
+        return [line[start:stop].strip() for line in lines for start, stop in sep]
     if sep == r"\s+":
         return [field for line in lines for field in line.split()]
     return [field for row in csv.reader(lines, delimiter=sep, skipinitialspace=True)
@@ -272,6 +283,47 @@ def separator(lines):
             return r"\s+"
         return sep
     return r"\s+" if spaced else ","
+
+
+def fixed_widths(lines):
+    """The column spans ``[(start, stop), ...]`` of a fixed-width table of first
+    ``lines`` (its header first) whose values may hold spaces (Stata's and R's
+    printed tables: ``   12-15 years``), or None. Between two names of the
+    header, the columns part at the longest run of positions blank in every line
+    (the leftmost on a tie): a value's inner space is one position, the space
+    between columns several. None when the header holds one of
+    :data:`SEPARATORS`, a line is wider than its last column allows, or a gap
+    between two names is nowhere blank in every line.
+
+    Examples
+    --------
+    >>> fixed_widths(["   id        heduc  div", "    9  12-15 years   No",
+    ...               "   11   < 12 years  Yes"])
+    [(0, 5), (5, 18), (18, None)]
+    >>> fixed_widths(["name      city", "Ann Lee   Oslo", "Bo        New York"])
+    [(0, 7), (7, None)]
+    >>> fixed_widths(["name city", "Ann Lee Oslo"]) is None   # no column of blanks
+    True
+    """
+    lines = [line.rstrip() for line in lines if line.strip()]
+    if len(lines) < 2 or any(sep in lines[0] for sep in SEPARATORS):
+        return None
+    names = [match.span() for match in re.finditer(r"\S+", lines[0])]
+    if len(names) < 2:
+        return None
+    width = max(map(len, lines))
+    blank = np.ones(width + 1, dtype=bool)
+    for line in lines[1:]:
+        blank[:len(line)] &= np.frombuffer(line.encode("utf-32-le"), dtype="<u4") == ord(" ")
+    cuts = [0]
+    for (_, stop), (start, _) in zip(names, names[1:]):
+        gap = blank[stop:start]
+        runs = np.flatnonzero(np.diff(np.concatenate([[0], gap.view(np.int8), [0]])))
+        if not len(runs):
+            return None
+        begins, lengths = runs[::2], runs[1::2] - runs[::2]
+        cuts.append(stop + int(begins[np.argmax(lengths)]))
+    return list(zip(cuts, [*cuts[1:], None]))
 
 
 def file_head(path, limit=SAMPLE_BYTES):
