@@ -1,5 +1,6 @@
 """The command line on CSV files of categorical attributes, crossed."""
 import json
+import os
 import re
 import sys
 
@@ -751,6 +752,89 @@ def test_parquet_and_json_lines_read_as_their_csv_twin(tmp_path, capsys, kind):
                      "300"]) == 0
         outputs.append((capsys.readouterr().out, _select(capsys, model)))
     assert outputs[1] == outputs[0]
+
+
+def _arff(frame, quote, sparse=False):
+    """``frame`` (carrier, dest, hour, status) as ARFF text: nominal, numeric and
+    string attributes, comments, '?' for a missing value, dense or sparse rows."""
+    lines = ["% written for a test", "% of two lines", "@RELATION flights", "",
+             "@ATTRIBUTE carrier {A,B,C,D}", "@ATTRIBUTE 'dest' {W,X,Y,Z}",
+             "@attribute hour NUMERIC", "@ATTRIBUTE status STRING", "@DATA", "% rows"]
+    for row in frame.itertuples(index=False):
+        hour = "?" if pd.isna(row.hour) else str(row.hour)
+        if sparse:  # a left-out entry: 0, or a nominal's first value (A, W)
+            entries = [f"{i} {v}" for i, (v, dflt) in enumerate(
+                [(row.carrier, "A"), (row.dest, "W"), (hour, "0"), (quote + row.status + quote, None)])
+                if v != dflt]
+            lines.append("{" + ", ".join(entries) + "}")
+        else:
+            lines.append(f"{row.carrier}, {quote}{row.dest}{quote},{hour},{quote}{row.status}{quote}")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("quote, sparse", [("'", False), ('"', False), ("'", True)])
+def test_an_arff_file_reads_as_its_csv_twin(tmp_path, capsys, quote, sparse):
+    # OpenML's and Weka's files: the @relation line was read as the header.
+    from sklearn_sketch.cli._csv import read_csv
+
+    frame = write_rows(tmp_path / "rows.csv", 900, 4)
+    frame["hour"] = frame["hour"].astype("Int64")
+    frame.loc[::9, "hour"] = pd.NA
+    frame.loc[::5, "hour"] = 0
+    frame.to_csv(tmp_path / "rows.csv", index=False)
+    (tmp_path / "rows.arff").write_text(_arff(frame, quote, sparse))
+    pd.testing.assert_frame_equal(read_csv(tmp_path / "rows.arff", dtype=str),
+                                  read_csv(tmp_path / "rows.csv", dtype=str), check_dtype=False)
+    chunks = list(read_csv(tmp_path / "rows.arff", dtype=str, chunksize=400,
+                           usecols=["status", "hour"]))
+    assert [len(c) for c in chunks] == [400, 400, 100]
+    assert list(chunks[0].columns) == ["status", "hour"]
+    outputs = []
+    for table in (tmp_path / "rows.csv", tmp_path / "rows.arff"):
+        model = str(tmp_path / "m.skm")
+        assert main(["fit", "--csv", str(table), "--label", "status", "--max-order", "2",
+                     "--quiet", "--output", model]) == 0
+        assert main(["predict", "--model", model, "--csv", str(table)]) == 0
+        outputs.append((capsys.readouterr().out, _select(capsys, model)))
+    assert outputs[1] == outputs[0]
+
+
+def test_arff_files_read_as_scikit_learns_parser_reads_them(tmp_path):
+    # The OpenML files scikit-learn's tests carry (anneal, adult, titanic, penguins,
+    # the sparse australian, ...), against the ARFF parser of fetch_openml.
+    import glob
+    import gzip
+
+    import sklearn
+    from sklearn.externals import _arff
+
+    from sklearn_sketch.cli._csv import read_csv
+
+    folder = os.path.join(os.path.dirname(sklearn.__file__), "datasets", "tests", "data",
+                          "openml")
+    paths = sorted(glob.glob(os.path.join(folder, "*", "*.arff.gz")))
+    if not paths:
+        pytest.skip("this scikit-learn carries no OpenML test files")
+    for path in paths:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            reference = _arff.loads(f.read(), return_type=_arff.DENSE)
+        ours = read_csv(path, dtype=str)
+        assert list(ours.columns) == [name for name, _ in reference["attributes"]]
+        expected = pd.DataFrame(reference["data"], columns=ours.columns, dtype=object)
+        for column in ours.columns:
+            got, want = ours[column], expected[column]
+            assert (got.isna() == want.isna()).all(), (path, column)
+            if want.map(lambda v: isinstance(v, float)).any():
+                np.testing.assert_array_equal(got[want.notna()].astype(float),
+                                              want[want.notna()].astype(float))
+            else:
+                assert (got[want.notna()] == want[want.notna()].astype(str)).all(), (path, column)
+    (tmp_path / "rel.arff").write_text("@relation r\n@attribute bag relational\n"
+                                       "@attribute x numeric\n@end bag\n@data\n")
+    with pytest.raises(ValueError, match="attribute 'bag' is relational"):
+        read_csv(tmp_path / "rel.arff", dtype=str)
+    (tmp_path / "empty.arff").write_text("@relation r\n@attribute x numeric\n@data\n")
+    assert list(read_csv(tmp_path / "empty.arff", dtype=str).columns) == ["x"]
 
 
 def test_a_workbook_or_binary_file_is_refused_by_what_it_is(tmp_path, capsys):

@@ -18,6 +18,10 @@ numbers, free text) read them alike.
 - Parquet, read with pyarrow (installed with ``pip install
   "sklearn-sketch[dask]"`` or on its own) a row group batch at a time, only the
   columns asked for.
+- ARFF (Weka's format, OpenML's files: ``@relation``, ``@attribute NAME TYPE``
+  lines, then ``@data`` and its rows, dense as CSV with ``'`` quotes and ``?``
+  for a missing value, or sparse, ``{index value, ...}``, a value left out being
+  0, a nominal attribute's first value), its attributes the columns.
 - A folder of documents, as scikit-learn's ``load_files`` reads one (20
   Newsgroups' ``20news-bydate-train``): a folder per class, a file per document,
   read as the columns ``label`` (the folder's name) and ``text`` (the file, in
@@ -29,6 +33,7 @@ numbers, free text) read them alike.
 """
 import io
 import os
+import re
 from itertools import islice
 
 import numpy as np
@@ -43,6 +48,11 @@ PARQUET_MAGIC = b"PAR1"
 _EXCEL_MAGIC = (b"\xd0\xcf\x11\xe0", b"PK\x03\x04")
 #: The byte-order marks that open UTF-16 text (little- and big-endian).
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_ARFF_ATTRIBUTE = re.compile(r"""\s*@attribute\s+(?:'([^']*)'|"([^"]*)"|(\S+))\s+(.+)$""",
+                             re.IGNORECASE)
+_QUOTED = {q: re.compile(rf"(?:^|,)\s*{q}", re.MULTILINE) for q in "'\""}
+#: An ARFF file: comment lines (``%``) and blank ones, then ``@relation``.
+_ARFF_START = re.compile(rb"(?:[ \t]*(?:%[^\n]*)?\r?\n)*[ \t]*@relation\b", re.IGNORECASE)
 #: JSON lines parsed at a time, and read for the columns (the keys of the first lines).
 JSON_CHUNK_ROWS = 50_000
 JSON_HEADER_ROWS = 1000
@@ -61,6 +71,8 @@ def table_format(head, lines, path):
     'json'
     >>> table_format(b"__label__pos fine\\n", ["__label__pos fine"], "t.txt")
     'fasttext'
+    >>> table_format(b"% iris\\n@RELATION iris\\n", ["% iris", "@RELATION iris"], "t")
+    'arff'
     >>> table_format(b"a,b\\n1,2\\n", ["a,b", "1,2"], "t.csv")
     'csv'
     """
@@ -75,6 +87,8 @@ def table_format(head, lines, path):
     if b"\x00" in head[:1024] and not head.startswith(UTF16_BOMS):
         raise ValueError(f"{path} is not a text file (it holds NUL bytes; the compressions "
                          "read are gzip, bzip2, xz and a zip archive of one file), nor Parquet")
+    if _ARFF_START.match(head):
+        return "arff"
     first = next((line.strip() for line in lines if line.strip()), "")
     if first.startswith("{") and first.endswith("}"):
         return "json"
@@ -86,7 +100,7 @@ def table_format(head, lines, path):
 def read_table(kind, path, opened, encoding, kwargs):
     """The table of a file of format ``kind`` (not CSV) as ``read_csv(**kwargs)``
     returns it; ``opened(path)`` opens its bytes, decompressed."""
-    reader = {"fasttext": _fasttext_chunks, "json": _json_chunks,
+    reader = {"fasttext": _fasttext_chunks, "json": _json_chunks, "arff": _arff_chunks,
               "parquet": _parquet_chunks, "documents": _document_chunks}[kind]
     chunks = reader(path, opened, encoding, kwargs)
     if kwargs.get("chunksize") is not None:
@@ -171,6 +185,98 @@ def _fasttext_chunks(path, opened, encoding, kwargs):
             left -= len(lines)
             if left <= 0:
                 return
+
+
+def arff_attributes(lines, path):
+    """``(names, defaults)`` of an ARFF header's ``@attribute`` lines (``lines``
+    up to ``@data``): each name, and the value a sparse row's left-out entry takes
+    (``"0"``, a nominal attribute's first value).
+
+    Examples
+    --------
+    >>> arff_attributes(["@relation r", "@attribute 'sepal length' REAL",
+    ...                  "@attribute class {'Iris setosa', versicolor}"], "iris.arff")
+    (['sepal length', 'class'], ['0', 'Iris setosa'])
+    """
+    names, defaults = [], []
+    for line in lines:
+        match = _ARFF_ATTRIBUTE.match(line)
+        if match is None:
+            continue
+        name = next(part for part in match.group(1, 2, 3) if part is not None)
+        kind = match.group(4).strip()
+        if kind.lower().startswith("relational"):
+            raise ValueError(f"{path}: attribute {name!r} is relational (a table in a "
+                             "cell), which is not read here")
+        if kind.startswith("{"):
+            first = kind[1:].split(",")[0].strip().rstrip("}").strip()
+            defaults.append(first[1:-1] if first[:1] in "'\"" and len(first) > 1 else first)
+        else:
+            defaults.append("0")
+        names.append(name)
+    if not names:
+        raise ValueError(f"{path}: an ARFF file without an @attribute line")
+    return names, defaults
+
+
+def _arff_chunks(path, opened, encoding, kwargs):
+    import pandas as pd
+
+    size, left = _rows_at_a_time(kwargs)
+    with opened(path) as raw:
+        text = io.TextIOWrapper(raw, encoding=encoding, errors="replace", newline=None)
+        header = []
+        for line in text:
+            if line.strip().lower().startswith("@data"):
+                break
+            header.append(line.strip())
+        names, defaults = arff_attributes(header, path)
+        columns = list(kwargs.get("usecols") or names)
+        if left == 0:
+            yield _as_asked(pd.DataFrame(columns=names), columns, kwargs, path)
+            return
+        rows = (line for line in text if line.strip() and not line.lstrip().startswith("%"))
+        empty = True
+        while left > 0:
+            lines = list(islice(rows, min(size, left)))
+            if not lines:
+                break
+            if lines[0].lstrip().startswith("{"):
+                frame = _sparse_arff(lines, names, defaults, path)
+            else:
+                block = "".join(lines)
+                # Values are quoted by ' (Weka) or " (OpenML's exports), a file one way.
+                quote = ('"' if len(_QUOTED['"'].findall(block)) > len(_QUOTED["'"].findall(block))
+                         else "'")
+                frame = pd.read_csv(io.StringIO(block), header=None, names=names,
+                                    quotechar=quote, escapechar="\\", skipinitialspace=True,
+                                    keep_default_na=False, na_values=["?", ""], dtype=str)
+            left -= len(lines)
+            empty = False
+            yield _as_asked(frame, columns, kwargs, path)
+        if empty:  # no row: the columns only
+            yield _as_asked(pd.DataFrame(columns=names), columns, kwargs, path)
+
+
+def _sparse_arff(lines, names, defaults, path):
+    """The rows of sparse ARFF ``lines`` (``{index value, ...}``) as a table."""
+    import pandas as pd
+
+    entries = (pd.Series(lines, dtype=object).str.strip().str.strip("{}")
+               .str.split(",").explode().str.strip())
+    entries = entries[entries.ne("") & entries.notna()]
+    parts = entries.str.split(n=1, expand=True)
+    if parts.shape[1] < 2 or parts[1].isna().any():
+        raise ValueError(f"{path}: a sparse ARFF row holds an entry without a value")
+    index = pd.to_numeric(parts[0], errors="coerce").to_numpy()
+    if np.isnan(index).any() or (index < 0).any() or (index >= len(names)).any():
+        raise ValueError(f"{path}: a sparse ARFF entry's index is not one of the "
+                         f"{len(names)} attributes'")
+    table = np.tile(np.array(defaults, dtype=object), (len(lines), 1))
+    values = parts[1].str.strip().str.strip("'").to_numpy(dtype=object)
+    values[values == "?"] = np.nan
+    table[entries.index.to_numpy(), index.astype(np.int64)] = values
+    return pd.DataFrame(table, columns=names)
 
 
 def document_files(folder):

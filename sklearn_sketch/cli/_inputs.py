@@ -102,7 +102,7 @@ def add_input_arguments(parser, *, training):
                             "line shows, or by spaces; decimal commas read; UTF-8, "
                             "Windows-1252 or UTF-16): categorical attributes, crossed with "
                             "--max-order or --cross, and a --label column; also JSON "
-                            "lines, Parquet (with pyarrow), fastText's '__label__X text' "
+                            "lines, Parquet (with pyarrow), ARFF, fastText's '__label__X text' "
                             "lines and a folder of documents, a folder per class (columns "
                             "label and text)")
     source.add_argument("--zero-based", choices=["auto", "0", "1"], default="auto",
