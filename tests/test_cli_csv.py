@@ -418,6 +418,33 @@ def test_a_fixed_width_table_with_spaces_in_its_values_reads_by_its_columns(tmp_
     assert outputs[0].split() == frame["div"].tolist()
 
 
+def test_comment_lines_before_the_header_are_not_read(tmp_path, capsys):
+    # A tool's notes above its table: the first was read as the header, one column.
+    from sklearn_sketch.cli._csv import read_csv
+
+    frame = write_rows(tmp_path / "rows.csv", 1200, 5)
+    text = (tmp_path / "rows.csv").read_text()
+    (tmp_path / "noted.csv").write_text("# made by a tool, v2, on a day\n#\n" + text)
+    # A header opening with '#' is a header (VCF's #CHROM, a column '#').
+    (tmp_path / "hashed.tsv").write_text(
+        "##fileformat=made-up\n#carrier\tdest\thour\tstatus\n"
+        + frame.to_csv(sep="\t", index=False, header=False))
+    pd.testing.assert_frame_equal(read_csv(tmp_path / "noted.csv", dtype=str),
+                                  read_csv(tmp_path / "rows.csv", dtype=str))
+    hashed = read_csv(tmp_path / "hashed.tsv", dtype=str)
+    assert hashed.columns.tolist() == ["#carrier", "dest", "hour", "status"]
+    assert len(hashed) == 1200
+    outputs = []
+    for name in ("rows.csv", "noted.csv"):
+        model = str(tmp_path / "m.skm")
+        assert main(["fit", "--csv", str(tmp_path / name), "--label", "status", "--max-order",
+                     "2", "--quiet", "--output", model]) == 0
+        assert main(["predict", "--model", model, "--csv", str(tmp_path / name),
+                     "--chunk-rows", "500"]) == 0
+        outputs.append((capsys.readouterr().out, _select(capsys, model)))
+    assert outputs[1] == outputs[0]
+
+
 def test_the_row_numbers_of_an_export_are_not_read(tmp_path, capsys):
     # pandas' to_csv writes its index first under no name, as R's write.csv does.
     from sklearn_sketch._model_files import read_model

@@ -93,6 +93,10 @@ def read_csv(path, no_header=None, **kwargs):
         return read_table(kind, path, open_decompressed, encoding, kwargs)
     kwargs.setdefault("encoding", encoding)
     kwargs.setdefault("encoding_errors", "replace")
+    skip = comment_lines(lines)
+    if skip:
+        kwargs["skiprows"] = skip
+        lines = lines[skip:]
     sep = kwargs.setdefault("sep", separator(lines))
     kwargs.setdefault("skipinitialspace", True)
     spans = fixed_widths(lines) if sep == "," and no_header is None else None
@@ -250,6 +254,37 @@ def _number_text(column, style):
     dotted = column.str.match(_THOUSANDS_DOTS).fillna(False).to_numpy(dtype=bool)
     column = column.where(~dotted, column.str.replace(".", "", regex=False))
     return column.str.replace(_DECIMAL_COMMA, r"\1.\2", regex=True)
+
+
+def comment_lines(lines):
+    """How many of a file's first ``lines`` are comments before its header: the
+    lines that open it with ``#`` (a tool's notes, BLAST's tabular output, VCF's
+    ``##`` lines), all but the last if that one has as many fields as the line
+    after it and no space after its ``#``: a header that opens with ``#`` (VCF's
+    ``#CHROM``, a spreadsheet's column ``#`` of row numbers).
+
+    Examples
+    --------
+    >>> comment_lines(["# made by tool X", "# on 2026-12-01", "a,b,c", "1,x,3"])
+    2
+    >>> comment_lines(["##fileformat=VCFv4.2", "#CHROM\tPOS\tID", "1\t10\trs1"])
+    1
+    >>> comment_lines(["#,Name,Total", "1,Bulbasaur,318"])
+    0
+    >>> comment_lines(["# by X, v2, 2026", "a,b,c", "1,x,3"])
+    1
+    """
+    k = 0
+    while k < len(lines) and lines[k].lstrip().startswith("#"):
+        k += 1
+    if k == 0 or k == len(lines):
+        return 0
+    sep = separator(lines[k:])
+    last = lines[k - 1].lstrip()
+    if (not last[1:2].isspace() and last[1:2] != ""
+            and len(_fields([last], sep)) == len(_fields([lines[k]], sep))):
+        return k - 1
+    return k
 
 
 def separator(lines):
