@@ -880,6 +880,56 @@ def test_fasta_records(tmp_path, eol, block_size, compress):
                for c in chunks)
 
 
+def genbank_text(records, embl=False):
+    """GenBank (or EMBL) flat-file text of ``(accession, description, seq)``:
+    headers, features, and the sequence in numbered lines of 60 letters."""
+    out = []
+    for accession, description, seq in records:
+        if embl:
+            out += [f"ID   {accession}; SV 1; linear; genomic DNA; STD; PRO; {len(seq)} BP.",
+                    "XX", f"DE   {description}", "XX", "FT   source          1..5",
+                    f"SQ   Sequence {len(seq)} BP;"]
+        else:
+            out += [f"LOCUS       {accession}  {len(seq)} bp    DNA     linear   BCT 01-JAN-2000",
+                    f"DEFINITION  {description}", "            second line of it.",
+                    f"VERSION     {accession}.1", "FEATURES             Location/Qualifiers",
+                    '     source          1..5', '                     /note="ORIGIN 12 acgt"']
+            if seq:
+                out.append("ORIGIN      ")
+        text = seq.decode().lower()
+        for start in range(0, len(text), 60):
+            groups = " ".join(text[i:i + 10] for i in range(start, min(start + 60, len(text)), 10))
+            out.append(f"     {groups}   {start + 60}" if embl else f"{start + 1:>9} {groups}")
+        out.append("//")
+    return ("\n".join(out) + "\n").encode()
+
+
+@pytest.mark.parametrize("embl", [False, True])
+@pytest.mark.parametrize("block_size", [7, 2**20])
+@pytest.mark.parametrize("compress", [None, "gzip"])
+def test_genbank_and_embl_files_read_as_their_fasta_twin(tmp_path, embl, block_size, compress):
+    # NCBI's genomes come as GenBank too: "expected a '>' header line, got 'LOCUS ...'".
+    rng = np.random.default_rng(3)
+    records = [(f"AC{i:04d}", f"Bacterium {i} plasmid, complete",
+                bytes(rng.choice(list(b"ACGT"), int(rng.integers(1, 400))).astype(np.uint8)))
+               for i in range(12)]
+    records[4] = (records[4][0], records[4][1], b"")   # a contig record: no sequence
+    path = write(tmp_path, "genomes.txt", pack(genbank_text(records, embl), compress))
+    chunks = list(FastaReader(path, chunk_reads=5, block_size=block_size))
+    assert [len(c.names) for c in chunks] == [5, 5, 2]
+    names = [n for c in chunks for n in c.names]
+    suffix = "" if embl else ".1"
+    assert names == [f"{a}{suffix} {d}" for a, d, _ in records]
+    assert [s.upper() for c in chunks for s in c.sequences] == [seq for _, _, seq in records]
+    # The last record may lack its '//' (Biopython reads such a file too).
+    cut = genbank_text(records[:2], embl).rstrip(b"/\n")
+    tail = list(FastaReader(write(tmp_path, "cut.gb", cut)))
+    assert [s.upper() for s in tail[0].sequences] == [records[0][2], records[1][2]]
+    # FASTQ is not read as a flat file.
+    with pytest.raises(ParseError, match="expected an '@' header|'@'"):
+        list(FastqReader(path))
+
+
 @pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
 @pytest.mark.parametrize("block_size", [3, 2**20])
 @pytest.mark.parametrize("compress", COMPRESSIONS)

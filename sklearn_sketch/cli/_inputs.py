@@ -88,8 +88,8 @@ def add_input_arguments(parser, *, training):
     kinds.add_argument("--vw", metavar="PATH", action="extend", nargs="+",
                        help="Vowpal Wabbit text file; importance weights are used")
     kinds.add_argument("--fasta", metavar="PATH[:LABEL]", action="extend", nargs="+",
-                       help="FASTA file whose reads all have LABEL (else --label-pattern; "
-                            "predict needs no label)")
+                       help="FASTA (or GenBank/EMBL) file whose reads all have LABEL "
+                            "(else --label-pattern; predict needs no label)")
     kinds.add_argument("--fastq", metavar="PATH[:LABEL]", action="extend", nargs="+",
                        help="FASTQ file whose reads all have LABEL (else --label-pattern; "
                             "predict needs no label)")

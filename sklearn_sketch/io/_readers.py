@@ -237,15 +237,97 @@ def open_stream(path):
 _CORRUPT = (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile)
 
 
-def _parse_file(path, parser, max_units, block_size, max_line_bytes, prepare=None):
+class _FlatFileAsFasta:
+    """A GenBank or EMBL file's records as FASTA text, read by ``read(size)``.
+
+    A record runs to its ``//`` line; its name is its accession and version
+    (GenBank's ``VERSION``, EMBL's ``ID`` and ``SV``) and the first line of its
+    description, its sequence the letters of its ``ORIGIN`` (``SQ``) section,
+    the numbers and spaces dropped by one regular expression a record (a record
+    without one, a contig's, has no letters). A record is held whole while it is
+    converted, up to ``max_line_bytes``; the last may lack its ``//``.
+    """
+
+    def __init__(self, stream, path, max_line_bytes, genbank):
+        self.stream, self.path, self.limit = stream, path, max_line_bytes
+        self.genbank = genbank
+        self.pending = bytearray()  # source bytes not converted yet
+        self.ready = bytearray()    # FASTA bytes not handed over yet
+        self.done = False
+        self.records = 0
+
+    def read(self, size):
+        while len(self.ready) < size and not self.done:
+            data = self.stream.read(max(size, 1 << 20))
+            self.done = not data
+            self.pending += data
+            self._convert(final=self.done)
+        out = bytes(self.ready[:size])
+        del self.ready[:size]
+        return out
+
+    def _convert(self, final):
+        ends = [m.end() for m in _RECORD_END.finditer(self.pending)]
+        if final and self.pending[ends[-1] if ends else 0:].strip():
+            ends.append(len(self.pending))  # the last record without its '//', as Biopython
+        cut = ends[-1] if ends else 0
+        if not ends:
+            if len(self.pending) > self.limit:
+                raise ParseError(self.path, 1, f"a record longer than max_line_bytes="
+                                 f"{self.limit} bytes")
+            return
+        start = 0
+        for end in ends:
+            self.ready += self._record(bytes(self.pending[start:end]))
+            start = end
+            self.records += 1
+        del self.pending[:cut]
+
+    def _record(self, text):
+        if not text.strip(b" \t\r\n/"):
+            return b""
+        fields = _GENBANK_FIELDS if self.genbank else _EMBL_FIELDS
+        name = b""
+        for pattern in fields:
+            match = pattern.search(text)
+            if match is not None:
+                name += (b" " if name else b"") + match.group(1).strip()
+        sequence = _SEQUENCE_START[self.genbank].search(text)
+        end = text.rfind(b"\n//")
+        letters = (_NOT_SEQUENCE.sub(b"", text[sequence.end():end if end >= 0 else len(text)])
+                   if sequence is not None else b"")
+        return b">" + (name or b"record %d" % (self.records + 1)) + b"\n" + letters + b"\n"
+
+
+#: What a GenBank or EMBL file starts with, and what its records' parts look like.
+_FLAT_FILE_START = re.compile(rb"\s*(LOCUS\s|ID   \S|GB\w+\.SEQ\s)")
+_RECORD_END = re.compile(rb"^//[ \t]*\r?$\n?", re.MULTILINE)
+_GENBANK_FIELDS = (re.compile(rb"^VERSION\s+(\S+)", re.MULTILINE),
+                   re.compile(rb"^DEFINITION\s+([^\r\n]*)", re.MULTILINE))
+_EMBL_FIELDS = (re.compile(rb"^ID   ([^;\s]+)", re.MULTILINE),
+                re.compile(rb"^DE   ([^\r\n]*)", re.MULTILINE))
+_SEQUENCE_START = {True: re.compile(rb"^ORIGIN[^\n]*\n", re.MULTILINE),
+                   False: re.compile(rb"^SQ   [^\n]*\n", re.MULTILINE)}
+_NOT_SEQUENCE = re.compile(rb"[\d\s]+")
+
+
+def _parse_file(path, parser, max_units, block_size, max_line_bytes, prepare=None,
+                flat_files=False):
     """Feed ``path`` to ``parser``; yield ``parser.take()`` every ``max_units`` units.
 
     ``prepare(buf, start, final, c_numeric)`` is called before each new block
     is parsed. A parse error, corrupt compressed data or a unit (line or record)
     longer than ``max_line_bytes`` raises ``ParseError``, with at most
-    ``max_line_bytes + block_size`` bytes of it read.
+    ``max_line_bytes + block_size`` bytes of it read. With ``flat_files`` a
+    GenBank or EMBL file is parsed as the FASTA text of its records
+    (:class:`_FlatFileAsFasta`).
     """
     with open_stream(path) as (f, compressed):
+        if flat_files:
+            start = _FLAT_FILE_START.match(f.peek(64)[:64])
+            if start is not None:
+                f = _FlatFileAsFasta(f, path, max_line_bytes,
+                                     genbank=not start.group(1).startswith(b"ID"))
         buf = bytearray()
         pos = 0
         size = block_size
@@ -676,7 +758,8 @@ class _ReadsReader:
             parser = self._parser(self.on_error == "skip")
             skipped_before = self.n_skipped_
             for names, sequences, qualities, first_line in _parse_file(
-                    path, parser, self.chunk_reads, self.block_size, self.max_line_bytes):
+                    path, parser, self.chunk_reads, self.block_size, self.max_line_bytes,
+                    flat_files=not self._has_quality):
                 self.n_skipped_ = skipped_before + parser.n_skipped
                 if by_file:
                     labels = np.asarray([file_label] * len(names))
@@ -698,8 +781,10 @@ class FastaReader(_ReadsReader):
     Sequence characters are letters, ``*``, ``-`` and ``.``; headers must be
     printable UTF-8 (tabs and the ``\\x01`` that separates merged names in
     NCBI's nr and nt databases allowed). Blank lines are skipped; an empty file
-    gives no chunk.
-    Plain or compressed files.
+    gives no chunk. A GenBank or EMBL file (told by its first line, ``LOCUS`` or
+    ``ID``) is read as the FASTA of its records: each named by its accession and
+    the first line of its description, its sequence the ``ORIGIN`` (``SQ``)
+    section's letters. Plain or compressed files.
 
     Parameters
     ----------
