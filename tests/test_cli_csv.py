@@ -386,6 +386,25 @@ def test_a_header_of_tabs_over_rows_aligned_by_spaces_reads_by_the_rows(tmp_path
     assert read_csv(path, dtype=str).columns.tolist() == ["a b", "c"]
 
 
+def test_a_header_of_names_in_single_quotes_reads_the_names(tmp_path, capsys):
+    # statsmodels' anes96.csv: 'popul'<tab>'TVnews'...; --label vote was unknown.
+    from sklearn_sketch.cli._csv import read_csv
+
+    frame = write_rows(tmp_path / "rows.csv", 600, 6)
+    lines = (tmp_path / "rows.csv").read_text().splitlines()
+    quoted = "\t".join(f"'{name}'" for name in lines[0].split(","))
+    (tmp_path / "quoted.tsv").write_text(
+        "\n".join([quoted] + [line.replace(",", "\t") for line in lines[1:]]) + "\n")
+    read = read_csv(tmp_path / "quoted.tsv", dtype=str)
+    pd.testing.assert_frame_equal(read, read_csv(tmp_path / "rows.csv", dtype=str))
+    assert main(["fit", "--csv", str(tmp_path / "quoted.tsv"), "--label", "status", "--quiet",
+                 "--output", str(tmp_path / "m.skm")]) == 0
+    assert len(frame) == 600
+    # A name quoted among names that are not stays as written.
+    (tmp_path / "one.csv").write_text("'a',b\n1,2\n")
+    assert read_csv(tmp_path / "one.csv").columns.tolist() == ["'a'", "b"]
+
+
 def test_a_fixed_width_table_with_spaces_in_its_values_reads_by_its_columns(tmp_path, capsys):
     # lifelines' divorce.dat (Stata's printed table): values such as "12-15 years"
     # split by spaces into more fields than names, and the file was one column.

@@ -105,6 +105,13 @@ def read_csv(path, no_header=None, **kwargs):
     if no_header is not None:
         kwargs["header"] = None
         kwargs["names"] = positional_names(lines[0] if lines else "", sep, no_header, path)
+    elif lines and "names" not in kwargs:
+        names = _fields(lines[:1], sep)
+        # A header of names each in single quotes (statsmodels' anes96: 'vote'):
+        # pandas quotes by " only, and --label vote was unknown.
+        if len(names) > 1 and all(len(n) > 1 and n[0] == n[-1] == "'" for n in names):
+            kwargs["names"] = [n[1:-1] for n in names]
+            kwargs["header"] = 0
     style = number_style(lines, sep)
     if kwargs.get("chunksize") is not None:
         return _chunks(path, kwargs, style)
