@@ -151,6 +151,12 @@ def test_protein_sequences_are_refused_by_name(tmp_path, capsys):
     assert main(["predict", "--model", model, "--fasta", paths[0].split(":")[0]]) == 2
     assert re.search(r"letters in \S*alpha\.faa \(records from line 1 on\) are amino acids",
                      capsys.readouterr().err)
+    # compare --fasta said "stream A holds no item" of them.
+    assert main(["compare", "--fasta", "--a", paths[0].split(":")[0], "--b", dna[0],
+                 "--quiet"]) == 2
+    assert re.search(r"letters in \S*alpha\.faa \(records from line 1 on\) are amino acids",
+                     capsys.readouterr().err)
+    assert main(["compare", "--fasta", "--a", dna[1], "--b", dna[0], "--quiet"]) == 0
 
 
 def test_a_label_typo_at_evaluate_is_an_error(two_genomes, tmp_path, capsys):

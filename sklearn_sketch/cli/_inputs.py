@@ -530,7 +530,7 @@ class InputStream:
             X = self.vectorizer.transform(reads.sequences)
             empty = np.flatnonzero(np.diff(X.indptr) == 0)
             if empty.size:
-                _refuse_protein(reads, empty, self.args)
+                refuse_protein(reads, empty, self.args)
             yield Chunk(X, labels, None, reads.first_line)
 
     def _sample_chunks(self):
@@ -1018,7 +1018,7 @@ def _empty_frame(columns):
     return pd.DataFrame(columns=columns)
 
 
-def _refuse_protein(reads, empty, args):
+def refuse_protein(reads, empty, args):
     """Raise when the reads ``empty`` (those without a k-mer) are protein sequences.
 
     k-mers are read from the bases A, C, G and T (U as T): an amino-acid
