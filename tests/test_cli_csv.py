@@ -386,6 +386,23 @@ def test_a_header_of_tabs_over_rows_aligned_by_spaces_reads_by_the_rows(tmp_path
     assert read_csv(path, dtype=str).columns.tolist() == ["a b", "c"]
 
 
+def test_labels_that_differ_only_in_case_or_spaces_are_warned_of(tmp_path, capsys):
+    frame = write_rows(tmp_path / "rows.csv", 900, 7)
+    rng = np.random.default_rng(7)
+    frame["status"] = np.where(rng.random(900) < 0.5, frame["status"].str.upper() + " ",
+                               frame["status"])
+    frame.to_csv(tmp_path / "rows.csv", index=False)
+    assert main(["fit", "--csv", str(tmp_path / "rows.csv"), "--label", "status", "--quiet",
+                 "--output", str(tmp_path / "m.skm")]) == 0
+    err = capsys.readouterr().err
+    assert ("warning: 2 group(s) of labels differ only in letter case or spaces "
+            "('LATE ', 'late'; 'ON_TIME ', 'on_time')") in err
+    write_rows(tmp_path / "rows.csv", 900, 7)
+    assert main(["fit", "--csv", str(tmp_path / "rows.csv"), "--label", "status", "--quiet",
+                 "--output", str(tmp_path / "m.skm")]) == 0
+    assert "letter case" not in capsys.readouterr().err
+
+
 def test_a_header_of_names_in_single_quotes_reads_the_names(tmp_path, capsys):
     # statsmodels' anes96.csv: 'popul'<tab>'TVnews'...; --label vote was unknown.
     from sklearn_sketch.cli._csv import read_csv

@@ -433,6 +433,7 @@ def _train(args, params, vectorizer, zero_based, n_features, csv, interactions):
             raise CommandError(f"bad --param for {args.estimator}: {exc}") from exc
         if classes is not None:
             _cap_many_class_model(estimator, classes, params, args.quiet)
+            _warn_if_labels_differ_in_case(classes)
         counted = _Counted(early, targets=classes is None, estimator=estimator)
         from ..io._training import train_stream
         verbose = 0 if args.quiet else 1
@@ -456,6 +457,23 @@ def _train(args, params, vectorizer, zero_based, n_features, csv, interactions):
     finally:
         early.close()
     return estimator, counted, classes
+
+
+def _warn_if_labels_differ_in_case(classes):
+    """Warn of classes that differ only in letter case or the spaces around them
+    (``yes``, ``Yes``, ``yes ``): a file's inconsistent spelling, learned as classes
+    of their own (the rows of one, split at random, scored 0.69 where 1.0 was there
+    to learn)."""
+    groups = {}
+    for label in classes.tolist():
+        groups.setdefault(str(label).strip().casefold(), []).append(str(label))
+    alike = [names for names in groups.values() if len(names) > 1]
+    if alike:
+        shown = "; ".join(", ".join(repr(n) for n in names) for names in alike[:3])
+        print(f"sklearn-sketch: warning: {len(alike):,} group(s) of labels differ only in "
+              f"letter case or spaces ({shown}{'; ...' if len(alike) > 3 else ''}): each is a "
+              "class of its own here; if they are one class, write them alike in the file",
+              file=sys.stderr)
 
 
 def _train_averaging_the_last(estimator, counted, classes, more, verbose):
