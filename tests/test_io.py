@@ -465,6 +465,7 @@ def test_vowpal_wabbit_n_bits(tmp_path):
 VW_ERRORS = [
     ("1 |f x\n1 2\n", 2, "no '|' in '1 2'"),
     ("a |f x\n", 1, "bad label 'a'"),
+    ("1 |f x\n1:0 2:1 |f y\n", 2, r"bad label '1:0': not a number \(a 'class:cost' label"),
     ("1 -2 |f x\n", 1, "bad importance weight '-2'"),
     ("1 1 z |f x\n", 1, "bad initial prediction 'z'"),
     ("1 2 3 4 tag|f x\n", 1, "too many fields"),

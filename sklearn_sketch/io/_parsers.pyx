@@ -542,6 +542,9 @@ cdef class _BlockParser:
         if self.error == E_BAD_LABEL and b"," in token:
             reason += (" (labels joined by ',' make a multi-label example: an example "
                        "takes one label here)")
+        elif self.error == E_BAD_LABEL and b":" in token:
+            reason += (" (a 'class:cost' label, as Vowpal Wabbit's --csoaa and --wap read "
+                       "them: an example takes one label here, a class or a number)")
         return self.error_line, reason
 
     def _message_fields(self):
