@@ -1,8 +1,9 @@
 """Streaming readers: files in chunks of CSR rows or reads, in bounded memory.
 
 A reader opens its file (plain, gzip, bzip2, xz or a zip archive of one file,
-told apart by the magic bytes, whatever the name) each time it is iterated, reads it in blocks of ``block_size`` bytes and hands each
-block to a compiled parser (``_parsers.pyx``), which parses the complete lines
+told apart by the magic bytes, whatever the name) each time it is iterated,
+reads it in blocks of ``block_size`` bytes and hands each block to a compiled
+parser (``_parsers.pyx``), which parses the complete lines
 or records and leaves the cut-off tail for the next block. Only one block and
 one chunk are held at a time, whatever the file size; a line or record longer
 than a block makes the next reads grow geometrically until it fits, up to
@@ -11,8 +12,8 @@ small compressed file that expands to one huge line cannot fill the memory.
 """
 import bz2
 import gzip
-import lzma
 import locale
+import lzma
 import numbers
 import re
 import zipfile
@@ -240,10 +241,10 @@ _CORRUPT = (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile)
 class _FlatFileAsFasta:
     """A GenBank or EMBL file's records as FASTA text, read by ``read(size)``.
 
-    A record runs to its ``//`` line; its name is its accession and version
-    (GenBank's ``VERSION``, EMBL's ``ID`` and ``SV``) and the first line of its
+    A record runs to its ``//`` line; its name is its accession (GenBank's
+    ``VERSION``, with the version; EMBL's ``ID``) and the first line of its
     description, its sequence the letters of its ``ORIGIN`` (``SQ``) section,
-    the numbers and spaces dropped by one regular expression a record (a record
+    the numbers and spaces dropped by one ``bytes.translate`` a record (a record
     without one, a contig's, has no letters). A record is held whole while it is
     converted, up to ``max_line_bytes``; the last may lack its ``//``.
     """
@@ -255,6 +256,7 @@ class _FlatFileAsFasta:
         self.ready = bytearray()    # FASTA bytes not handed over yet
         self.done = False
         self.records = 0
+        self.scanned = 0  # pending's bytes searched for a record's end already
 
     def read(self, size):
         while len(self.ready) < size and not self.done:
@@ -267,7 +269,9 @@ class _FlatFileAsFasta:
         return out
 
     def _convert(self, final):
-        ends = [m.end() for m in _RECORD_END.finditer(self.pending)]
+        # A long record arrives a block at a time: only its new bytes are searched.
+        ends = [m.end() for m in _RECORD_END.finditer(self.pending, max(0, self.scanned - 8))]
+        self.scanned = len(self.pending)
         if final and self.pending[ends[-1] if ends else 0:].strip():
             ends.append(len(self.pending))  # the last record without its '//', as Biopython
         cut = ends[-1] if ends else 0
@@ -282,6 +286,7 @@ class _FlatFileAsFasta:
             start = end
             self.records += 1
         del self.pending[:cut]
+        self.scanned = len(self.pending)
 
     def _record(self, text):
         if not text.strip(b" \t\r\n/"):
@@ -294,8 +299,8 @@ class _FlatFileAsFasta:
                 name += (b" " if name else b"") + match.group(1).strip()
         sequence = _SEQUENCE_START[self.genbank].search(text)
         end = text.rfind(b"\n//")
-        letters = (_NOT_SEQUENCE.sub(b"", text[sequence.end():end if end >= 0 else len(text)])
-                   if sequence is not None else b"")
+        letters = (text[sequence.end():end if end >= 0 else len(text)].translate(
+            None, _NOT_SEQUENCE) if sequence is not None else b"")
         return b">" + (name or b"record %d" % (self.records + 1)) + b"\n" + letters + b"\n"
 
 
@@ -308,7 +313,7 @@ _EMBL_FIELDS = (re.compile(rb"^ID   ([^;\s]+)", re.MULTILINE),
                 re.compile(rb"^DE   ([^\r\n]*)", re.MULTILINE))
 _SEQUENCE_START = {True: re.compile(rb"^ORIGIN[^\n]*\n", re.MULTILINE),
                    False: re.compile(rb"^SQ   [^\n]*\n", re.MULTILINE)}
-_NOT_SEQUENCE = re.compile(rb"[\d\s]+")
+_NOT_SEQUENCE = b"0123456789 \t\r\n\x0b\x0c"
 
 
 def _parse_file(path, parser, max_units, block_size, max_line_bytes, prepare=None,
