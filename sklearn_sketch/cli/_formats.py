@@ -235,12 +235,16 @@ def _arff_chunks(path, opened, encoding, kwargs):
         if left == 0:
             yield _as_asked(pd.DataFrame(columns=names), columns, kwargs, path)
             return
-        rows = (line for line in text if line.strip() and not line.lstrip().startswith("%"))
         empty = True
         while left > 0:
-            lines = list(islice(rows, min(size, left)))
-            if not lines:
+            lines = pd.Series(list(islice(text, min(size, left))), dtype=object)
+            if lines.empty:
                 break
+            # Blank lines and comment lines (%) are not rows.
+            lines = lines[lines.str.strip().ne("") & ~lines.str.lstrip().str.startswith("%")]
+            if lines.empty:
+                continue
+            lines = lines.tolist()
             if lines[0].lstrip().startswith("{"):
                 frame = _sparse_arff(lines, names, defaults, path)
             else:
