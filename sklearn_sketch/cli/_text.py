@@ -117,7 +117,7 @@ def document_frequencies(values, max_words=IDF_WORDS):
     import pandas as pd
     import scipy.sparse as sp
 
-    counts, n = {}, 0
+    parts, n = [], 0
     for piece in _pieces(values):
         rows = _words(piece)
         n += len(rows)
@@ -128,12 +128,14 @@ def document_frequencies(values, max_words=IDF_WORDS):
                               np.concatenate([[0], np.cumsum(lengths)])),
                              shape=(len(rows), len(words)))
         held.sum_duplicates()
-        for word, df in zip(words.tolist(), np.bincount(held.indices,
-                                                        minlength=len(words)).tolist()):
-            counts[word] = counts.get(word, 0) + df
-    # The most frequent first; ties: the first seen first (a dict keeps that order).
-    top = sorted(counts.items(), key=lambda item: -item[1])[:max_words]
-    return {"documents": n, "words": dict(top)}
+        parts.append(pd.Series(np.bincount(held.indices, minlength=len(words)), index=words))
+    if not parts:
+        return {"documents": n, "words": {}}
+    # The pieces' counts summed by word in the order first seen; the most frequent
+    # first, ties the first seen first.
+    counts = pd.concat(parts).groupby(level=0, sort=False).sum()
+    top = counts.iloc[np.argsort(-counts.to_numpy(), kind="stable")[:max_words]]
+    return {"documents": n, "words": dict(zip(top.index.tolist(), top.to_numpy().tolist()))}
 
 
 class InverseDocumentFrequency:
