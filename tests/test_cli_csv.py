@@ -863,7 +863,7 @@ def test_an_arff_file_reads_as_its_csv_twin(tmp_path, capsys, quote, sparse):
     assert outputs[1] == outputs[0]
 
 
-def test_arff_files_read_as_scikit_learns_parser_reads_them(tmp_path):
+def test_arff_files_read_as_scikit_learns_parser_reads_them(tmp_path, monkeypatch):
     # The OpenML files scikit-learn's tests carry (anneal, adult, titanic, penguins,
     # the sparse australian, ...), against the ARFF parser of fetch_openml.
     import glob
@@ -899,6 +899,23 @@ def test_arff_files_read_as_scikit_learns_parser_reads_them(tmp_path):
         read_csv(tmp_path / "rel.arff", dtype=str)
     (tmp_path / "empty.arff").write_text("@relation r\n@attribute x numeric\n@data\n")
     assert list(read_csv(tmp_path / "empty.arff", dtype=str).columns) == ["x"]
+    # A sparse file of many attributes is read in chunks of at most ARFF_CELLS cells
+    # of the columns asked.
+    from sklearn_sketch.cli import _formats
+
+    monkeypatch.setattr(_formats, "ARFF_CELLS", 10_000)
+    width = 1000
+    (tmp_path / "wide.arff").write_text(
+        "@relation r\n" + "".join(f"@attribute a{i} numeric\n" for i in range(width))
+        + "@attribute y {no,yes}\n@data\n"
+        + "".join(f"{{{i % width} 1, {width} yes}}\n" for i in range(2000)))
+    chunks = list(read_csv(tmp_path / "wide.arff", dtype=str, usecols=["a7", "y"],
+                           chunksize=10_000))
+    assert [len(c) for c in chunks] == [2000]
+    assert len(next(read_csv(tmp_path / "wide.arff", dtype=str, chunksize=10_000))) == 9
+    whole = pd.concat(chunks, ignore_index=True)
+    assert whole["a7"].tolist() == ["1" if i % width == 7 else "0" for i in range(2000)]
+    assert set(whole["y"]) == {"yes"}
 
 
 def test_a_workbook_or_binary_file_is_refused_by_what_it_is(tmp_path, capsys):

@@ -53,6 +53,8 @@ _ARFF_ATTRIBUTE = re.compile(r"""\s*@attribute\s+(?:'([^']*)'|"([^"]*)"|(\S+))\s
 _QUOTED = {q: re.compile(rf"(?:^|,)\s*{q}", re.MULTILINE) for q in "'\""}
 #: An ARFF file: comment lines (``%``) and blank ones, then ``@relation``.
 _ARFF_START = re.compile(rb"(?:[ \t]*(?:%[^\n]*)?\r?\n)*[ \t]*@relation\b", re.IGNORECASE)
+#: Cells of an ARFF chunk's table at most (rows times attributes).
+ARFF_CELLS = 1 << 23
 #: JSON lines parsed at a time, and read for the columns (the keys of the first lines).
 JSON_CHUNK_ROWS = 50_000
 JSON_HEADER_ROWS = 1000
@@ -232,6 +234,10 @@ def _arff_chunks(path, opened, encoding, kwargs):
             header.append(line.strip())
         names, defaults = arff_attributes(header, path)
         columns = list(kwargs.get("usecols") or names)
+        _as_asked(pd.DataFrame(columns=names), columns, kwargs, path)  # unknown names
+        # A chunk is a dense table of the columns asked: at most ARFF_CELLS cells (a
+        # sparse file of many attributes, text's words, would fill the memory).
+        size = max(1, min(size, ARFF_CELLS // len(columns)))
         if left == 0:
             yield _as_asked(pd.DataFrame(columns=names), columns, kwargs, path)
             return
@@ -246,14 +252,14 @@ def _arff_chunks(path, opened, encoding, kwargs):
                 continue
             lines = lines.tolist()
             if lines[0].lstrip().startswith("{"):
-                frame = _sparse_arff(lines, names, defaults, path)
+                frame = _sparse_arff(lines, names, defaults, path, columns)
             else:
                 block = "".join(lines)
                 # Values are quoted by ' (Weka) or " (OpenML's exports), a file one way.
                 quote = ('"' if len(_QUOTED['"'].findall(block)) > len(_QUOTED["'"].findall(block))
                          else "'")
                 frame = pd.read_csv(io.StringIO(block), header=None, names=names,
-                                    quotechar=quote, escapechar="\\", skipinitialspace=True,
+                                    usecols=columns, quotechar=quote, escapechar="\\", skipinitialspace=True,
                                     keep_default_na=False, na_values=["?", ""], dtype=str)
             left -= len(lines)
             empty = False
@@ -262,8 +268,9 @@ def _arff_chunks(path, opened, encoding, kwargs):
             yield _as_asked(pd.DataFrame(columns=names), columns, kwargs, path)
 
 
-def _sparse_arff(lines, names, defaults, path):
-    """The rows of sparse ARFF ``lines`` (``{index value, ...}``) as a table."""
+def _sparse_arff(lines, names, defaults, path, columns):
+    """The rows of sparse ARFF ``lines`` (``{index value, ...}``) as a table of
+    ``columns`` (the other attributes' entries dropped)."""
     import pandas as pd
 
     entries = (pd.Series(lines, dtype=object).str.strip().str.strip("{}")
@@ -276,11 +283,16 @@ def _sparse_arff(lines, names, defaults, path):
     if np.isnan(index).any() or (index < 0).any() or (index >= len(names)).any():
         raise ValueError(f"{path}: a sparse ARFF entry's index is not one of the "
                          f"{len(names)} attributes'")
-    table = np.tile(np.array(defaults, dtype=object), (len(lines), 1))
-    values = parts[1].str.strip().str.strip("'").to_numpy(dtype=object)
+    position = np.full(len(names), -1)
+    asked = np.array([names.index(column) for column in columns], dtype=np.int64)
+    position[asked] = np.arange(len(asked))
+    at = position[index.astype(np.int64)]
+    kept = at >= 0
+    table = np.tile(np.array(defaults, dtype=object)[asked], (len(lines), 1))
+    values = parts[1].str.strip().str.strip("'").to_numpy(dtype=object)[kept]
     values[values == "?"] = np.nan
-    table[entries.index.to_numpy(), index.astype(np.int64)] = values
-    return pd.DataFrame(table, columns=names)
+    table[entries.index.to_numpy()[kept], at[kept]] = values
+    return pd.DataFrame(table, columns=columns)
 
 
 def document_files(folder):
