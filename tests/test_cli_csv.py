@@ -205,9 +205,10 @@ def test_a_compressed_csv_trains_as_the_csv(files, capsys):
     text = (folder / "train.csv").read_bytes()
     for name, module in (("gzipped.csv", gzip), ("train.csv.bz2", bz2), ("train.csv.xz", lzma)):
         (folder / name).write_bytes(module.compress(text))
+    (folder / "plain.csv.gz").write_bytes(text)   # a name that says gzip over plain text
     selected = []
     for path in (folder / "train.csv", folder / "train.zip", folder / "gzipped.csv",
-                 folder / "train.csv.bz2", folder / "train.csv.xz"):
+                 folder / "train.csv.bz2", folder / "train.csv.xz", folder / "plain.csv.gz"):
         model = folder / "model.skm"
         assert main(["fit", "--csv", str(path), "--label", "status", "--cross",
                      "carrier,dest", "--param", "random_state=0", "--quiet",

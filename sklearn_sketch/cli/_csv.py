@@ -164,6 +164,8 @@ def _table_kind(path):
 def _read(source, kwargs):
     import pandas as pd
 
+    # The bytes are decompressed already (:func:`_opened`): not by the name's ending.
+    kwargs = {**kwargs, "compression": None}
     if "colspecs" in kwargs:
         fixed = {k: v for k, v in kwargs.items() if k not in ("sep", "skipinitialspace")}
         return pd.read_fwf(source, **fixed)
