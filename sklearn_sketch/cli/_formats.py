@@ -235,9 +235,9 @@ def _arff_chunks(path, opened, encoding, kwargs):
         names, defaults = arff_attributes(header, path)
         columns = list(kwargs.get("usecols") or names)
         _as_asked(pd.DataFrame(columns=names), columns, kwargs, path)  # unknown names
-        # A chunk is a dense table of the columns asked: at most ARFF_CELLS cells (a
-        # sparse file of many attributes, text's words, would fill the memory).
-        size = max(1, min(size, ARFF_CELLS // len(columns)))
+        # A chunk is parsed as a dense table: at most ARFF_CELLS cells (a sparse file
+        # of many attributes, text's words, would fill the memory).
+        size = max(1, min(size, ARFF_CELLS // len(names)))
         if left == 0:
             yield _as_asked(pd.DataFrame(columns=names), columns, kwargs, path)
             return
@@ -258,14 +258,35 @@ def _arff_chunks(path, opened, encoding, kwargs):
                 # Values are quoted by ' (Weka) or " (OpenML's exports), a file one way.
                 quote = ('"' if len(_QUOTED['"'].findall(block)) > len(_QUOTED["'"].findall(block))
                          else "'")
-                frame = pd.read_csv(io.StringIO(block), header=None, names=names,
-                                    usecols=columns, quotechar=quote, escapechar="\\", skipinitialspace=True,
-                                    keep_default_na=False, na_values=["?", ""], dtype=str)
+                frame = _dense_arff(block, names, quote, path)
             left -= len(lines)
             empty = False
             yield _as_asked(frame, columns, kwargs, path)
         if empty:  # no row: the columns only
             yield _as_asked(pd.DataFrame(columns=names), columns, kwargs, path)
+
+
+def _dense_arff(block, names, quote, path):
+    """The rows of dense ARFF text ``block`` as a table; a row of more values than
+    attributes is refused (pandas would read its first values as an index, or drop
+    its last), one of fewer has its last values missing (as a CSV row)."""
+    import pandas as pd
+
+    extra = "\x00more"
+    try:
+        frame = pd.read_csv(io.StringIO(block), header=None, names=[*names, extra],
+                            index_col=False, quotechar=quote, escapechar="\\",
+                            skipinitialspace=True, keep_default_na=False,
+                            na_values=["?", ""], dtype=str)
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise ValueError(f"{path}: its rows do not read as its {len(names)} @attribute "
+                         f"lines declare ({exc})") from exc
+    longer = frame[extra].notna().to_numpy()
+    if longer.any():
+        row = block.splitlines()[int(np.flatnonzero(longer)[0])]
+        raise ValueError(f"{path}: a row holds more values than its {len(names)} @attribute "
+                         f"lines declare: {row[:80]!r}")
+    return frame.drop(columns=extra)
 
 
 def _sparse_arff(lines, names, defaults, path, columns):
