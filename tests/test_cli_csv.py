@@ -482,6 +482,36 @@ def test_comment_lines_before_the_header_are_not_read(tmp_path, capsys):
     assert outputs[1] == outputs[0]
 
 
+def test_rows_ending_with_a_separator_keep_their_columns(tmp_path, capsys):
+    # pandas read a row of one field more than the header as a row name first: a file
+    # whose rows end with a comma had every value moved one column left, silently.
+    from sklearn_sketch.cli._csv import read_csv
+
+    write_rows(tmp_path / "rows.csv", 900, 8)
+    lines = (tmp_path / "rows.csv").read_text().splitlines()
+    (tmp_path / "trailing.csv").write_text("\n".join([lines[0]] + [l + "," for l in lines[1:]])
+                                           + "\n")
+    plain = read_csv(tmp_path / "rows.csv", dtype=str)
+    pd.testing.assert_frame_equal(read_csv(tmp_path / "trailing.csv", dtype=str), plain)
+    outputs = []
+    for name in ("rows.csv", "trailing.csv"):
+        assert main(["fit", "--csv", str(tmp_path / name), "--label", "status", "--quiet",
+                     "--max-order", "2", "--output", str(tmp_path / "m.skm")]) == 0
+        outputs.append(_select(capsys, str(tmp_path / "m.skm")))
+    assert outputs[0] == outputs[1]
+    # R's write.table: a row's name first in every row, under no name, by spaces or commas.
+    (tmp_path / "r.txt").write_text('"carrier" "hour"\n"1" "B" 5\n"2" "A" 7\n')
+    (tmp_path / "r.csv").write_text('"carrier","hour"\n"1","B",5\n"2","A",7\n')
+    for name in ("r.txt", "r.csv"):
+        frame = read_csv(tmp_path / name, dtype=str)
+        assert frame.to_dict("list") == {"carrier": ["B", "A"], "hour": ["5", "7"]}
+    # A first row of one value too many does not move the others.
+    (tmp_path / "long.csv").write_text("a,b\n1,x,9\n2,y\n")
+    with pytest.warns(Warning):
+        frame = read_csv(tmp_path / "long.csv", dtype=str)
+    assert frame.to_dict("list") == {"a": ["1", "2"], "b": ["x", "y"]}
+
+
 def test_the_row_numbers_of_an_export_are_not_read(tmp_path, capsys):
     # pandas' to_csv writes its index first under no name, as R's write.csv does.
     from sklearn_sketch._model_files import read_model

@@ -106,6 +106,8 @@ def read_csv(path, no_header=None, **kwargs):
         kwargs["header"] = None
         kwargs["names"] = positional_names(lines[0] if lines else "", sep, no_header, path)
     elif lines and "names" not in kwargs:
+        if not row_names_first(lines, sep):
+            kwargs["index_col"] = False
         names = _fields(lines[:1], sep)
         # A header of names each in single quotes (statsmodels' anes96: 'vote'):
         # pandas quotes by " only, and --label vote was unknown.
@@ -233,8 +235,9 @@ def _fields(lines, sep):
 
     if isinstance(sep, list):
         return [line[start:stop].strip() for line in lines for start, stop in sep]
-    if sep == r"\s+":
-        return [field for line in lines for field in line.split()]
+    if sep == r"\s+":  # a quoted field one field, as pandas reads it
+        return [field.strip('"') for line in lines
+                for field in re.findall(r'"[^"]*"|\S+', line)]
     return [field for row in csv.reader(lines, delimiter=sep, skipinitialspace=True)
             for field in row]
 
@@ -263,6 +266,34 @@ def _number_text(column, style):
     dotted = column.str.match(_THOUSANDS_DOTS).fillna(False).to_numpy(dtype=bool)
     column = column.where(~dotted, column.str.replace(".", "", regex=False))
     return column.str.replace(_DECIMAL_COMMA, r"\1.\2", regex=True)
+
+
+def row_names_first(lines, sep):
+    """Whether the rows of a file's first ``lines`` (its header first) each hold one
+    field more than the header, a row's name first (R's ``write.table``), and not
+    only an empty one last (a separator ending every row). Else pandas is told that
+    no column is an index: it read a row of one field more as a name first, and a
+    file whose rows end with a separator (or whose first row has one value too
+    many) had its first column taken as the index and every other moved one name
+    left.
+
+    Examples
+    --------
+    >>> row_names_first(["a,b", "r1,1,x", "r2,2,y"], ",")
+    True
+    >>> row_names_first(["a,b", "1,x,", "2,y,"], ",")
+    False
+    >>> row_names_first(["a,b", "1,x,9", "2,y"], ",")
+    False
+    >>> row_names_first(["a b", '"r1" 1 "x y"'], r"\s+")
+    True
+    """
+    if not isinstance(sep, str) or len(lines) < 2:  # fixed widths: no row names
+        return False
+    width = len(_fields(lines[:1], sep))
+    rows = [_fields([line], sep) for line in lines[1:] if line.strip()]
+    return (bool(rows) and all(len(row) == width + 1 for row in rows)
+            and not all(row[-1] == "" for row in rows))
 
 
 def comment_lines(lines):
@@ -303,8 +334,8 @@ def separator(lines):
     does not, and runs of white space split every line alike (a header of tabs
     over rows aligned by spaces: ISLP's ``Auto.data``); else any run of white space,
     when it splits the header and every line after it into as many fields, more than
-    one, a quoted field one field (R's ``write.table``, many ``.dat`` files); else a
-    comma (one column).
+    one, or every row into one more (a row's name first), a quoted field one field
+    (R's ``write.table``, many ``.dat`` files); else a comma (one column).
 
     Examples
     --------
@@ -317,8 +348,12 @@ def separator(lines):
     header = unquoted[0] if unquoted else ""
     counts = [header.count(sep) for sep in SEPARATORS]
     best = max(range(len(SEPARATORS)), key=lambda i: (counts[i], -i))
-    fields = {len(line.split()) for line in unquoted}
-    spaced = len(fields) == 1 and fields.pop() > 1
+    widths = [len(line.split()) for line in unquoted]
+    rows_widths = set(widths[1:])
+    # As many fields in every line, or one more in every row: R's write.table
+    # writes a row's name first, under no name.
+    spaced = bool(widths) and widths[0] > 1 and (rows_widths <= {widths[0]}
+                                                 or rows_widths == {widths[0] + 1})
     if counts[best]:
         sep = SEPARATORS[best]
         rows = unquoted[1:]
