@@ -803,16 +803,27 @@ def test_a_folder_of_documents_reads_as_its_fasttext_twin(tmp_path, capsys):
         assert main(["fit", "--csv", str(tmp_path / source), "--quiet", "--output", model]) == 0
         assert main(["predict", "--model", model, "--csv", str(tmp_path / source)]) == 0
         outputs.append((capsys.readouterr().out, _select(capsys, model)))
-    assert outputs[0] == outputs[1]
+    # The folder's predictions are the twin's, each beside its file's name.
+    names = [f"{label}/{i}.txt" for label, i, _ in order]
+    assert [line.split("\t") for line in outputs[0][0].splitlines()] == [
+        [name, label] for name, label in zip(names, outputs[1][0].split())]
+    assert outputs[0][1] == outputs[1][1]
     from sklearn_sketch.cli._csv import read_csv   # Latin-1 documents read as UTF-8 ones
 
     pd.testing.assert_frame_equal(read_csv(tmp_path / "docs", dtype=str),
                                   read_csv(tmp_path / "twin.txt", dtype=str))
     # Files outside the class folders are documents to predict.
     (tmp_path / "new").mkdir()
-    (tmp_path / "new" / "a.txt").write_text(frame["review"][0])
+    (tmp_path / "new" / "b.txt").write_text(frame["review"][0])
+    (tmp_path / "new" / "a.txt").write_text(frame["review"][1])
     assert main(["predict", "--model", model, "--csv", str(tmp_path / "new")]) == 0
-    assert capsys.readouterr().out.split() == [frame["label"][0]]
+    # Each beside its file's name (the folder's sorted order said nothing).
+    assert capsys.readouterr().out.splitlines() == [f"a.txt\t{frame['label'][1]}",
+                                                    f"b.txt\t{frame['label'][0]}"]
+    assert main(["predict", "--model", model, "--csv", str(tmp_path / "new"), "--proba"]) == 0
+    header, first, _ = capsys.readouterr().out.split("\n", 2)
+    assert header.split("\t")[:2] == ["file", "label"]
+    assert first.split("\t")[:2] == ["a.txt", frame["label"][1]]
     with tarfile.open(tmp_path / "docs.tar.gz", "w:gz") as archive:
         archive.add(tmp_path / "docs", arcname="docs")
     assert main(["fit", "--csv", str(tmp_path / "docs.tar.gz"), "--quiet", "--output",

@@ -2,6 +2,7 @@
 import ast
 import concurrent.futures
 import json
+import os
 import sys
 import time
 import warnings
@@ -793,9 +794,10 @@ def cmd_predict(args):
     # Each class's text once; a chunk's lines are formatted and joined in NumPy and C.
     names = (np.array([_format_label(c) for c in estimator.classes_.tolist()], dtype=object)
              if hasattr(estimator, "classes_") else None)
+    documents = _document_names(args)
     with _open_output(args.output) as out:
         if proba:
-            out.write("\t".join(["label", *names]) + "\n")
+            out.write("\t".join(["file"] * (documents is not None) + ["label", *names]) + "\n")
         for chunk in stream:
             n_rows += chunk.X.shape[0]
             nnz += chunk.X.nnz
@@ -811,12 +813,29 @@ def cmd_predict(args):
                 lines = names[codes]
             else:
                 lines = np.char.mod("%.6g", estimator.predict(chunk.X))
+            if documents is not None:  # a folder's rows: each beside its file's name
+                lines = np.char.add(np.char.add(
+                    documents[n_rows - chunk.X.shape[0]:n_rows].astype(str), "\t"), lines)
             if len(lines):
                 out.write("\n".join(lines.tolist()) + "\n")
     _warn_if_empty_rows(n_empty, n_rows, model["vectorizer"],
                         "the model predicted them by its intercept alone")
     if _records_read_whole(args):
         _note_if_records_are_genomes(model["vectorizer"], n_rows, nnz, "predict")
+
+
+def _document_names(args):
+    """The files of the folders of documents that ``--csv`` gives (each relative to
+    its folder, the rows' order), or None when an input is not such a folder: a
+    folder's predictions are written beside its files' names (in the folder's
+    sorted order, they could not be told apart)."""
+    paths = getattr(args, "csv", None) or []
+    if not paths or not all(os.path.isdir(path) for path in paths):
+        return None
+    from ._formats import document_files
+
+    return np.array([os.path.relpath(name, path) for path in paths
+                     for _, name in document_files(path)], dtype=object)
 
 
 class _open_output:

@@ -88,7 +88,9 @@ def build_parser():
     predict = _command(commands, "predict", "predict a label per example")
     predict.add_argument("--model", required=True, help="model file written by fit (any other file, a pickle say, is refused)")
     add_input_arguments(predict, training=False)
-    predict.add_argument("--output", help="file to write, one label a line (default stdout)")
+    predict.add_argument("--output", help="file to write, one label a line (a folder of "
+                                          "documents: each file's name, a tab, its label; "
+                                          "default stdout)")
     predict.add_argument("--proba", action="store_true",
                          help="a classifier's probability of each class too: a header line "
                               "'label' and the classes, then a line per example, "
