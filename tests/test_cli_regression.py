@@ -173,3 +173,17 @@ def test_csv_rows_without_a_target_are_skipped_and_counted(tmp_path, capsys):
                                       "--format", "json"]).out)
     # LAX and SFO lie 15 minutes apart in 60 of noise: about 0.8 at best; chance 0.25.
     assert metrics["examples"] == int((~missing[2000:]).sum()) and metrics["accuracy"] > 0.6
+
+
+def test_labels_are_numbers_as_the_rows_labels_are_read():
+    # Whether the labels are numbers was asked of NumPy ("1_000" is 1000) while the
+    # rows' labels are read by pandas (NaN): the two now agree.
+    from sklearn_sketch.cli._inputs import _finite_numbers, _numeric_labels
+
+    for texts in (["1", "2.5"], ["1_000", "2"], [" 3 ", "4"], ["inf", "1"], ["0x10", "1"],
+                  ["1e3", "-2"]):
+        labels = np.array(texts)
+        values = _numeric_labels(labels)
+        assert (values is not None) == bool(np.isfinite(_finite_numbers(labels)).all())
+        if values is not None:
+            np.testing.assert_array_equal(values, _finite_numbers(labels))

@@ -790,10 +790,8 @@ def _numeric_labels(classes):
         return classes.astype(np.float64)
     if classes.dtype.kind not in "US":
         return None
-    try:
-        values = classes.astype(np.float64)
-    except ValueError:
-        return None
+    # As the rows' labels are read (``_finite_numbers``): NumPy alone took "1_000".
+    values = _finite_numbers(classes.astype(str))
     return values if np.isfinite(values).all() else None
 
 
