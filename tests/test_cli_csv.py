@@ -965,6 +965,28 @@ def test_arff_files_read_as_scikit_learns_parser_reads_them(tmp_path, monkeypatc
     assert set(whole["y"]) == {"yes"}
 
 
+def test_json_objects_within_a_line_are_spread_into_columns(tmp_path, capsys):
+    # A click log's {"route": {"dest": "Z", "hour": 5}} was one category per object.
+    from sklearn_sketch.cli._csv import read_csv
+
+    frame = write_rows(tmp_path / "rows.csv", 900, 9)
+    records = [{"carrier": c, "route": {"dest": d, "hour": int(h)}, "status": s}
+               for c, d, h, s in frame.itertuples(index=False)]
+    records[3]["route"] = None   # no object: its keys are missing
+    (tmp_path / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    read = read_csv(tmp_path / "log.jsonl", dtype=str)
+    assert list(read.columns) == ["carrier", "status", "route.dest", "route.hour"]
+    twin = frame.rename(columns={"dest": "route.dest", "hour": "route.hour"}).astype(str)
+    twin.loc[3, ["route.dest", "route.hour"]] = np.nan
+    pd.testing.assert_frame_equal(read[list(twin.columns)], twin, check_dtype=False)
+    assert [len(c) for c in read_csv(tmp_path / "log.jsonl", dtype=str, chunksize=400,
+                                     usecols=["route.dest", "status"])] == [400, 400, 100]
+    model = str(tmp_path / "m.skm")
+    assert main(["fit", "--csv", str(tmp_path / "log.jsonl"), "--label", "status",
+                 "--cross", "carrier,route.dest", "--quiet", "--output", model]) == 0
+    assert json.loads(_select(capsys, model))[0]["name"] == "carrier=B^route.dest=Z"
+
+
 def test_a_workbook_or_binary_file_is_refused_by_what_it_is(tmp_path, capsys):
     import zipfile
 

@@ -14,7 +14,8 @@ numbers, free text) read them alike.
   one, and a line of several labels is refused (a classifier here learns one label
   an example).
 - JSON lines (one object a line, ``{"carrier": "UA", "delay": 12}``: event and
-  click logs), read by pandas in chunks; an object's keys are the columns.
+  click logs), read by pandas in chunks; an object's keys are the columns, an
+  object within it spread into ``key.inner`` columns.
 - Parquet, read with pyarrow (installed with ``pip install
   "sklearn-sketch[dask]"`` or on its own) a row group batch at a time, only the
   columns asked for.
@@ -369,6 +370,37 @@ def _document_chunks(path, opened, encoding, kwargs):
         yield frame[columns]
 
 
+def _flattened(frame):
+    """``frame`` with each column of JSON objects spread into a column per key, named
+    ``column.key`` (objects within them alike): a click log's ``{"user": {"id": 7,
+    "country": "FR"}}`` is the columns ``user.id`` and ``user.country``, not one
+    category per distinct object. A value that is not an object leaves its row's
+    keys missing.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"a": [1, 2], "u": [{"id": 7, "geo": {"cc": "FR"}}, None]})
+    >>> _flattened(frame).to_dict("list")
+    {'a': [1, 2], 'u.id': [7.0, nan], 'u.geo.cc': ['FR', nan]}
+    """
+    import pandas as pd
+
+    nested = [column for column in frame.columns if frame[column].dtype == object
+              and frame[column].dropna().head(JSON_HEADER_ROWS)
+              .map(lambda value: isinstance(value, dict)).any()]
+    if not nested:
+        return frame
+    parts = [frame.drop(columns=nested)]
+    for column in nested:
+        # pandas' json_normalize reads a record at a time, as read_json built them.
+        objects = [value if isinstance(value, dict) else {} for value in frame[column]]
+        spread = pd.json_normalize(objects, sep=".").add_prefix(f"{column}.")
+        spread.index = frame.index
+        parts.append(spread)
+    return pd.concat(parts, axis=1)
+
+
 def _json_chunks(path, opened, encoding, kwargs):
     import pandas as pd
 
@@ -381,6 +413,7 @@ def _json_chunks(path, opened, encoding, kwargs):
     with opened(path) as raw:
         text = io.TextIOWrapper(raw, encoding=encoding, errors="replace", newline=None)
         for frame in pd.read_json(text, lines=True, chunksize=inner, dtype=False):
+            frame = _flattened(frame)
             if left == 0:  # the columns: the keys of the first lines
                 yield _as_asked(frame.iloc[:0], asked or list(frame.columns), kwargs, path)
                 return
