@@ -235,12 +235,15 @@ def _arff_chunks(path, opened, encoding, kwargs):
             header.append(line.strip())
         names, defaults = arff_attributes(header, path)
         columns = list(kwargs.get("usecols") or names)
-        _as_asked(pd.DataFrame(columns=names), columns, kwargs, path)  # unknown names
+        # The columns alone (an unknown name raises here), for a file of no row.
+        columns_only = _as_asked(pd.DataFrame(columns=names), columns, kwargs, path)
+        position = dict(zip(names, range(len(names))))
+        asked = np.array([position[column] for column in columns], dtype=np.int64)
         # A chunk is parsed as a dense table: at most ARFF_CELLS cells (a sparse file
         # of many attributes, text's words, would fill the memory).
         size = max(1, min(size, ARFF_CELLS // len(names)))
         if left == 0:
-            yield _as_asked(pd.DataFrame(columns=names), columns, kwargs, path)
+            yield columns_only
             return
         empty = True
         while left > 0:
@@ -253,7 +256,7 @@ def _arff_chunks(path, opened, encoding, kwargs):
                 continue
             lines = lines.tolist()
             if lines[0].lstrip().startswith("{"):
-                frame = _sparse_arff(lines, names, defaults, path, columns)
+                frame = _sparse_arff(lines, defaults, path, columns, asked)
             else:
                 block = "".join(lines)
                 # Values are quoted by ' (Weka) or " (OpenML's exports), a file one way.
@@ -263,8 +266,8 @@ def _arff_chunks(path, opened, encoding, kwargs):
             left -= len(lines)
             empty = False
             yield _as_asked(frame, columns, kwargs, path)
-        if empty:  # no row: the columns only
-            yield _as_asked(pd.DataFrame(columns=names), columns, kwargs, path)
+        if empty:
+            yield columns_only
 
 
 def _dense_arff(block, names, quote, path):
@@ -290,9 +293,10 @@ def _dense_arff(block, names, quote, path):
     return frame.drop(columns=extra)
 
 
-def _sparse_arff(lines, names, defaults, path, columns):
+def _sparse_arff(lines, defaults, path, columns, asked):
     """The rows of sparse ARFF ``lines`` (``{index value, ...}``) as a table of
-    ``columns`` (the other attributes' entries dropped)."""
+    ``columns``, the attributes at indices ``asked`` (the others' entries dropped);
+    ``defaults`` holds every attribute's left-out value."""
     import pandas as pd
 
     entries = (pd.Series(lines, dtype=object).str.strip().str.strip("{}")
@@ -302,11 +306,10 @@ def _sparse_arff(lines, names, defaults, path, columns):
     if parts.shape[1] < 2 or parts[1].isna().any():
         raise ValueError(f"{path}: a sparse ARFF row holds an entry without a value")
     index = pd.to_numeric(parts[0], errors="coerce").to_numpy()
-    if np.isnan(index).any() or (index < 0).any() or (index >= len(names)).any():
+    if np.isnan(index).any() or (index < 0).any() or (index >= len(defaults)).any():
         raise ValueError(f"{path}: a sparse ARFF entry's index is not one of the "
-                         f"{len(names)} attributes'")
-    position = np.full(len(names), -1)
-    asked = np.array([names.index(column) for column in columns], dtype=np.int64)
+                         f"{len(defaults)} attributes'")
+    position = np.full(len(defaults), -1)
     position[asked] = np.arange(len(asked))
     at = position[index.astype(np.int64)]
     kept = at >= 0
