@@ -60,16 +60,12 @@ def _vw_chunks(paths, lines):
 
 
 def _fasta_chunks(paths, records, vectorizer):
-    import numpy as np
-
     from ..io import FastaReader
     from ._inputs import refuse_protein
 
     for chunk in FastaReader(list(paths), records):
         X = vectorizer.transform(chunk.sequences)
-        empty = np.flatnonzero(np.diff(X.indptr) == 0)
-        if empty.size:  # protein records hold no k-mer: "stream A holds no item"
-            refuse_protein(chunk, empty, None)
+        refuse_protein(chunk, X, None)  # protein had "stream A holds no item"
         yield X
 
 

@@ -528,9 +528,7 @@ class InputStream:
             labels = (np.full(len(reads.sequences), None, dtype=object) if reads.labels is None
                       else np.asarray(reads.labels))
             X = self.vectorizer.transform(reads.sequences)
-            empty = np.flatnonzero(np.diff(X.indptr) == 0)
-            if empty.size:
-                refuse_protein(reads, empty, self.args)
+            refuse_protein(reads, X, self.args)
             yield Chunk(X, labels, None, reads.first_line)
 
     def _sample_chunks(self):
@@ -1016,13 +1014,17 @@ def _empty_frame(columns):
     return pd.DataFrame(columns=columns)
 
 
-def refuse_protein(reads, empty, args):
-    """Raise when the reads ``empty`` (those without a k-mer) are protein sequences.
+def refuse_protein(reads, X, args):
+    """Raise when the reads without a k-mer (the empty rows of their k-mer rows
+    ``X``) are protein sequences; nothing to read when every read has one.
 
     k-mers are read from the bases A, C, G and T (U as T): an amino-acid
     sequence has none, and a model of them would learn its intercept alone.
     The input's files (``args``) are named when the reads were mixed from several.
     """
+    empty = np.flatnonzero(np.diff(X.indptr) == 0)
+    if not empty.size:
+        return
     text = b"".join(np.asarray(reads.sequences, dtype=object)[empty].tolist())
     letters = np.bincount(np.frombuffer(text, dtype=np.uint8), minlength=256)
     n_letters = letters[ord("A"):ord("Z") + 1].sum() + letters[ord("a"):ord("z") + 1].sum()
