@@ -1376,3 +1376,18 @@ def test_a_chunk_of_rows_without_labels_is_skipped_whole(files, capsys):
     metrics = json.loads(capsys.readouterr().out)
     assert metrics["examples"] == int(sparse.status.notna().sum()) == 1500
     assert metrics["accuracy"] > 0.95
+
+
+@pytest.mark.parametrize("storage", ["pyarrow", "python"])
+def test_a_columns_numbers_are_pandas_to_numeric_of_its_text(storage):
+    pytest.importorskip("pyarrow")
+    from sklearn_sketch.cli._bins import _numbers
+
+    rng = np.random.default_rng(0)
+    numbers = [f"{x:.{d}f}" for x, d in zip(rng.normal(0, 1e3, 3000), rng.integers(0, 12, 3000))]
+    numbers += [repr(float(x)) for x in rng.random(1000) * 10.0 ** rng.integers(-30, 30, 1000)]
+    numbers += ["1e400", "-inf", "NaN", "+.5e+3", "00012", "1.", None]
+    for others in ([], [" 12"], ["1_000"], ["?"], ["1,5", "0x10"]):
+        text = pd.Series(numbers + others, dtype=pd.StringDtype(storage))
+        expected = pd.to_numeric(text.astype(object), errors="coerce").to_numpy(dtype=float)
+        np.testing.assert_array_equal(_numbers(text), expected)

@@ -252,9 +252,33 @@ def _measured(text):
 
 def _numbers(text):
     """The values of a text Series as floats (NaN where one is not a number)."""
+    numbers = _arrow_numbers(text)
+    if numbers is not None:
+        return numbers
     import pandas as pd
 
     return pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
+
+
+def _arrow_numbers(text):
+    """The values of a Series of pyarrow strings (pandas' strings when pyarrow is
+    installed) as floats when each is a number or missing, else None.
+
+    pyarrow's cast reads 784 columns of 3,500 pixels in 0.08 s where
+    ``pandas.to_numeric`` takes 1.3 s, and to the same numbers (both round
+    correctly); it refuses what ``to_numeric`` reads as NaN, spaces around a
+    number included, so a column holding any such value is left to it.
+    """
+    if getattr(text.dtype, "storage", None) != "pyarrow":
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        cast = pc.cast(pa.array(text.array), pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    return cast.to_numpy(zero_copy_only=False)
 
 
 def interval_names(edges):

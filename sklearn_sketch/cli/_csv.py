@@ -269,7 +269,7 @@ def _number_text(column, style):
 
 
 def row_names_first(lines, sep):
-    """Whether the rows of a file's first ``lines`` (its header first) each hold one
+    r"""Whether the rows of a file's first ``lines`` (its header first) each hold one
     field more than the header, a row's name first (R's ``write.table``), and not
     only an empty one last (a separator ending every row). Else pandas is told that
     no column is an index: it read a row of one field more as a name first, and a
