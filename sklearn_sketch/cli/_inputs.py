@@ -239,14 +239,16 @@ def csv_options(args, model_csv=None):
     if args.cross and args.max_order:
         raise CommandError("give --cross or --max-order, not both")
     from ..feature_extraction import FeatureCrosser
-    from ._bins import (BIN_ROWS, DEFAULT_BINS, distinct_columns, numeric_bins, numeric_means,
-                        numeric_scales, row_numbers)
+    from ._bins import (BIN_ROWS, DEFAULT_BINS, DISTINCT_SHARE, distinct_columns, numeric_bins,
+                        numeric_means, numeric_scales, row_numbers)
     from ._text import document_frequencies, text_columns
 
     if not columns:
         raise CommandError(f"no column to learn from: {args.csv[0]} has only the label "
                            f"{args.label!r}")
-    first = read_csv(args.csv[0], no_header, usecols=columns, dtype=str, nrows=BIN_ROWS)
+    first = read_csv(args.csv[0], no_header, usecols=[*columns, args.label], dtype=str,
+                     nrows=BIN_ROWS)
+    first_labels = first.pop(args.label)
     numbered = [] if args.columns else row_numbers(first)
     if numbered and numbered == columns:
         raise CommandError(f"no column to learn from: besides the label {args.label!r}, "
@@ -280,7 +282,9 @@ def csv_options(args, model_csv=None):
     return {"label": args.label, "columns": columns,
             "crosses": [list(c) for c in crosser.crosses_],
             "bins": bins, "scales": scales, "means": numeric_means(first, scales),
-            "distinct": distinct_columns(first, bins), "text": text,
+            "distinct": distinct_columns(first, bins, 1.0 if likely_regression(
+                first_labels.dropna().to_numpy(dtype=str), getattr(args, "task", "auto"))
+                else DISTINCT_SHARE), "text": text,
             "idf": {column: document_frequencies(first[column]) for column in text},
             "missing": MISSING,
             **({"names": names} if no_header else {})}
@@ -756,6 +760,31 @@ def _quantity(values):
         return None
     return "whole numbers", (", not the codes of classes (those run from 0 or 1 up, most of "
                              "the numbers in between present)")
+
+
+def likely_regression(labels, task):
+    """Whether the first labels of a CSV file (``labels``: text, none missing) make a
+    regression, by the rules ``fit`` applies to every label (``--task``, else numbers
+    that are a quantity, :func:`_quantity`, a few words among them left out: see
+    ``InputStream._classes_or_targets``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> likely_regression(np.array(["1.5", "2"] * 40 + ["?"] * 5 + ["3.25"] * 900), "auto")
+    True
+    >>> likely_regression(np.array(["0", "1", "1"]), "auto"), likely_regression(
+    ...     np.array(["0", "1"]), "regression")
+    (False, True)
+    """
+    if task != "auto":
+        return task == "regression"
+    numbers = _finite_numbers(labels)
+    known = np.isfinite(numbers)
+    if not known.any() or (~known).sum() > STRAY_SHARE * labels.size:
+        return False
+    distinct = np.unique(numbers[known])
+    return distinct.size >= 2 and _quantity(distinct) is not None
 
 
 def _finite_numbers(texts):
