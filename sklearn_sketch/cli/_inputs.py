@@ -279,12 +279,14 @@ def csv_options(args, model_csv=None):
     n_bins = DEFAULT_BINS if args.bins is None else args.bins
     bins = numeric_bins(first, columns, n_bins)
     scales = numeric_scales(first, columns) if n_bins > 1 else {}
+    # A classification reads no category per value of a mostly distinct column.
+    task = "classification" if getattr(args, "classes", None) else getattr(args, "task", "auto")
+    regression = likely_regression(first_labels.dropna().to_numpy(dtype=str), task)
     return {"label": args.label, "columns": columns,
             "crosses": [list(c) for c in crosser.crosses_],
             "bins": bins, "scales": scales, "means": numeric_means(first, scales),
-            "distinct": distinct_columns(first, bins, 1.0 if likely_regression(
-                first_labels.dropna().to_numpy(dtype=str), getattr(args, "task", "auto"))
-                else DISTINCT_SHARE), "text": text,
+            "distinct": distinct_columns(first, bins, 1.0 if regression else DISTINCT_SHARE),
+            "text": text,
             "idf": {column: document_frequencies(first[column]) for column in text},
             "missing": MISSING,
             **({"names": names} if no_header else {})}
