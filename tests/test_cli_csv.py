@@ -601,7 +601,7 @@ def test_a_numeric_column_of_distinct_values_has_no_value_categories(tmp_path):
     assert any(n.startswith("unique==") for n in names)
 
 
-@pytest.mark.parametrize("task", ["auto", "classification", "regression"])
+@pytest.mark.parametrize("task", ["auto", "classification", "regression", "classes"])
 def test_a_classification_reads_mostly_distinct_numbers_without_their_values(
         tmp_path, capsys, task):
     # A classification's category per value of a column whose values mostly differ
@@ -617,14 +617,19 @@ def test_a_classification_reads_mostly_distinct_numbers_without_their_values(
                           "shared": rng.integers(50, size=n)})
     assert DISTINCT_SHARE <= frame.mostly.nunique() / n < 1
     frame["y"] = (frame.mostly + rng.normal(0, 5, n)).round(3)
+    options = [] if task == "auto" else ["--task", task]
     if task == "classification":
         frame["y"] = np.where(frame.y > frame.y.median(), "high", "low")
+    if task == "classes":
+        # 30 whole numbers with gaps: a quantity to --task auto, classes when named.
+        frame["y"] = 10 * pd.qcut(frame.y, 30, labels=False) + 10
+        options = ["--classes", ",".join(str(v) for v in range(10, 310, 10))]
     frame.to_csv(tmp_path / "t.csv", index=False)
     model = str(tmp_path / "m.skm")
     assert main(["fit", "--csv", str(tmp_path / "t.csv"), "--label", "y", "--quiet",
-                 "--output", model] + ([] if task == "auto" else ["--task", task])) == 0
+                 "--output", model] + options) == 0
     _, metadata = read_model(model)
-    regression = task != "classification"
+    regression = task in ("auto", "regression")
     assert metadata["input"]["csv"]["distinct"] == (
         ["unique"] if regression else ["mostly", "unique"])
 
