@@ -657,8 +657,7 @@ class InputStream:
         numbers = _finite_numbers(labels)
         words = ~np.isfinite(numbers)
         task = getattr(self.args, "task", "auto")
-        if (task == "classification" or not words.any() or words.all()
-                or words.sum() > STRAY_LABELS or counts[words].sum() > STRAY_SHARE * counts.sum()
+        if (task == "classification" or not _stray_words(words, counts)
                 or (task == "auto" and _quantity(numbers[~words]) is None)):
             # (the last: a word beside a few classes is one more)
             classes = self._check_classes(labels)
@@ -781,12 +780,21 @@ def likely_regression(labels, task):
     """
     if task != "auto":
         return task == "regression"
+    labels, counts = np.unique(labels, return_counts=True)
     numbers = _finite_numbers(labels)
-    known = np.isfinite(numbers)
-    if not known.any() or (~known).sum() > STRAY_SHARE * labels.size:
+    words = ~np.isfinite(numbers)
+    if words.any() and not _stray_words(words, counts):
         return False
-    distinct = np.unique(numbers[known])
+    distinct = np.unique(numbers[~words])
     return distinct.size >= 2 and _quantity(distinct) is not None
+
+
+def _stray_words(words, counts):
+    """Whether the distinct labels that ``words`` marks (``counts``: the rows of each
+    distinct label) are a few words among numbers, left out of a regression: at
+    most ``STRAY_LABELS`` of them, in at most ``STRAY_SHARE`` of the rows."""
+    return bool(words.any() and not words.all() and words.sum() <= STRAY_LABELS
+                and counts[words].sum() <= STRAY_SHARE * counts.sum())
 
 
 def _finite_numbers(texts):
