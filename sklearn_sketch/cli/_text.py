@@ -84,6 +84,19 @@ def _words(values):
     return values.str.lower().str.findall(TOKEN)
 
 
+def _counted(rows, columns, n_columns):
+    """CSR of tokenized ``rows`` (lists of words): each word's column (``columns``, one
+    per word, row after row) and its count in the row (a word repeated is one entry)."""
+    import scipy.sparse as sp
+
+    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    counted = sp.csr_matrix((np.ones(len(columns)), columns,
+                             np.concatenate([[0], np.cumsum(lengths)])),
+                            shape=(len(rows), n_columns))
+    counted.sum_duplicates()
+    return counted
+
+
 def _pieces(values, limit=PIECE_CHARS):
     """``values`` (missing as ``""``) in consecutive pieces, to tokenize one at a
     time: each ends with the text that takes the characters so far to a multiple
@@ -115,19 +128,14 @@ def document_frequencies(values, max_words=IDF_WORDS):
     {'documents': 4, 'words': {'dog': 2, 'cat': 1}}
     """
     import pandas as pd
-    import scipy.sparse as sp
 
     parts, n = [], 0
     for piece in _pieces(values):
         rows = _words(piece)
         n += len(rows)
-        lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
         codes, words = pd.factorize(np.array(list(chain.from_iterable(rows)), dtype=object))
         # Each word of a row once (a sparse sum is the fast way), then the rows of each word.
-        held = sp.csr_matrix((np.ones(len(codes)), codes,
-                              np.concatenate([[0], np.cumsum(lengths)])),
-                             shape=(len(rows), len(words)))
-        held.sum_duplicates()
+        held = _counted(rows, codes, len(words))
         parts.append(pd.Series(np.bincount(held.indices, minlength=len(words)), index=words))
     if not parts:
         return {"documents": n, "words": {}}
@@ -192,15 +200,9 @@ def text_rows(values, column, idf=None):
     parts, names = [], {}
     for piece in _pieces(values):
         words = _words(piece)
-        flat = list(chain.from_iterable(words))
-        keys, named = keys_of_names(flat, prefix=f"{column}=")
+        keys, named = keys_of_names(list(chain.from_iterable(words)), prefix=f"{column}=")
         names.update(named)
-        lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-        rows = sp.csr_matrix((np.ones(len(flat)), keys,
-                              np.concatenate([[0], np.cumsum(lengths)])),
-                             shape=(len(words), RAW_N_FEATURES))
-        rows.sum_duplicates()  # a word repeated in a row is one feature of its count
-        parts.append(rows)
+        parts.append(_counted(words, keys, RAW_N_FEATURES))
     rows = (sp.vstack(parts, format="csr") if len(parts) > 1 else parts[0] if parts
             else sp.csr_matrix((0, RAW_N_FEATURES)))
     indptr, keys, data = rows.indptr.astype(np.int64), rows.indices.astype(np.int64), rows.data
