@@ -174,7 +174,7 @@ def test_errors_exit_2_with_one_line(svmlight, tmp_path, capsys):
     capsys.readouterr()
     assert "trained on svmlight" in one_line_error(
         capsys, ["predict", "--model", out, "--sample"])
-    assert "required" in one_line_error(capsys, ["predict", "--model", out])
+    assert "no input" in one_line_error(capsys, ["predict", "--model", out])
 
 
 class _Payload:

@@ -805,3 +805,98 @@ def test_predict_reads_fasta_files_without_labels_and_fit_still_asks_for_them(tm
     assert "no label for" in capsys.readouterr().err
     assert main(["evaluate", "--model", model, *reads, "--fasta", str(files["alpha"])]) == 2
     assert "no label for" in capsys.readouterr().err
+
+
+def _file_of_each_kind(folder, kind):
+    """``(inputs, label options)``: two small files of ``kind`` whose label is learnable."""
+    rng = np.random.default_rng(3)
+    if kind in ("fasta", "fastq"):
+        specs = []
+        for label, alphabet in (("at", "AT"), ("gc", "GC")):
+            reads = ["".join(rng.choice(list(alphabet), 40)) for _ in range(40)]
+            path = folder / f"{label}.{kind[:2]}"
+            path.write_text("".join(f">r{i}\n{r}\n" if kind == "fasta"
+                                    else f"@r{i}\n{r}\n+\n{'I' * len(r)}\n"
+                                    for i, r in enumerate(reads)))
+            specs.append(f"{path}:{label}")
+        return specs, ["--k", "4"]
+    labels = rng.integers(2, size=200)
+    if kind == "csv":
+        lines = ["colour,size,label"] + [f"{'red' if y else 'blue'},{rng.integers(3)},{y}"
+                                         for y in labels]
+        options = ["--label", "label"]
+    elif kind == "svmlight":
+        lines = [f"{y} {3 + y}:1 {10 + rng.integers(5)}:0.5" for y in labels]
+        options = []
+    else:
+        lines = [f"{y} |colour {'red' if y else 'blue'} |size s{rng.integers(3)}"
+                 for y in labels]
+        options = []
+    path = folder / f"rows.{kind}.gz"
+    with gzip.open(path, "wt") as f:
+        f.write("\n".join(lines) + "\n")
+    return [str(path)], options
+
+
+@pytest.mark.parametrize("kind", ["csv", "svmlight", "vw", "fasta", "fastq"])
+def test_a_file_named_alone_is_read_as_its_option_reads_it(tmp_path, capsys, kind):
+    # 'sklearn-sketch fit flights.csv --label origin -o m.skm' asked for one of the
+    # format options; the first lines say which (here compressed, for svmlight and VW).
+    inputs, options = _file_of_each_kind(tmp_path, kind)
+    flagged, alone = tmp_path / "flagged.skm", tmp_path / "alone.skm"
+    assert main(["fit", f"--{kind}", *inputs, *options, "--output", str(flagged)]) == 0
+    capsys.readouterr()
+    assert main(["fit", *inputs, *options, "-o", str(alone)]) == 0
+    assert f"read as --{kind} reads it" in capsys.readouterr().err
+    assert alone.read_bytes() == flagged.read_bytes()
+    scores = [metrics_of(capsys, ["evaluate", "-m", str(alone), *given])
+              for given in (inputs, [f"--{kind}", *inputs])]
+    assert scores[0]["accuracy"] == scores[1]["accuracy"] >= 0.9
+    # More files after an option of their kind are files of that kind.
+    more = tmp_path / "more.skm"
+    assert main(["fit", f"--{kind}", inputs[0], *inputs[1:], *options, "-o", str(more),
+                 "--quiet"]) == 0
+    assert more.read_bytes() == flagged.read_bytes()
+
+
+def test_files_named_alone_must_be_of_one_kind_and_an_input_is_named(tmp_path, capsys):
+    table, _ = _file_of_each_kind(tmp_path, "csv")
+    reads, _ = _file_of_each_kind(tmp_path, "fasta")
+    out = str(tmp_path / "m.skm")
+    for argv, message in (
+            (["fit", table[0], reads[0], "-o", out], "of different kinds"),
+            (["fit", "-o", out], "no input: name a file"),
+            (["fit", str(tmp_path / "none.csv"), "-o", out], "no such file"),
+            (["fit", f"{table[0]}:x", "-o", out], "no such file"),
+            (["fit", "--sample", table[0], "-o", out], "--sample is the input"),
+            # Reads given as a table, or a table as reads: what the file is, not a
+            # column or class count that does not say so.
+            (["fit", "--csv", reads[0].rpartition(":")[0], "--label", "x", "-o", out],
+             "reads as FASTA, not as --csv input: give --fasta"),
+            (["fit", "--fasta", f"{table[0]}:a", "-o", out],
+             "reads as a table, not as --fasta input: give --csv")):
+        assert main(argv) == 2
+        captured = capsys.readouterr()
+        assert message in captured.err and len(captured.err.strip().splitlines()) == 1
+    assert not os.path.exists(out)
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("carrier|dest|delay\nUA|IAH|12\nAA|New York|3\n", "csv"),
+    ("1|2|3\n4|5|6\n", "csv"),
+    ("label\n1\n0\n", "csv"),
+    ('{"a": 1, "b": "x"}\n', "csv"),
+    ("@relation iris\n@attribute a numeric\n@data\n1\n", "csv"),
+    ("__label__pos fine film\n", "csv"),
+    ("1,3 4:1 7:0.5\n2 qid:1 1:1\n", "svmlight"),
+    ("dog |animal tail fur\ncat |animal whiskers\n", "vw"),
+    ("1 0.5 'horse|shape:2.5 tall\n|f a\n", "vw"),
+    ("LOCUS       NC_000913  4641652 bp    DNA\n", "fasta"),
+    ("@read1\nACGT\n+\nIIII\n", "fastq"),
+])
+def test_input_kind_reads_the_first_lines(tmp_path, text, kind):
+    from sklearn_sketch.cli._detect import input_kind
+
+    path = tmp_path / "input"
+    path.write_text(text)
+    assert input_kind(str(path)) == kind

@@ -80,8 +80,13 @@ epochs_option = _argument_type(lambda text: "auto" if text == "auto" else int(te
 def add_input_arguments(parser, *, training):
     """Add the options that name and shape the input of a command."""
     source = parser.add_argument_group(
-        "input (one kind; several files after one option or each after its own)")
-    kinds = source.add_mutually_exclusive_group(required=True)
+        "input (files of one kind, named alone (their kind read from their first lines) "
+        "or after the option of their kind)")
+    source.add_argument("input_files", metavar="FILE", nargs="*",
+                        help="input file (plain or compressed), its kind read from its "
+                             "first lines: a CSV table (as --csv), svmlight, Vowpal Wabbit "
+                             "text, FASTA or FASTQ (FILE:LABEL, as --fasta)")
+    kinds = source.add_mutually_exclusive_group()
     kinds.add_argument("--svmlight", metavar="PATH", action="extend", nargs="+",
                        help="svmlight / libsvm file (plain or compressed: gzip, bzip2, "
                             "xz, a zip of one file)")
@@ -179,6 +184,85 @@ def add_input_arguments(parser, *, training):
                                  f"more than {FEW_NUMERIC_CLASSES} that are not class "
                                  "codes (0 or 1 up, most of those in between present): "
                                  "a quantity; else a classification")
+
+
+def resolve_input(args):
+    """Give the files named without an option of their kind to the option their first
+    lines call for (:func:`._detect.input_kind`): ``args.csv``, ``args.vw``, ...
+
+    Files named alone must be of one kind; with an option of a kind, they are more
+    files of it, and reads given as lines (or lines as reads) are refused. Without
+    any input, the error says how to name one.
+    """
+    from ._detect import NAMES, OPTIONS, input_kind as file_kind
+
+    options = [kind for kind in OPTIONS if getattr(args, kind, None)]
+    paths = args.input_files
+    if args.sample and (paths or options):
+        raise CommandError(f"--sample is the input: {' '.join(paths)} is one more")
+    if options:
+        option = options[0]
+        getattr(args, option).extend(paths)
+        # Reads read as a table (or lines as reads) gave errors about columns or
+        # classes that did not say the file was of another kind.
+        for spec in getattr(args, option):
+            path = _path_of(spec)
+            kind = _kind_or_none(file_kind, path)
+            if kind is not None and kind != option and READ_KINDS & {kind, option}:
+                given = (spec if path != spec else f"{path}:LABEL") \
+                    if kind in READ_KINDS else path
+                raise CommandError(f"{path} reads as {NAMES[kind]}, not as {OPTIONS[option]} "
+                                   f"input: give {OPTIONS[kind]} {given} (or the file alone)")
+        return
+    if not paths:
+        if not args.sample:
+            raise CommandError("no input: name a file (a CSV table, svmlight, Vowpal Wabbit, "
+                               "FASTA or FASTQ, told from its first lines), or give "
+                               "--csv, --svmlight, --vw, --fasta, --fastq or --sample")
+        return
+    kinds = {}
+    for spec in paths:
+        path = _path_of(spec)
+        if not os.path.exists(path):
+            raise CommandError(f"no such file: {spec}")
+        try:
+            kind = file_kind(path)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        if path != spec and kind not in READ_KINDS:
+            raise CommandError(f"no such file: {spec}")
+        kinds.setdefault(kind, []).append(spec)
+    if len(kinds) > 1:
+        found = "; ".join(f"{', '.join(files)}: {NAMES[kind]}" for kind, files in kinds.items())
+        raise CommandError(f"the input files are of different kinds ({found}): train on "
+                           "files of one kind")
+    (kind, files), = kinds.items()
+    setattr(args, kind, files)
+    if not getattr(args, "quiet", False):
+        print(f"sklearn-sketch: {', '.join(files)}: {NAMES[kind]}, read as "
+              f"{OPTIONS[kind]} reads it", file=sys.stderr)
+
+
+#: The inputs of reads, whose files are named ``FILE:LABEL``.
+READ_KINDS = {"fasta", "fastq"}
+
+
+def _path_of(spec):
+    """The file of ``FILE`` or ``FILE:LABEL`` (a name with a colon that exists is a file)."""
+    if not os.path.exists(spec) and ":" in spec:
+        return spec.rpartition(":")[0]
+    return spec
+
+
+def _kind_or_none(file_kind, path):
+    """The kind of an existing file, or None (missing or unreadable: its reader says
+    why)."""
+    if not os.path.exists(path):
+        return None
+    try:
+        return file_kind(path)
+    except (OSError, ValueError):
+        return None
 
 
 def input_kind(args):

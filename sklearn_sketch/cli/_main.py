@@ -11,8 +11,9 @@ from ._pmi import add_pmi_arguments
 from ._inputs import add_input_arguments, epochs_option, positive_int
 
 DESCRIPTION = """Feature selection and linear learning in sketched feature spaces.
-Train on svmlight, Vowpal Wabbit, FASTA or FASTQ files (several files are mixed
-by a shuffle buffer), list the selected features by name, predict and evaluate."""
+Train on CSV tables, svmlight, Vowpal Wabbit, FASTA or FASTQ files (named
+alone, their kind read from their first lines; several files are mixed by a
+shuffle buffer), list the selected features by name, predict and evaluate."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -75,20 +76,20 @@ def build_parser():
                           "(a small table) the number of 1 to 50 that 3-fold "
                           "cross-validation finds clearly better")
     fit.add_argument("--quiet", action="store_true", help="no progress and no summary")
-    fit.add_argument("--output", required=True,
+    fit.add_argument("-o", "--output", required=True,
                      help="model file to write (NumPy arrays and a JSON header, say model.skm: loading it runs no code)")
 
     select = _command(commands, "select", "list the selected features of a model by name")
-    select.add_argument("--model", required=True, help="model file written by fit (any other file, a pickle say, is refused)")
+    select.add_argument("-m", "--model", required=True, help="model file written by fit (any other file, a pickle say, is refused)")
     select.add_argument("--top", type=positive_int, default=20, help="features listed")
     select.add_argument("--format", choices=["text", "tsv", "json"], default="text",
                         help="text: tab-separated columns (tsv is the same)")
-    select.add_argument("--output", help="file to write (default stdout)")
+    select.add_argument("-o", "--output", help="file to write (default stdout)")
 
     predict = _command(commands, "predict", "predict a label per example")
-    predict.add_argument("--model", required=True, help="model file written by fit (any other file, a pickle say, is refused)")
+    predict.add_argument("-m", "--model", required=True, help="model file written by fit (any other file, a pickle say, is refused)")
     add_input_arguments(predict, training=False)
-    predict.add_argument("--output", help="file to write, one label a line (a folder of "
+    predict.add_argument("-o", "--output", help="file to write, one label a line (a folder of "
                                           "documents: each file's name, a tab, its label; "
                                           "default stdout)")
     predict.add_argument("--proba", action="store_true",
@@ -97,7 +98,7 @@ def build_parser():
                               "tab-separated (models of loss='log_loss', the default)")
 
     evaluate = _command(commands, "evaluate", "accuracy, ROC AUC, memory, time")
-    evaluate.add_argument("--model", required=True, help="model file written by fit (any other file, a pickle say, is refused)")
+    evaluate.add_argument("-m", "--model", required=True, help="model file written by fit (any other file, a pickle say, is refused)")
     add_input_arguments(evaluate, training=False)
     evaluate.add_argument("--format", choices=["text", "json"], default="text")
 
@@ -131,6 +132,9 @@ def main(argv=None):
     """
     try:
         args = build_parser().parse_args(argv)
+        if hasattr(args, "input_files"):
+            from ._inputs import resolve_input
+            resolve_input(args)
         if args.command == "explain":
             from ._explain import cmd_explain
             cmd_explain(args)
