@@ -50,7 +50,8 @@ def test_crossed_csv_round_trip(files, capsys, estimator):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--csv", "{train}"], "--csv needs --label"),
+    (["--csv", "{train}"], "--csv needs --label, the column of the labels: "
+                           "{train} has carrier, dest, hour, status"),
     (["--csv", "{train}", "--label", "status", "--columns", "carrier,gate"],
      "unknown column(s) ['gate']"),
     (["--csv", "{train}", "--label", "Status"],
@@ -70,7 +71,7 @@ def test_bad_csv_options_are_one_line_errors(files, capsys, argv, message):
     argv = [a.format(train=folder / "train.csv") for a in argv]
     assert main(["fit", *argv, "--quiet", "--output", str(out)]) == 2
     err = capsys.readouterr().err
-    assert message in err and err.count("\n") == 1
+    assert message.format(train=folder / "train.csv") in err and err.count("\n") == 1
     assert not out.exists()
 
 

@@ -294,12 +294,15 @@ def csv_options(args, model_csv=None):
     fasttext = is_label_and_text(args.csv[0])
     if not args.label and fasttext:
         args.label = "label"
-    if not args.label:
-        raise CommandError("--csv needs --label, the column of the labels")
     import pandas as pd
 
     no_header = True if getattr(args, "no_header", False) else None
     names = [str(c) for c in read_csv(args.csv[0], no_header, nrows=0).columns]
+    if not args.label:
+        shown = ", ".join(names[:20]) + (f", ... ({len(names)} columns)" if len(names) > 20
+                                         else "")
+        raise CommandError(f"--csv needs --label, the column of the labels: {args.csv[0]} "
+                           f"has {shown}")
     if no_header and args.label not in names:
         raise CommandError(f"--label {args.label!r}: with --no-header, columns are named by "
                            f"position, 1 to {len(names)}")
