@@ -239,8 +239,10 @@ def resolve_input(args):
     (kind, files), = kinds.items()
     setattr(args, kind, files)
     if not getattr(args, "quiet", False):
-        print(f"sklearn-sketch: {', '.join(files)}: {NAMES[kind]}, read as "
-              f"{OPTIONS[kind]} reads it", file=sys.stderr)
+        what = ("documents, a folder per class" if all(map(os.path.isdir, files))
+                else NAMES[kind])
+        print(f"sklearn-sketch: {', '.join(files)}: {what}, read as {OPTIONS[kind]} "
+              "reads it", file=sys.stderr)
 
 
 #: The inputs of reads, whose files are named ``FILE:LABEL``.
