@@ -884,6 +884,8 @@ def test_files_named_alone_must_be_of_one_kind_and_an_input_is_named(tmp_path, c
 @pytest.mark.parametrize("text, kind", [
     ("carrier|dest|delay\nUA|IAH|12\nAA|New York|3\n", "csv"),
     ("1|2|3\n4|5|6\n", "csv"),
+    (";a;b\n0;x;1\n", "csv"),  # pandas' to_csv(sep=";") with its index
+    ("# measured 2024\nsize,label\n1,a\n", "csv"),
     ("label\n1\n0\n", "csv"),
     ('{"a": 1, "b": "x"}\n', "csv"),
     ("@relation iris\n@attribute a numeric\n@data\n1\n", "csv"),

@@ -73,7 +73,7 @@ def input_kind(path):
     if not lines:
         return "csv"
     first = lines[0].lstrip("\ufeff")
-    if first.startswith((">", ";")) or _FLAT_FILE.match(first):
+    if first.startswith(">") or _FLAT_FILE.match(first):
         return "fasta"
     if first.startswith("@") and len(lines) >= 3 and lines[2].startswith("+"):
         return "fastq"
