@@ -516,12 +516,15 @@ def test_evaluate_scores_each_chunk_once_and_its_auc_from_those_scores(tmp_path,
     assert main(["fit", "--sample", "--n-reads", "300", "--k", "8", "--estimator", "awm",
                  "--output", str(model)]) == 0
     calls = {"_decision": 0, "decision_function": 0}
+    scored = []
     for name in calls:
         owner = _BaseSketchSGD if name == "_decision" else _SketchClassifierMixin
         method = getattr(owner, name)
 
         def counted(self, X, _method=method, _name=name):
             calls[_name] += 1
+            if _name == "decision_function":
+                scored.append(X)
             return _method(self, X)
         monkeypatch.setattr(owner, name, counted)
     given = []
@@ -532,10 +535,36 @@ def test_evaluate_scores_each_chunk_once_and_its_auc_from_those_scores(tmp_path,
     assert main(["evaluate", "--model", str(model), "--sample", "--n-reads", "100"]) == 0
     metrics = dict(line.split("\t") for line in capsys.readouterr().out.splitlines())
     assert calls["decision_function"] >= 1 and calls["_decision"] == calls["decision_function"]
-    (classes, y_true, scores, probas), = given
-    assert scores.shape == (400, 4)
-    assert np.array_equal(probas, _SketchClassifierMixin._probabilities(scores))
+    (n_classes, codes, chunks), = given
+    probas = np.concatenate(chunks)
+    assert n_classes == 4 and codes.shape == (400,)
+    monkeypatch.undo()
+    # The reads it scored, scored again in Python: the same probabilities.
+    estimator = load(model)
+    np.testing.assert_allclose(
+        probas, np.concatenate([estimator.predict_proba(X) for X in scored]), rtol=1e-12)
     assert 0.5 < float(metrics["roc_auc"]) <= 1
+
+
+def test_roc_auc_a_class_at_a_time_is_roc_auc_score_ovr():
+    from scipy.special import softmax
+    from sklearn.metrics import roc_auc_score
+
+    from sklearn_sketch.cli._commands import _roc_auc
+
+    rng = np.random.default_rng(0)
+    codes = rng.integers(4, size=600).astype(np.int32)
+    probas = softmax(rng.normal(size=(600, 4)) + 0.8 * np.eye(4)[codes], axis=1)
+    probas[:50] = probas[50:100]  # ties
+    chunks = np.array_split(probas, 7)
+    assert _roc_auc(4, codes, chunks) == pytest.approx(
+        roc_auc_score(codes, probas, multi_class="ovr"), rel=1e-12, abs=0)
+    scores = probas[:, 1] - probas[:, 0]
+    binary = (codes % 2).astype(np.int32)
+    assert _roc_auc(2, binary, np.array_split(scores, 3)) == roc_auc_score(binary, scores)
+    assert _roc_auc(4, np.where(codes == 3, -1, codes).astype(np.int32), chunks) is None
+    assert _roc_auc(5, codes, chunks) is None  # a class without an example
+    assert _roc_auc(4, codes, []) is None      # no probabilities (hinge loss)
 
 
 def test_probabilities_of_the_scores_are_predict_proba():

@@ -18,7 +18,8 @@ PACKAGES = ["sklearn_sketch", "sklearn_sketch.io", "sklearn_sketch.datasets",
 EXTRA_MODULES = ["sklearn_sketch._core._murmurhash", "sklearn_sketch._core._heavy_hitters",
                  "sklearn_sketch._examples_fast", "sklearn_sketch.cli._csv",
                  "sklearn_sketch.cli._bins", "sklearn_sketch.cli._text",
-                 "sklearn_sketch.cli._detect", "sklearn_sketch._raw_features",
+                 "sklearn_sketch.cli._detect", "sklearn_sketch.cli._commands",
+                 "sklearn_sketch._raw_features",
                  "sklearn_sketch._bear_fast", "sklearn_sketch.weight_median"]
 
 

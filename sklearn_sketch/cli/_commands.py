@@ -855,54 +855,136 @@ def cmd_evaluate(args):
     model = load_model(args.model)
     estimator = model["estimator"]
     stream = _model_stream(model, args)
-    regression = not hasattr(estimator, "classes_")
-    with_proba = hasattr(estimator, "predict_proba") and len(estimator.classes_) > 2
-    y_true, scores, probas, seconds, n_empty, nnz = [], [], [], 0.0, 0, 0
+    if not hasattr(estimator, "classes_"):
+        return _write_metrics(args, estimator, *_evaluate_regression(stream, model, args))
+    tally = _ClassTally(estimator)
+    n_empty = nnz = 0
+    for chunk in stream:
+        n_empty += _empty_rows(chunk.X)
+        nnz += chunk.X.nnz
+        tally.add(chunk.X, np.asarray(chunk.y))
+    if not tally.n_rows:
+        raise CommandError("the input holds no example")
+    _warn_if_empty_rows(n_empty, tally.n_rows, model["vectorizer"],
+                        "the model scored them by its intercept alone")
+    if _records_read_whole(args):
+        _note_if_records_are_genomes(model["vectorizer"], tally.n_rows, nnz, "score")
+    _warn_unlabeled(tally.n_unlabeled, tally.n_rows, regression=False)
+    codes = np.concatenate(tally.codes)
+    tally.warn_unknown(codes.size)
+    metrics = {"examples": int(codes.size), "accuracy": tally.n_right / codes.size,
+               "roc_auc": _roc_auc(len(estimator.classes_), codes, tally.auc_scores)}
+    _write_metrics(args, estimator, metrics, tally.seconds)
+
+
+class _ClassTally:
+    """What ``evaluate`` keeps of a classifier's examples, chunk by chunk: each row's
+    class code (-1: a label the model does not know), the rows it got right, and
+    what its ROC AUC needs (a binary model's scores, else the probabilities of the
+    scores, computed once). The labels themselves, as Python objects, took about
+    200 bytes a row with their scores: 790 MB for 2.7M flights of 3 classes."""
+
+    def __init__(self, estimator):
+        self.estimator, self.classes = estimator, estimator.classes_
+        self.with_proba = hasattr(estimator, "predict_proba") and len(self.classes) > 2
+        self.codes, self.auc_scores, self.unknown = [], [], {}
+        self.n_rows = self.n_unlabeled = self.n_right = 0
+        self.seconds = 0.0
+
+    def add(self, X, y):
+        """Score one chunk ``X`` of labels ``y``."""
+        start = time.perf_counter()
+        scores = self.estimator.decision_function(X)
+        self.seconds += time.perf_counter() - start
+        self.n_rows += y.size
+        # A Vowpal Wabbit line without a label (NaN) is an example to predict, not to
+        # score. (A CSV row without one is skipped at reading.)
+        if y.dtype.kind == "f" and np.isnan(y).any():
+            labeled = ~np.isnan(y)
+            self.n_unlabeled += int(y.size - labeled.sum())
+            y, scores = y[labeled], scores[labeled]
+        codes = _class_codes(y, self.classes)
+        unknown = codes < 0
+        if unknown.any():
+            for label, count in zip(*np.unique(y[unknown], return_counts=True)):
+                key = _format_label(label)
+                self.unknown[key] = self.unknown.get(key, 0) + int(count)
+        predicted = (scores > 0) if scores.ndim == 1 else scores.argmax(axis=1)
+        self.n_right += int((predicted == codes).sum())
+        self.codes.append(codes)
+        if scores.ndim == 1:
+            self.auc_scores.append(scores)
+        elif self.with_proba:  # the probabilities of the scores just computed
+            self.auc_scores.append(self.estimator._probabilities(scores))
+
+    def warn_unknown(self, n_scored):
+        if not self.unknown:
+            return
+        labels = sorted(self.unknown)
+        classes = self.classes
+        print(f"sklearn-sketch: warning: {sum(self.unknown.values()):,} of {n_scored:,} "
+              f"examples have labels the model does not know ({', '.join(labels[:5])}"
+              f"{', ...' if len(labels) > 5 else ''}); its classes are "
+              f"{', '.join(map(_format_label, classes[:10]))}"
+              f"{f' and {len(classes) - 10} more' if len(classes) > 10 else ''}: they "
+              "count as errors", file=sys.stderr)
+
+
+def _class_codes(y, classes):
+    """The index of each label of ``y`` in ``classes``, -1 for a label not among them
+    (compared as numbers when both are numbers, else as text).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> _class_codes(np.array(["b", "z", "a"], dtype=object), np.array(["a", "b"]))
+    array([ 1, -1,  0], dtype=int32)
+    >>> _class_codes(np.array([1.0, -1.0, 3.0]), np.array([-1, 1]))
+    array([ 1,  0, -1], dtype=int32)
+    """
+    if not (y.dtype.kind in "biuf" and classes.dtype.kind in "biuf"):
+        classes, y = classes.astype(str), y.astype(str)
+    order = np.argsort(classes, kind="stable")
+    ranks = np.minimum(np.searchsorted(classes[order], y), len(classes) - 1)
+    codes = order[ranks].astype(np.int32)
+    return np.where(classes[codes] == y, codes, np.int32(-1))
+
+
+def _warn_unlabeled(n_unlabeled, n_rows, regression):
+    if n_unlabeled:
+        print(f"sklearn-sketch: warning: {n_unlabeled:,} of {n_rows:,} examples "
+              f"have no label{' that is a number' if regression else ''}: they are not "
+              "scored", file=sys.stderr)
+    if n_unlabeled == n_rows:
+        raise CommandError("the input holds no labeled example to score")
+
+
+def _evaluate_regression(stream, model, args):
+    """``(metrics, seconds)`` of a regressor over the stream."""
+    estimator = model["estimator"]
+    y_true, predictions, seconds, n_empty, nnz = [], [], 0.0, 0, 0
     for chunk in stream:
         n_empty += _empty_rows(chunk.X)
         nnz += chunk.X.nnz
         start = time.perf_counter()
-        scores.append(estimator.predict(chunk.X) if regression
-                      else estimator.decision_function(chunk.X))
+        predictions.append(estimator.predict(chunk.X))
         seconds += time.perf_counter() - start
-        if with_proba:  # the probabilities of the scores just computed (several classes)
-            probas.append(estimator._probabilities(scores[-1]))
         # A regression's CSV targets are text, checked as numbers by its reader.
-        y_true.append(np.asarray(chunk.y, dtype=np.float64) if regression
-                      else np.asarray(chunk.y))
+        y_true.append(np.asarray(chunk.y, dtype=np.float64))
     if not y_true:
         raise CommandError("the input holds no example")
-    y_true, scores = np.concatenate(y_true), np.concatenate(scores)
-    probas = np.concatenate(probas) if probas else None
+    y_true, predictions = np.concatenate(y_true), np.concatenate(predictions)
     _warn_if_empty_rows(n_empty, y_true.size, model["vectorizer"],
                         "the model scored them by its intercept alone")
     if _records_read_whole(args):
         _note_if_records_are_genomes(model["vectorizer"], y_true.size, nnz, "score")
-    # A Vowpal Wabbit line without a label (NaN) is an example to predict, not to score,
-    # as a regression's CSV row whose label is not a number. (A CSV row without one is
-    # skipped at reading; other inputs always have one.)
-    unlabeled = (np.isnan(y_true) if y_true.dtype.kind == "f"
-                 else np.zeros(y_true.size, dtype=bool))
-    if unlabeled.any():
-        print(f"sklearn-sketch: warning: {int(unlabeled.sum()):,} of {y_true.size:,} examples "
-              f"have no label{' that is a number' if regression else ''}: they are not "
-              "scored", file=sys.stderr)
-        y_true, scores = y_true[~unlabeled], scores[~unlabeled]
-        probas = None if probas is None else probas[~unlabeled]
-        if not y_true.size:
-            raise CommandError("the input holds no labeled example to score")
-    if regression:
-        metrics = _regression_metrics(y_true, scores)
-    else:
-        classes = estimator.classes_
-        _warn_unknown_labels(y_true, classes)
-        predicted = (classes[(scores > 0).astype(int)] if scores.ndim == 1
-                     else classes[scores.argmax(axis=1)])
-        metrics = {
-            "examples": int(y_true.size),
-            "accuracy": float(np.mean(predicted == y_true)),
-            "roc_auc": _roc_auc(classes, y_true, scores, probas),
-        }
+    # A VW line without a label, or a CSV row whose label is not a number: to predict.
+    labeled = ~np.isnan(y_true)
+    _warn_unlabeled(int(y_true.size - labeled.sum()), y_true.size, regression=True)
+    return _regression_metrics(y_true[labeled], predictions[labeled]), seconds
+
+
+def _write_metrics(args, estimator, metrics, seconds):
     metrics.update(memory_bytes=int(estimator.memory_bytes_),
                    predict_seconds=round(seconds, 4))
     if args.format == "json":
@@ -927,31 +1009,18 @@ def _regression_metrics(y_true, predicted):
             "rmse": float(np.sqrt(mse)), "mae": float(np.mean(np.abs(errors)))}
 
 
-def _warn_unknown_labels(y_true, classes):
-    try:
-        unknown = np.setdiff1d(np.unique(y_true), classes)
-    except TypeError:  # Labels and classes of different kinds (str and float).
-        unknown = np.unique(y_true.astype(str))
-    if unknown.size:
-        count = int(np.isin(y_true, unknown).sum())
-        print(f"sklearn-sketch: warning: {count:,} of {y_true.size:,} examples have labels "
-              f"the model does not know ({', '.join(map(_format_label, unknown[:5]))}"
-              f"{', ...' if unknown.size > 5 else ''}); its classes are "
-              f"{', '.join(map(_format_label, classes[:10]))}"
-              f"{f' and {len(classes) - 10} more' if len(classes) > 10 else ''}: they count "
-              "as errors",
-              file=sys.stderr)
-
-
-def _roc_auc(classes, y_true, scores, probas):
-    """Binary AUC of the scores, macro one-vs-rest AUC of the probabilities, or None."""
+def _roc_auc(n_classes, codes, scores):
+    """Binary AUC of the scores, macro one-vs-rest AUC of the probabilities (as
+    ``roc_auc_score(multi_class="ovr")``, a class at a time: it binarized every
+    label and copied every probability at once, 70 bytes a row at 3 classes), or
+    None (a class absent, a label the model does not know, or no probabilities).
+    ``scores`` are a list of chunks' scores or probabilities."""
     from sklearn.metrics import roc_auc_score
-    if not np.isin(classes, y_true).all() or not np.isin(y_true, classes).all():
+    if not scores or codes.min() < 0 or np.bincount(codes, minlength=n_classes).min() == 0:
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if scores.ndim == 1:
-            return float(roc_auc_score(y_true == classes[1], scores))
-        if probas is None:
-            return None
-        return float(roc_auc_score(y_true, probas, multi_class="ovr", labels=classes))
+        if scores[0].ndim == 1:
+            return float(roc_auc_score(codes == 1, np.concatenate(scores)))
+        return float(np.mean([roc_auc_score(codes == c, np.concatenate([p[:, c] for p in scores]))
+                              for c in range(n_classes)]))
