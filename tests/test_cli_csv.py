@@ -1314,12 +1314,16 @@ def test_a_model_file_with_bad_scales_is_refused_and_one_without_reads_values_no
                      ("means", {"carrier": 1.0}), ("means", {"x": "1.0"}),
                      ("distinct", ["carrier"]), ("distinct", "x"), ("distinct", [["x"]]),
                      ("text", ["nowhere"]),
-                     ("text", "carrier"), ("text", [1])):
+                     ("text", "carrier"), ("text", [1]),
+                     # Numbers only: a scaled column, not one read by interval too.
+                     ("numbers_only", ["carrier"]), ("numbers_only", "x"),
+                     ("numbers_only", ["x"])):
         metadata["input"]["csv"] = {**good, key: bad}
         save(estimator, model, metadata=metadata)
         capsys.readouterr()
         assert main(["select", "--model", model]) == 2
-        assert "positive scales and finite means, columns of free text" in capsys.readouterr().err
+        assert "positive scales and finite means, the columns read as numbers only" \
+            in capsys.readouterr().err
     metadata["input"]["csv"] = {**good, "crosses": [["carrier", "x"]], "text": ["carrier"]}
     save(estimator, model, metadata=metadata)
     assert main(["select", "--model", model]) == 2

@@ -84,7 +84,7 @@ def _check_csv_metadata(csv):
                                                                    "scales", "means",
                                                                    "distinct", "text",
                                                                    "missing", "names",
-                                                                   "idf"}
+                                                                   "idf", "numbers_only"}
             or not (isinstance(csv.get("missing", ""), str) and csv.get("missing", "x"))
             or not isinstance(csv["label"], str) or not strings(csv["columns"])
             or not check_bins(csv.get("bins", {}), csv["columns"])
@@ -92,6 +92,9 @@ def _check_csv_metadata(csv):
             or not check_means(csv.get("means", {}), csv.get("scales", {}))
             or not (strings(csv.get("distinct", []))
                     and set(csv.get("distinct", [])) <= set(csv.get("bins", {})))
+            or not (strings(csv.get("numbers_only", []))
+                    and set(csv.get("numbers_only", [])) <= set(csv.get("scales", {}))
+                    and not set(csv.get("numbers_only", [])) & set(csv.get("bins", {})))
             or not isinstance(csv["crosses"], list)
             or not all(strings(c) and 2 <= len(c) <= 3 and set(c) <= set(csv["columns"])
                        for c in csv["crosses"])
@@ -103,7 +106,9 @@ def _check_csv_metadata(csv):
             or not check_idf(csv.get("idf", {}), csv.get("text", []))):
         raise ModelFileError("the CSV metadata must give a label, columns, crosses of them, "
                              "the increasing edges of numeric columns' intervals, their "
-                             "positive scales and finite means, columns of free text, not "
+                             "positive scales and finite means, the columns read as "
+                             "numbers only (scaled, without intervals), columns of free "
+                             "text, not "
                              "crossed, and the name of a missing value")
 
 
