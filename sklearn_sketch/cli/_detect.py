@@ -18,6 +18,7 @@ the file's first lines (decompressed) say which reader it needs:
 import os
 import re
 
+from ..io._readers import _FLAT_FILE_START
 from ._csv import file_head, first_lines
 from ._formats import table_format
 
@@ -28,7 +29,6 @@ OPTIONS = {"csv": "--csv", "svmlight": "--svmlight", "vw": "--vw", "fasta": "--f
 NAMES = {"csv": "a table",
          "svmlight": "svmlight", "vw": "Vowpal Wabbit text", "fasta": "FASTA",
          "fastq": "FASTQ"}
-_FLAT_FILE = re.compile(r"(LOCUS\s|ID   \S|GB\w+\.SEQ\s)")
 _SVMLIGHT_LINE = re.compile(r"^[^\s:|#]+(?:\s+qid:\S+)?(?:\s+\d+:\S+)*\s*(?:#.*)?$")
 _SVMLIGHT_PAIR = re.compile(r"\s\d+:\S")
 #: A VW label part: numbers (a label, an importance, a base; ``1:0.5``, costs), the
@@ -73,7 +73,8 @@ def input_kind(path):
     if not lines:
         return "csv"
     first = lines[0].lstrip("\ufeff")
-    if first.startswith(">") or _FLAT_FILE.match(first):
+    # A GenBank or EMBL genome as the FASTA reader tells one (its first bytes).
+    if first.startswith(">") or _FLAT_FILE_START.match(head[:64]):
         return "fasta"
     if first.startswith("@") and len(lines) >= 3 and lines[2].startswith("+"):
         return "fastq"
