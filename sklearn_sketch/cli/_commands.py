@@ -854,55 +854,100 @@ class _open_output:
 def cmd_evaluate(args):
     model = load_model(args.model)
     estimator = model["estimator"]
-    stream = _model_stream(model, args)
-    if not hasattr(estimator, "classes_"):
-        return _write_metrics(args, estimator, *_evaluate_regression(stream, model, args))
-    tally = _ClassTally(estimator)
+    regression = not hasattr(estimator, "classes_")
+    tally = (_TargetTally if regression else _ClassTally)(estimator)
     n_empty = nnz = 0
-    for chunk in stream:
+    for chunk in _model_stream(model, args):
         n_empty += _empty_rows(chunk.X)
         nnz += chunk.X.nnz
-        tally.add(chunk.X, np.asarray(chunk.y))
+        tally.add(chunk.X, chunk.y)
     if not tally.n_rows:
         raise CommandError("the input holds no example")
     _warn_if_empty_rows(n_empty, tally.n_rows, model["vectorizer"],
                         "the model scored them by its intercept alone")
     if _records_read_whole(args):
         _note_if_records_are_genomes(model["vectorizer"], tally.n_rows, nnz, "score")
-    _warn_unlabeled(tally.n_unlabeled, tally.n_rows, regression=False)
-    codes = np.concatenate(tally.codes)
-    tally.warn_unknown(codes.size)
-    metrics = {"examples": int(codes.size), "accuracy": tally.n_right / codes.size,
-               "roc_auc": _roc_auc(len(estimator.classes_), codes, tally.auc_scores)}
-    _write_metrics(args, estimator, metrics, tally.seconds)
+    # A Vowpal Wabbit line without a label (NaN) is an example to predict, not to score,
+    # as a regression's CSV row whose label is not a number. (A CSV row without one is
+    # skipped at reading; other inputs always have one.)
+    if tally.n_unlabeled:
+        print(f"sklearn-sketch: warning: {tally.n_unlabeled:,} of {tally.n_rows:,} examples "
+              f"have no label{' that is a number' if regression else ''}: they are not "
+              "scored", file=sys.stderr)
+    if tally.n_unlabeled == tally.n_rows:
+        raise CommandError("the input holds no labeled example to score")
+    metrics = tally.metrics()
+    metrics.update(memory_bytes=int(estimator.memory_bytes_),
+                   predict_seconds=round(tally.seconds, 4))
+    if args.format == "json":
+        print(json.dumps(metrics))
+    else:
+        for name, value in metrics.items():
+            if value is None:
+                value = "n/a"
+            elif isinstance(value, float) and name != "predict_seconds":
+                value = f"{value:.4f}"
+            print(f"{name}\t{value}")
 
 
-class _ClassTally:
-    """What ``evaluate`` keeps of a classifier's examples, chunk by chunk: each row's
-    class code (-1: a label the model does not know), the rows it got right, and
-    what its ROC AUC needs (a binary model's scores, else the probabilities of the
-    scores, computed once). The labels themselves, as Python objects, took about
-    200 bytes a row with their scores: 790 MB for 2.7M flights of 3 classes."""
+class _Tally:
+    """What ``evaluate`` keeps of the examples of a stream, chunk by chunk."""
 
     def __init__(self, estimator):
-        self.estimator, self.classes = estimator, estimator.classes_
-        self.with_proba = hasattr(estimator, "predict_proba") and len(self.classes) > 2
-        self.codes, self.auc_scores, self.unknown = [], [], {}
-        self.n_rows = self.n_unlabeled = self.n_right = 0
+        self.estimator = estimator
+        self.n_rows = self.n_unlabeled = 0
         self.seconds = 0.0
 
-    def add(self, X, y):
-        """Score one chunk ``X`` of labels ``y``."""
+    def _scored(self, method, X, y):
+        """``(scores, y)`` of the labeled rows of a chunk (``method`` timed)."""
         start = time.perf_counter()
-        scores = self.estimator.decision_function(X)
+        scores = method(X)
         self.seconds += time.perf_counter() - start
         self.n_rows += y.size
-        # A Vowpal Wabbit line without a label (NaN) is an example to predict, not to
-        # score. (A CSV row without one is skipped at reading.)
         if y.dtype.kind == "f" and np.isnan(y).any():
             labeled = ~np.isnan(y)
             self.n_unlabeled += int(y.size - labeled.sum())
             y, scores = y[labeled], scores[labeled]
+        return scores, y
+
+
+class _TargetTally(_Tally):
+    """A regressor's targets and predictions (a CSV's targets are text, checked as
+    numbers by its reader), for R^2, RMSE and MAE."""
+
+    def __init__(self, estimator):
+        super().__init__(estimator)
+        self.targets, self.predictions = [], []
+
+    def add(self, X, y):
+        """Predict one chunk ``X`` of targets ``y``."""
+        predictions, y = self._scored(self.estimator.predict, X,
+                                      np.asarray(y, dtype=np.float64))
+        self.targets.append(y)
+        self.predictions.append(predictions)
+
+    def metrics(self):
+        return _regression_metrics(np.concatenate(self.targets),
+                                   np.concatenate(self.predictions))
+
+
+class _ClassTally(_Tally):
+    """A classifier's examples: each row's class code (-1: a label the model does
+    not know), the rows it got right, and what its ROC AUC needs (a binary model's
+    scores, else the probabilities of the scores, computed once). The labels
+    themselves, as Python objects, took about 200 bytes a row with their scores:
+    790 MB for 2.7M flights of 3 classes."""
+
+    def __init__(self, estimator):
+        super().__init__(estimator)
+        self.classes = estimator.classes_
+        self.with_proba = hasattr(estimator, "predict_proba") and len(self.classes) > 2
+        self.codes, self.auc_scores, self.unknown = [], [], {}
+        self.n_right = 0
+
+    def add(self, X, y):
+        """Score one chunk ``X`` of labels ``y``."""
+        scores, y = self._scored(self.estimator.decision_function, X, np.asarray(y))
         codes = _class_codes(y, self.classes)
         unknown = codes < 0
         if unknown.any():
@@ -917,17 +962,18 @@ class _ClassTally:
         elif self.with_proba:  # the probabilities of the scores just computed
             self.auc_scores.append(self.estimator._probabilities(scores))
 
-    def warn_unknown(self, n_scored):
-        if not self.unknown:
-            return
-        labels = sorted(self.unknown)
-        classes = self.classes
-        print(f"sklearn-sketch: warning: {sum(self.unknown.values()):,} of {n_scored:,} "
-              f"examples have labels the model does not know ({', '.join(labels[:5])}"
-              f"{', ...' if len(labels) > 5 else ''}); its classes are "
-              f"{', '.join(map(_format_label, classes[:10]))}"
-              f"{f' and {len(classes) - 10} more' if len(classes) > 10 else ''}: they "
-              "count as errors", file=sys.stderr)
+    def metrics(self):
+        codes = np.concatenate(self.codes)
+        if self.unknown:
+            labels, classes = sorted(self.unknown), self.classes
+            print(f"sklearn-sketch: warning: {sum(self.unknown.values()):,} of {codes.size:,} "
+                  f"examples have labels the model does not know ({', '.join(labels[:5])}"
+                  f"{', ...' if len(labels) > 5 else ''}); its classes are "
+                  f"{', '.join(map(_format_label, classes[:10]))}"
+                  f"{f' and {len(classes) - 10} more' if len(classes) > 10 else ''}: they "
+                  "count as errors", file=sys.stderr)
+        return {"examples": int(codes.size), "accuracy": self.n_right / codes.size,
+                "roc_auc": _roc_auc(len(self.classes), codes, self.auc_scores)}
 
 
 def _class_codes(y, classes):
@@ -948,54 +994,6 @@ def _class_codes(y, classes):
     ranks = np.minimum(np.searchsorted(classes[order], y), len(classes) - 1)
     codes = order[ranks].astype(np.int32)
     return np.where(classes[codes] == y, codes, np.int32(-1))
-
-
-def _warn_unlabeled(n_unlabeled, n_rows, regression):
-    if n_unlabeled:
-        print(f"sklearn-sketch: warning: {n_unlabeled:,} of {n_rows:,} examples "
-              f"have no label{' that is a number' if regression else ''}: they are not "
-              "scored", file=sys.stderr)
-    if n_unlabeled == n_rows:
-        raise CommandError("the input holds no labeled example to score")
-
-
-def _evaluate_regression(stream, model, args):
-    """``(metrics, seconds)`` of a regressor over the stream."""
-    estimator = model["estimator"]
-    y_true, predictions, seconds, n_empty, nnz = [], [], 0.0, 0, 0
-    for chunk in stream:
-        n_empty += _empty_rows(chunk.X)
-        nnz += chunk.X.nnz
-        start = time.perf_counter()
-        predictions.append(estimator.predict(chunk.X))
-        seconds += time.perf_counter() - start
-        # A regression's CSV targets are text, checked as numbers by its reader.
-        y_true.append(np.asarray(chunk.y, dtype=np.float64))
-    if not y_true:
-        raise CommandError("the input holds no example")
-    y_true, predictions = np.concatenate(y_true), np.concatenate(predictions)
-    _warn_if_empty_rows(n_empty, y_true.size, model["vectorizer"],
-                        "the model scored them by its intercept alone")
-    if _records_read_whole(args):
-        _note_if_records_are_genomes(model["vectorizer"], y_true.size, nnz, "score")
-    # A VW line without a label, or a CSV row whose label is not a number: to predict.
-    labeled = ~np.isnan(y_true)
-    _warn_unlabeled(int(y_true.size - labeled.sum()), y_true.size, regression=True)
-    return _regression_metrics(y_true[labeled], predictions[labeled]), seconds
-
-
-def _write_metrics(args, estimator, metrics, seconds):
-    metrics.update(memory_bytes=int(estimator.memory_bytes_),
-                   predict_seconds=round(seconds, 4))
-    if args.format == "json":
-        print(json.dumps(metrics))
-    else:
-        for name, value in metrics.items():
-            if value is None:
-                value = "n/a"
-            elif isinstance(value, float) and name != "predict_seconds":
-                value = f"{value:.4f}"
-            print(f"{name}\t{value}")
 
 
 def _regression_metrics(y_true, predicted):
