@@ -233,9 +233,9 @@ def test_epochs_auto_trains_a_small_input_as_fit_does_and_a_large_one_once(
     # of --epochs 3, 4 and 5.
     monkeypatch.setattr(_commands, "AUTO_WORK", 0)
     auto, err = fitted()
-    last = [fitted("--epochs", str(n), "--quiet")[0].set_params(max_iter=5) for n in (3, 4, 5)]
+    last = [fitted("--epochs", str(n))[0].set_params(max_iter=5) for n in (3, 4, 5)]
     five = last[-1]
-    once, _ = fitted("--epochs", "1", "--quiet")
+    once, _ = fitted("--epochs", "1")
     X, y = load_svmlight_file(str(svmlight), n_features=1011)
     assert auto.max_iter == auto.get_params()["max_iter"] == 5 and auto.t_ == five.t_
     np.testing.assert_allclose(auto.decision_function(X),
@@ -489,7 +489,7 @@ def test_real_valued_labels_train_a_regressor(tmp_path, capsys, kind):
                  for t, row in zip(y, x)]
     path.write_text("\n".join(lines) + "\n")
     model = tmp_path / "m.skm"
-    assert main(["fit", f"--{kind}", str(path), "--quiet", "--output", str(model)]) == 0
+    assert main(["fit", f"--{kind}", str(path), "--output", str(model)]) == 0
     assert "real numbers, from" in capsys.readouterr().err
     assert type(load(model)).__name__ == "MissionRegressor"
     # A classification of real numbers is refused, naming the way out.
@@ -501,7 +501,7 @@ def test_real_valued_labels_train_a_regressor(tmp_path, capsys, kind):
     # Integer-valued labels are classes as before.
     path.write_text("\n".join(f"{int(t > 0)} " + line.split(" ", 1)[1]
                               for t, line in zip(y, lines)) + "\n")
-    assert main(["fit", f"--{kind}", str(path), "--quiet", "--output", str(model)]) == 0
+    assert main(["fit", f"--{kind}", str(path), "--output", str(model)]) == 0
     assert type(load(model)).__name__ == "MissionClassifier"
 
 

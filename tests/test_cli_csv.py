@@ -93,7 +93,7 @@ def test_number_labels_of_a_csv_are_checked_as_numbers(tmp_path, capsys):
     frame["delay"] = np.round(rng.normal(size=400) * 10, 2)
     path, out = tmp_path / "delays.csv", tmp_path / "m.skm"
     frame.to_csv(path, index=False)
-    fit = ["fit", "--csv", str(path), "--label", "delay", "--quiet", "--output", str(out)]
+    fit = ["fit", "--csv", str(path), "--label", "delay", "--output", str(out)]
     assert main(fit + ["--task", "classification"]) == 2
     err = capsys.readouterr().err
     assert "the labels are real numbers" in err and "--task regression" in err
@@ -137,7 +137,7 @@ def test_a_few_words_among_numbers_are_skipped_in_a_regression(tmp_path, capsys)
     frame.loc[70, "price"] = "12.5AAPL"
     path, out = tmp_path / "prices.csv", tmp_path / "m.skm"
     frame.to_csv(path, index=False)
-    fit = ["fit", "--csv", str(path), "--label", "price", "--quiet", "--output", str(out)]
+    fit = ["fit", "--csv", str(path), "--label", "price", "--output", str(out)]
     assert main(fit) == 0
     err = capsys.readouterr().err
     assert "3 of 400 rows, whose label is not a number ('12.5AAPL', '?'), are skipped" in err
@@ -521,24 +521,21 @@ def test_the_row_numbers_of_an_export_are_not_read(tmp_path, capsys):
     frame.sample(frac=1.0, random_state=0).to_csv(tmp_path / "train.csv")
     assert pd.read_csv(tmp_path / "train.csv").columns[0] == "Unnamed: 0"
     model = str(tmp_path / "m.skm")
-    assert main(["fit", "--csv", str(tmp_path / "train.csv"), "--label", "y", "--quiet",
-                 "--epochs", "1", "--output", model]) == 0
+    assert main(["fit", "--csv", str(tmp_path / "train.csv"), "--label", "y", "--epochs", "1", "--output", model]) == 0
     err = capsys.readouterr().err
     assert ("note: column 1 has no name and holds whole numbers, each once: the row "
             "numbers of an export") in err
     assert read_model(model)[1]["input"]["csv"]["columns"] == ["carrier", "x"]
     # Named, or asked for, it is read; a column without a name whose numbers repeat
     # is not a row number.
-    assert main(["fit", "--csv", str(tmp_path / "train.csv"), "--label", "y", "--quiet",
-                 "--epochs", "1", "--columns", "Unnamed: 0,x", "--output", model]) == 0
+    assert main(["fit", "--csv", str(tmp_path / "train.csv"), "--label", "y", "--epochs", "1", "--columns", "Unnamed: 0,x", "--output", model]) == 0
     assert read_model(model)[1]["input"]["csv"]["columns"] == ["Unnamed: 0", "x"]
     frame.rename(columns={"carrier": ""}).assign(**{"": 7}).to_csv(
         tmp_path / "twice.csv", index=False)
     frame.to_csv(tmp_path / "named.csv", index_label="id")
     for name, kept in (("twice.csv", ["Unnamed: 0", "x"]), ("named.csv", ["id", "carrier", "x"])):
         capsys.readouterr()
-        assert main(["fit", "--csv", str(tmp_path / name), "--label", "y", "--quiet",
-                     "--epochs", "1", "--output", model]) == 0
+        assert main(["fit", "--csv", str(tmp_path / name), "--label", "y", "--epochs", "1", "--output", model]) == 0
         assert "row numbers" not in capsys.readouterr().err
         assert read_model(model)[1]["input"]["csv"]["columns"] == kept
 
@@ -1349,7 +1346,7 @@ def test_a_csv_in_time_order_is_shuffled(tmp_path, capsys):
     for name, options in (("default", []), ("file order", ["--shuffle-buffer", "0"]),
                           ("whole buffer", ["--shuffle-buffer", "6000"])):
         assert main(["fit", "--csv", str(tmp_path / "train.csv"), "--label", "y", "--epochs",
-                     "1", "--quiet", "--output", str(model), *options]) == 0
+                     "1", "--output", str(model), *options]) == 0
         err = capsys.readouterr().err
         noted = re.search(r"neighbouring rows of the training input have alike labels \(a "
                           r"correlation of 0\.\d\d between a label and the next", err)
@@ -1360,7 +1357,7 @@ def test_a_csv_in_time_order_is_shuffled(tmp_path, capsys):
     # The same rows shuffled: neighbours no more alike than chance, nothing noted.
     frame.sample(frac=1, random_state=0).to_csv(tmp_path / "train.csv", index=False)
     assert main(["fit", "--csv", str(tmp_path / "train.csv"), "--label", "y", "--epochs",
-                 "1", "--quiet", "--output", str(model)]) == 0
+                 "1", "--output", str(model)]) == 0
     assert "alike labels" not in capsys.readouterr().err
 
 

@@ -628,7 +628,7 @@ def test_a_file_that_looked_like_a_table_is_trained_again_on_keys(tmp_path, caps
     lines[10_200] += " 5000:1"
     path.write_text("\n".join(lines) + "\n")
     model = str(tmp_path / "m.skm")
-    assert main(["fit", "--svmlight", str(path), "--quiet", "--output", model]) == 0
+    assert main(["fit", "--svmlight", str(path), "--output", model]) == 0
     err = capsys.readouterr().err
     assert "line 10201: feature index in '5000:1' is not below n_features=1000" in err
     assert "training again on the whole key space" in err
@@ -687,6 +687,36 @@ def test_a_file_sorted_by_label_is_shuffled_and_says_so(tmp_path, capsys):
     assert abs(results["unsorted"][0] - results["default"][0]) < 0.02, results
 
 
+def test_quiet_keeps_the_notes_back_in_every_command_but_not_the_warnings(tmp_path, capsys):
+    paths = _sorted_task(tmp_path)
+    model = str(tmp_path / "m.skm")
+    # A class the model never saw: evaluate's warning, and a note-free predict.
+    unknown = tmp_path / "unknown.svm"
+    X, y = load_svmlight_file(paths["test"], n_features=400)
+    dump_svmlight_file(X[:50], np.full(50, 9), str(unknown))
+    fit = ["fit", paths["sorted"], "--estimator", "hashing", "-o", model, "--epochs", "1"]
+    told = {}
+    for quiet in ([], ["--quiet"], ["-q"]):
+        assert main(fit + quiet) == 0
+        fit_err = capsys.readouterr().err
+        assert main(["evaluate", "-m", model, str(unknown), *quiet]) == 0
+        evaluate_err = capsys.readouterr().err
+        assert main(["predict", "-m", model, paths["test"], "-o", str(tmp_path / "p.txt"),
+                     *quiet]) == 0
+        predict_err = capsys.readouterr().err
+        told[" ".join(quiet)] = (fit_err, evaluate_err, predict_err)
+    fit_err, evaluate_err, _ = told[""]
+    assert "note: the labels of the training input come in runs" in fit_err
+    assert "read as --svmlight reads it" in fit_err and "epoch 1/1" in fit_err
+    for quiet in ("--quiet", "-q"):
+        fit_err, quiet_evaluate_err, predict_err = told[quiet]
+        assert fit_err == "" and predict_err == "", quiet
+        # The warning stays: 50 labels the model does not know count as errors.
+        warning, = quiet_evaluate_err.splitlines()
+        assert warning.startswith("sklearn-sketch: warning: 50 of 50 examples have labels "
+                                  "the model does not know") and warning in evaluate_err
+
+
 def test_a_sorted_file_larger_than_the_whole_shuffle_is_mixed_and_warned(tmp_path, capsys,
                                                                          monkeypatch):
     from sklearn_sketch.cli import _inputs
@@ -705,13 +735,13 @@ def test_a_sorted_file_larger_than_the_whole_shuffle_is_mixed_and_warned(tmp_pat
     for limit, value, path in (("FULL_SHUFFLE_ROWS", 2999, paths["sorted"]),
                                ("FULL_SHUFFLE_BYTES", 4 * os.path.getsize(packed) - 1, packed)):
         monkeypatch.setattr(_inputs, limit, value)
-        assert main(["fit", "--svmlight", str(path), "--quiet", "--output", model]) == 0
+        assert main(["fit", "--svmlight", str(path), "--output", model]) == 0
         err = capsys.readouterr().err
         assert "come in runs" in err and "mixes them 100,000 rows at a time" in err, limit
         assert "shuf" in err and "shuffles all" not in err
         monkeypatch.undo()
     # Within both limits, the compressed file is shuffled whole.
-    assert main(["fit", "--svmlight", str(packed), "--quiet", "--output", model]) == 0
+    assert main(["fit", "--svmlight", str(packed), "--output", model]) == 0
     assert "fit shuffles all 3,000 rows in memory" in capsys.readouterr().err
 
 
@@ -737,7 +767,7 @@ def test_records_that_teach_nothing_without_read_length_name_read_length_first(t
     # to cut reads from the records, not "more reads" (an option that needs it).
     files = labelled_genomes(tmp_path, 4, ("one", "two"), n_records=150, length=300)
     model = str(tmp_path / "m.skm")
-    assert main(["fit", "--fasta", *files, "--quiet", "--output", model]) == 0
+    assert main(["fit", "--fasta", *files, "--output", model]) == 0
     err = capsys.readouterr().err
     assert "warning: the model learned next to nothing: on the first pass it erred" in err
     # A small input: five passes, the last over records the model has learned by heart.
@@ -753,7 +783,7 @@ def test_whole_genomes_as_examples_are_noted_with_the_options_that_cut_reads(tmp
                                                                             capsys):
     files = labelled_genomes(tmp_path, 5, ("one", "two"), n_records=1, length=130_000)
     model = str(tmp_path / "m.skm")
-    assert main(["fit", "--fasta", *files, "--quiet", "--output", model]) == 0
+    assert main(["fit", "--fasta", *files, "--output", model]) == 0
     err = capsys.readouterr().err
     assert "note: without --read-length each record is one example: 2 here, with " in err
     assert "12-mers each on average (whole genomes?)" in err
@@ -765,7 +795,7 @@ def test_whole_genomes_as_examples_are_noted_with_the_options_that_cut_reads(tmp
     assert "(whole genomes?). To predict reads of them" in capsys.readouterr().err
     # Reads cut from the same genomes: no note.
     reads = ["--read-length", "200", "--n-reads", "500"]
-    assert main(["fit", "--fasta", *files, *reads, "--quiet", "--output", model]) == 0
+    assert main(["fit", "--fasta", *files, *reads, "--output", model]) == 0
     assert main(["evaluate", "--model", model, "--fasta", *files, *reads]) == 0
     assert "whole genomes?" not in capsys.readouterr().err
 
@@ -778,8 +808,7 @@ def test_the_embedded_sample_is_reads_so_its_advice_is_more_reads(tmp_path, caps
 
     monkeypatch.setattr(base, "learned_next_to_nothing", lambda *args: True)
     model = str(tmp_path / "m.skm")
-    assert main(["fit", "--sample", "--n-reads", "200", "--k", "8", "--quiet",
-                 "--output", model]) == 0
+    assert main(["fit", "--sample", "--n-reads", "200", "--k", "8", "--output", model]) == 0
     err = capsys.readouterr().err
     assert "warning: the model learned next to nothing" in err
     assert "more reads (--n-reads or --coverage" in err

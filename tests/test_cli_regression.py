@@ -51,7 +51,7 @@ def test_a_quantity_trains_a_regressor_and_evaluate_reports_its_errors(
     train, test, y_test = svmlight_files
     model = tmp_path / "m.skm"
     err = run(capsys, ["fit", "--svmlight", str(train), "--estimator", estimator,
-                       "--epochs", "3", "--quiet", "--output", str(model)]).err
+                       "--epochs", "3", "--output", str(model)]).err
     assert "whole numbers" in err and "a quantity, so fit trains a regressor" in err
     assert "learned next to nothing" not in err
     fitted = load(model)
@@ -138,7 +138,7 @@ def test_csv_rows_without_a_target_are_skipped_and_counted(tmp_path, capsys):
     frame[:2000].to_csv(train, index=False)
     frame[2000:].to_csv(test, index=False)
     err = run(capsys, ["fit", "--csv", str(train), "--label", "air_time", "--epochs", "3",
-                       "--quiet", "--output", str(model)]).err
+                       "--output", str(model)]).err
     assert f"{int(missing[:2000].sum()):,} rows without a target in column 'air_time'" in err
     metrics = json.loads(run(capsys, ["evaluate", "--model", str(model), "--csv", str(test),
                                       "--format", "json"]).out)
@@ -164,7 +164,7 @@ def test_csv_rows_without_a_target_are_skipped_and_counted(tmp_path, capsys):
     frame[:2000].to_csv(train, index=False)
     frame[2000:].to_csv(test, index=False)
     err = run(capsys, ["fit", "--csv", str(train), "--label", "dest_code", "--columns",
-                       "air_time", "--quiet", "--output", str(model)]).err
+                       "air_time", "--output", str(model)]).err
     assert f"{int(missing[:2000].sum()):,} rows without a label in column 'dest_code'" in err
     estimator = load(str(model))
     assert estimator.t_ - 1 == 5 * int((~missing[:2000]).sum())  # five passes: small

@@ -21,6 +21,7 @@ from ._inputs import (
     shuffle_rows,
 )
 from ._model_file import load_model, save_model
+from ._report import note
 
 #: ``--estimator``: module, class, and whether it keeps feature names (has a
 #: heap), known before the module (and scikit-learn) is imported.
@@ -304,10 +305,10 @@ def _note_if_records_are_genomes(vectorizer, n_rows, nnz, doing):
     be for)."""
     if not n_rows or nnz / n_rows < GENOME_KMERS:
         return
-    print(f"sklearn-sketch: note: without --read-length each record is one example: "
-          f"{n_rows:,} here, with {nnz / n_rows:,.0f} distinct {vectorizer.k}-mers each on "
-          f"average (whole genomes?). To {doing} reads of them, cut reads: "
-          f"--read-length 200 --n-reads 20000, say", file=sys.stderr)
+    note(f"without --read-length each record is one example: "
+         f"{n_rows:,} here, with {nnz / n_rows:,.0f} distinct {vectorizer.k}-mers each on "
+         f"average (whole genomes?). To {doing} reads of them, cut reads: "
+         f"--read-length 200 --n-reads 20000, say")
 
 
 def _warn_if_near_chance(estimator, counted, vectorizer=None, whole_records=False):
@@ -427,13 +428,13 @@ def _train(args, params, vectorizer, zero_based, n_features, csv, interactions):
         if args.epochs != "auto":
             estimator.set_params(max_iter=args.epochs)
         if stream.task_note:
-            print(f"sklearn-sketch: note: {stream.task_note}", file=sys.stderr)
+            note(stream.task_note)
         try:
             estimator.set_params(**params)
         except ValueError as exc:
             raise CommandError(f"bad --param for {args.estimator}: {exc}") from exc
         if classes is not None:
-            _cap_many_class_model(estimator, classes, params, args.quiet)
+            _cap_many_class_model(estimator, classes, params)
             _warn_if_labels_differ_in_case(classes)
         counted = _Counted(early, targets=classes is None, estimator=estimator)
         from ..io._training import train_stream
@@ -445,13 +446,12 @@ def _train(args, params, vectorizer, zero_based, n_features, csv, interactions):
         if args.epochs == "auto":
             passes, why = _auto_passes(estimator, counted, classes, args.random_state)
             more = passes - 1
-            if more and not args.quiet:
-                print(f"sklearn-sketch: note: a small input ({counted.nnz:,} non-zero "
-                      f"values): {more} more passes, {more + 1} in all, {why}; the "
-                      f"model is the average of the models after the last "
-                      f"{min(AVERAGED_PASSES, more + 1)} (--epochs N for another number, "
-                      "the last model kept)", file=sys.stderr)
             if more:
+                note(f"a small input ({counted.nnz:,} non-zero "
+                     f"values): {more} more passes, {more + 1} in all, {why}; the "
+                     f"model is the average of the models after the last "
+                     f"{min(AVERAGED_PASSES, more + 1)} (--epochs N for another number, "
+                     "the last model kept)")
                 estimator = _train_averaging_the_last(estimator, counted, classes, more,
                                                       verbose)
             estimator.set_params(max_iter=more + 1)
@@ -509,7 +509,7 @@ def _train_averaging_the_last(estimator, counted, classes, more, verbose):
     return mean
 
 
-def _cap_many_class_model(estimator, classes, params, quiet):
+def _cap_many_class_model(estimator, classes, params):
     """Narrow each class's sketch of a default model of many classes so that the
     model's tables take about ``DEFAULT_MODEL_BYTES`` in all (each sketch at least
     ``MIN_CAPPED_WIDTH`` wide), with a note, where its default shape would take more;
@@ -532,13 +532,11 @@ def _cap_many_class_model(estimator, classes, params, quiet):
     if narrow >= width:
         return
     estimator.set_params(sketch_width=narrow)
-    if not quiet:
-        print(f"sklearn-sketch: note: {len(classes):,} classes: the default model, "
-              f"{each / 2**20:,.1f} MiB a class, would take {total / 2**20:,.0f} MiB; fit "
-              f"narrows each class's sketch to {narrow:,} cells, "
-              f"{estimator._planned_bytes(n_models)[0] / 2**20:,.0f} MiB in all "
-              "(--param sketch_width=... or memory_budget=... for another size)",
-              file=sys.stderr)
+    note(f"{len(classes):,} classes: the default model, "
+         f"{each / 2**20:,.1f} MiB a class, would take {total / 2**20:,.0f} MiB; fit "
+         f"narrows each class's sketch to {narrow:,} cells, "
+         f"{estimator._planned_bytes(n_models)[0] / 2**20:,.0f} MiB in all "
+         "(--param sketch_width=... or memory_budget=... for another size)")
 
 
 def _auto_passes(estimator, counted, classes, random_state):
@@ -663,10 +661,9 @@ def cmd_fit(args):
         if n_features is None or "is not below n_features" not in exc.reason:
             raise
         # The first rows looked like a table; a later index says the columns are keys.
-        print(f"sklearn-sketch: note: {exc}; the first {TABLE_ROWS:,} rows of the training files "
-              f"held only indices below {n_features:,}, read as a table of as many "
-              "columns: training again on the whole key space, the values as given",
-              file=sys.stderr)
+        note(f"{exc}; the first {TABLE_ROWS:,} rows of the training files "
+             f"held only indices below {n_features:,}, read as a table of as many "
+             "columns: training again on the whole key space, the values as given")
         estimator, counted, classes = _train(args, params, vectorizer, zero_based, None,
                                              csv, interactions)
     if counted.weighted_rows == 0:

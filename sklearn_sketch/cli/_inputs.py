@@ -17,6 +17,7 @@ import numpy as np
 
 from ._csv import is_label_and_text, read_csv
 from ._errors import CommandError
+from ._report import note
 
 #: Amino-acid letters that no nucleotide code (IUPAC) uses: reads in which they are at
 #: least PROTEIN_SHARE of the letters are protein sequences (about a third of a
@@ -348,10 +349,9 @@ def csv_options(args, model_csv=None):
                            "a name, each once: the row numbers of an export (R's write.csv, "
                            f"pandas' to_csv), not read (--columns {numbered[0]!r} reads it)")
     if numbered:
-        print(f"sklearn-sketch: note: column {names.index(numbered[0]) + 1} has no name and "
-              "holds whole numbers, each once: the row numbers of an export (R's write.csv, "
-              f"pandas' to_csv), not read (--columns with {numbered[0]!r} reads it)",
-              file=sys.stderr)
+        note(f"column {names.index(numbered[0]) + 1} has no name and "
+             "holds whole numbers, each once: the row numbers of an export (R's write.csv, "
+             f"pandas' to_csv), not read (--columns with {numbered[0]!r} reads it)")
         columns = [c for c in columns if c not in numbered]
         first = first[columns]
     text = text_columns(first, columns)
@@ -382,11 +382,11 @@ def csv_options(args, model_csv=None):
         bins = {c: edges for c, edges in bins.items() if c not in numbers_only}
         if numbers_only:
             shown = ", ".join(numbers_only[:5]) + (", ..." if len(numbers_only) > 5 else "")
-            print("sklearn-sketch: note: neighbouring labels are alike, as in a series in "
-                  "time order, whose new rows lie past the range of the old: the numeric "
-                  f"columns ({shown}) are read as numbers only, not by interval or exact "
-                  "value, so that the model follows a trend past its training rows "
-                  "(--bins 16 reads them by interval too)", file=sys.stderr)
+            note("neighbouring labels are alike, as in a series in "
+                 "time order, whose new rows lie past the range of the old: the numeric "
+                 f"columns ({shown}) are read as numbers only, not by interval or exact "
+                 "value, so that the model follows a trend past its training rows "
+                 "(--bins 16 reads them by interval too)")
     return {"label": args.label, "columns": columns,
             "crosses": [list(c) for c in crosser.crosses_],
             "bins": bins, "scales": scales, "means": numeric_means(first, scales),
@@ -691,9 +691,8 @@ class InputStream:
                 # number: a model learns from the others, as Vowpal Wabbit trains on its
                 # labelled lines only.
                 what = "target" if self.task == "regression" else "label"
-                print(f"sklearn-sketch: note: {sum(unlabelled.values()):,} rows without a "
-                      f"{what} in column {self.csv['label']!r} are skipped",
-                      file=sys.stderr)
+                note(f"{sum(unlabelled.values()):,} rows without a "
+                     f"{what} in column {self.csv['label']!r} are skipped")
             self._mix_if_sorted(combined(orders))
             return classes
         if self.kind == "reads":
@@ -739,8 +738,8 @@ class InputStream:
         text_bytes = _text_bytes(self.args.svmlight or self.args.vw or self.args.csv)
         if order.n_rows <= FULL_SHUFFLE_ROWS and text_bytes <= FULL_SHUFFLE_BYTES:
             self.shuffle_buffer = max(self.shuffle_buffer, order.n_rows)
-            print(f"sklearn-sketch: note: {alike}, so fit shuffles all {order.n_rows:,} rows "
-                  "in memory (--shuffle-buffer 0 trains in file order)", file=sys.stderr)
+            note(f"{alike}, so fit shuffles all {order.n_rows:,} rows "
+                 "in memory (--shuffle-buffer 0 trains in file order)")
             return
         self.shuffle_buffer = max(self.shuffle_buffer, DEFAULT_SHUFFLE_BUFFER)
         whole = (f"{order.n_rows:,} rows and about {text_bytes / 2**20:,.0f} MiB of text are "
@@ -748,8 +747,8 @@ class InputStream:
                  f"{FULL_SHUFFLE_BYTES / 2**30:g} GiB), so it mixes them "
                  f"{self.shuffle_buffer:,} rows at a time")
         if not order.sorted_by_label:
-            print(f"sklearn-sketch: note: {alike}; {whole} (--shuffle-buffer 0 trains in "
-                  "file order)", file=sys.stderr)
+            note(f"{alike}; {whole} (--shuffle-buffer 0 trains in "
+                 "file order)")
             return
         print(f"sklearn-sketch: warning: {alike}; {whole}, and longer runs stay together: "
               "shuffle the file first (for example with shuf), or give a --shuffle-buffer as "
@@ -773,10 +772,10 @@ class InputStream:
         classes = self._check_classes(labels[~words])  # a regression
         self.stray_labels = labels[words].tolist()
         rows = int(counts[words].sum())
-        print(f"sklearn-sketch: note: {rows:,} of {int(counts.sum()):,} rows, whose label is "
-              f"not a number ({', '.join(map(repr, self.stray_labels))}), "
-              f"{'is' if rows == 1 else 'are'} skipped: the others are numbers, a "
-              "regression's targets", file=sys.stderr)
+        note(f"{rows:,} of {int(counts.sum()):,} rows, whose label is "
+             f"not a number ({', '.join(map(repr, self.stray_labels))}), "
+             f"{'is' if rows == 1 else 'are'} skipped: the others are numbers, a "
+             "regression's targets")
         return classes
 
     def _refuse_identifier(self, counts):

@@ -9,6 +9,7 @@ from ._compare import add_compare_arguments
 from ._explain import add_explain_arguments
 from ._pmi import add_pmi_arguments
 from ._inputs import add_input_arguments, epochs_option, positive_int
+from ._report import add_quiet_argument, set_quiet
 
 DESCRIPTION = """Feature selection and linear learning in sketched feature spaces.
 Train on CSV tables, svmlight, Vowpal Wabbit, FASTA or FASTQ files (named
@@ -75,7 +76,7 @@ def build_parser():
                           "values, as fit in Python trains, or where passes are cheap "
                           "(a small table) the number of 1 to 50 that 3-fold "
                           "cross-validation finds clearly better")
-    fit.add_argument("--quiet", action="store_true", help="no progress and no summary")
+    add_quiet_argument(fit, help="no progress, no summary and no notes (warnings still show)")
     fit.add_argument("-o", "--output", required=True,
                      help="model file to write (NumPy arrays and a JSON header, say model.skm: loading it runs no code)")
 
@@ -96,11 +97,13 @@ def build_parser():
                          help="a classifier's probability of each class too: a header line "
                               "'label' and the classes, then a line per example, "
                               "tab-separated (models of loss='log_loss', the default)")
+    add_quiet_argument(predict, help="no notes (warnings still show)")
 
     evaluate = _command(commands, "evaluate", "accuracy, ROC AUC, memory, time")
     evaluate.add_argument("-m", "--model", required=True, help="model file written by fit (any other file, a pickle say, is refused)")
     add_input_arguments(evaluate, training=False)
     evaluate.add_argument("--format", choices=["text", "json"], default="text")
+    add_quiet_argument(evaluate, help="no notes (warnings still show)")
 
     explain = _command(commands, "explain", "name the attribute combinations that make rows "
                                             "of a CSV file outliers, in bounded memory")
@@ -132,6 +135,7 @@ def main(argv=None):
     """
     try:
         args = build_parser().parse_args(argv)
+        set_quiet(getattr(args, "quiet", False))
         if hasattr(args, "input_files"):
             from ._inputs import resolve_input
             resolve_input(args)

@@ -1,10 +1,9 @@
 """The ``pmi`` command: the word pairs of text files that go together more than chance."""
 import json
-import sys
 import time
 
 from ._errors import CommandError
-from ._report import Progress, add_report_arguments, read_lines, write_report
+from ._report import Progress, add_report_arguments, note, read_lines, write_report
 
 
 def add_pmi_arguments(parser, positive_int):
@@ -54,6 +53,6 @@ def cmd_pmi(args):
                           *(f"{m:.3f}\t{c:.0f}\t{w:.4f}\t{p}" for p, m, c, w in rows)]) + "\n"
     write_report(text, args.output)
     if not rows and args.min_count > 0:
-        print(f"sklearn-sketch: note: no pair was estimated at least --min-count="
-              f"{args.min_count} times ({model.n_pairs_:,} pairs of {model.n_words_:,} words); "
-              "more text, or a lower --min-count, lists some", file=sys.stderr)
+        note(f"no pair was estimated at least --min-count="
+             f"{args.min_count} times ({model.n_pairs_:,} pairs of {model.n_words_:,} words); "
+             "more text, or a lower --min-count, lists some")

@@ -1,6 +1,34 @@
-"""What the streaming analytics commands (explain, compare, pmi) share: options, input, output."""
+"""What the commands share: notes, options, progress, input and output of the streaming
+analytics commands (explain, compare, pmi)."""
 import io
 import sys
+
+#: Whether notes are kept back: ``--quiet``, set by ``main`` for each command it runs.
+_quiet = False
+
+
+def set_quiet(quiet):
+    """Keep notes back (``--quiet``) or print them, for the command about to run."""
+    global _quiet
+    _quiet = bool(quiet)
+
+
+def note(text):
+    """Print ``sklearn-sketch: note: TEXT`` on stderr, unless ``--quiet``.
+
+    A note says what the command chose for the user (a shuffle, a number of
+    passes, a reading of a column); a warning, printed whatever ``--quiet``
+    says, that the result may be wrong.
+
+    Examples
+    --------
+    >>> from sklearn_sketch.cli._report import note, set_quiet
+    >>> set_quiet(True)
+    >>> note("not printed")
+    >>> set_quiet(False)
+    """
+    if not _quiet:
+        print(f"sklearn-sketch: note: {text}", file=sys.stderr)
 
 
 def add_report_arguments(parser, positive_int, *, budget, top, listed):
@@ -11,7 +39,12 @@ def add_report_arguments(parser, positive_int, *, budget, top, listed):
     parser.add_argument("--random-state", type=int, default=0)
     parser.add_argument("--format", choices=["text", "json"], default="text")
     parser.add_argument("--output", help="file to write (default stdout)")
-    parser.add_argument("--quiet", action="store_true", help="no progress")
+    add_quiet_argument(parser)
+
+
+def add_quiet_argument(parser, help="no progress and no notes (warnings still show)"):
+    """``-q``/``--quiet``, the same in every command."""
+    parser.add_argument("-q", "--quiet", action="store_true", help=help)
 
 
 class Progress:
