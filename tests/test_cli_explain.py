@@ -41,6 +41,42 @@ def test_explain_names_the_planted_combination(flights, tmp_path, capsys):
     assert text[1].split("\t")[-1] == "feature" and text[2].endswith("carrier=B^dest=Z")
 
 
+def test_a_column_of_fractions_is_explained_by_its_intervals(tmp_path, capsys):
+    # Delayed exactly when the temperature is above 30 (a tenth of the hours, each
+    # value a category of one or two rows); the hour, whole numbers, stays a category.
+    rng = np.random.default_rng(1)
+    n = 8_000
+    frame = pd.DataFrame({"temp": np.round(rng.uniform(0, 33.3, n), 2),
+                          "hour": rng.integers(0, 24, n),
+                          "carrier": rng.choice(list("ABCD"), n)})
+    frame["delay"] = np.where(frame.temp > 30, 60.0, rng.uniform(0, 20, n))
+    path = tmp_path / "hours.csv"
+    frame.to_csv(path, index=False)
+    argv = ["explain", str(path), "--outlier", "delay > 30", "--format", "json",
+            "--chunk-rows", "2000"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert "note: temp: numbers with fractions, read as 10 intervals" in captured.err
+    edges = np.array(report["binned_columns"].pop("temp"))
+    assert report["binned_columns"] == {} and edges.size == 9
+    # The deciles of the column, to the KLL sketch's rank error and four digits.
+    ranks = (frame.temp.to_numpy()[:, None] < edges).mean(axis=0)
+    np.testing.assert_allclose(ranks, np.arange(1, 10) / 10, atol=0.01)
+    top = report["explanations"][0]
+    assert top["feature"] == f"temp=[{edges[-1]:g}, inf)", report["explanations"][:3]
+    assert top["support"] == (frame.temp >= edges[-1]).sum() and top["rows"] == n
+    assert not any(e["feature"].startswith("hour=[") or "hour=(" in e["feature"]
+                   for e in report["explanations"])
+    # --bins 0: every temperature its own category, none an interval.
+    assert main(argv + ["--bins", "0", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert captured.err == "" and report["binned_columns"] == {}
+    assert not any("temp=[" in e["feature"] or "temp=(" in e["feature"]
+                   for e in report["explanations"])
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--outlier", "dep_delay > 30", "--columns", "carrier,gate"], "unknown column(s) ['gate']"),
     (["--outlier", "speed > 30"], "metric 'speed' is not a column"),
@@ -48,6 +84,7 @@ def test_explain_names_the_planted_combination(flights, tmp_path, capsys):
     (["--outlier", "dep_delay > 500"], "makes none of the first"),
     (["--outlier", "dep_delay > 30", "--max-order", "4"], "invalid choice: 4"),
     (["--outlier", "dep_delay >> 30"], "is not METRIC OP VALUE"),
+    (["--outlier", "dep_delay > 30", "--bins", "1"], "--bins must be 0"),
 ])
 def test_bad_input_is_one_line_status_2_and_nothing_written(flights, tmp_path, capsys, argv,
                                                            message):
