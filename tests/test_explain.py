@@ -35,6 +35,32 @@ def test_a_planted_conjunction_is_the_top_explanation_above_its_parts():
     assert "a=x^b=y" in repr(explainer).splitlines()[2]
 
 
+def corrected_risk(outlier, inside):
+    """The relative risk of the rows ``inside``, half an outlier and one row added to
+    each side (Haldane and Anscombe), counted by NumPy."""
+    outlier, inside = np.asarray(outlier, dtype=bool), np.asarray(inside, dtype=bool)
+    return (((outlier & inside).sum() + 0.5) / (inside.sum() + 1.0)
+            / (((outlier & ~inside).sum() + 0.5) / ((~inside).sum() + 1.0)))
+
+
+def test_a_side_without_outliers_gives_a_finite_risk_not_one_capped_at_the_rows():
+    # 3,292 of 3,322 planes share a type and hold every one of the 295 outliers: the
+    # 30 others hold none. Uncorrected, the risk was capped at 3,322 and ranked first.
+    # A wide-body model of 55 planes is an outlier every time; 240 more spread over 40.
+    rows = ([{"type": "multi", "model": "wide", "seats": 300.0} for _ in range(55)]
+            + [{"type": "multi", "model": f"m{i % 40}", "seats": 250.0 if i < 240 else 50.0}
+               for i in range(3_237)]
+            + [{"type": "single", "model": "s", "seats": 4.0} for _ in range(30)])
+    table = ExactExplainer("seats > 200", min_support=0.0).fit(rows).explanations_
+    risks = dict(zip(table["feature"], table["relative_risk"]))
+    outlier = np.array([row["seats"] > 200 for row in rows])
+    multi = np.array([row["type"] == "multi" for row in rows])
+    assert risks["type=multi"] == pytest.approx(corrected_risk(outlier, multi), rel=1e-12)
+    assert 5 < risks["type=multi"] < 6
+    # The model of 55 outliers in 55 rows (13.5) ranks above the type of all rows but 30.
+    assert table["feature"][0] == "model=wide" and 13 < table["relative_risk"][0] < 14
+
+
 def test_relative_risks_and_supports_follow_the_exact_counts():
     frame = planted(n=5_000, seed=1)
     sketched = OutlierExplainer("delay > 30", columns=["a", "b", "c"], random_state=0,
@@ -45,9 +71,8 @@ def test_relative_risks_and_supports_follow_the_exact_counts():
     outlier = frame.delay > 30
     assert exact.loc["a=x^b=y", "support"] == ((frame.a == "x") & (frame.b == "y")).sum()
     assert exact.loc["c=p", "outliers"] == (outlier & (frame.c == "p")).sum()
-    inside = outlier[frame.a == "u"].mean()
-    outside = outlier[frame.a != "u"].mean()
-    assert exact.loc["a=u", "relative_risk"] == pytest.approx(inside / outside)
+    assert exact.loc["a=u", "relative_risk"] == pytest.approx(
+        corrected_risk(outlier, frame.a == "u"), rel=1e-12)
     # One chunk: the heap's features are counted exactly from the first row.
     joined = sketched.merge(exact, left_on="feature", right_index=True,
                             suffixes=("", "_exact"))
@@ -89,7 +114,7 @@ def test_a_combination_first_seen_late_is_counted_over_the_rows_since():
     assert table.loc["c=new", "rows"] == len(since)
     assert (table["rows"] <= len(frame)).all() and table["rows"].max() == len(frame)
     assert table.loc["c=new", "relative_risk"] == pytest.approx(
-        outlier[inside].mean() / outlier[~inside].mean())
+        corrected_risk(outlier, inside), rel=1e-12)
 
 
 def late_values(n=20_000):
