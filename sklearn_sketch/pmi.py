@@ -24,11 +24,14 @@ from ._raw_features import name_keys, one_sparse_rows
 from ._tables import (COUNT, MEMORY_BUDGET, PENALTY, POSITIVE_INT, SEED, SHARE, STEP,
                       result_table)
 from .feature_extraction._crosses import cross_keys
+from .feature_extraction._words_fast import word_codes
 from .io._parsers import first_rows
 
 __all__ = ["ExactPMI", "StreamingPMI", "window_pairs"]
 
-#: Words as scikit-learn's CountVectorizer finds them by default: 2+ word characters.
+#: Words as scikit-learn's CountVectorizer finds them by default: 2+ word characters,
+#: in lower-cased text. Strings are scanned for them by the compiled ``word_codes``,
+#: which finds the same words; the pattern is for token lists made outside.
 TOKEN = re.compile(r"(?u)\b\w\w+\b")
 
 #: Columns of ``pairs_``.
@@ -43,7 +46,32 @@ PAIR_SKETCH_SHARE = 0.3
 
 def _tokens(documents):
     """Lists of tokens: lists as they are, strings lower-cased and split as CountVectorizer."""
-    return [TOKEN.findall(d.lower()) if isinstance(d, str) else list(d) for d in documents]
+    documents = list(documents)
+    texts = [i for i, d in enumerate(documents) if isinstance(d, str)]
+    if texts:
+        indptr, codes, words = word_codes([documents[i] for i in texts])
+        words = np.array(words, dtype=object)
+        for j, i in enumerate(texts):
+            documents[i] = words[codes[indptr[j]:indptr[j + 1]]].tolist()
+    return [list(d) for d in documents]
+
+
+def _word_keys(documents):
+    """The key of every word occurrence, the number of words of each document and
+    ``{key: word}``; a list of texts is scanned in one compiled pass."""
+    documents = list(documents)
+    if all(isinstance(d, str) for d in documents):
+        indptr, codes, distinct = word_codes(documents)
+        keys = name_keys(distinct) if distinct else np.zeros(0, dtype=np.int64)
+        return keys[codes], np.diff(indptr), dict(zip(keys.tolist(), distinct))
+    documents = _tokens(documents)
+    flat = list(chain.from_iterable(documents))
+    distinct = list(dict.fromkeys(flat))
+    keys = name_keys(distinct) if distinct else np.zeros(0, dtype=np.int64)
+    key_of = dict(zip(distinct, keys.tolist()))
+    words = np.fromiter(map(key_of.__getitem__, flat), dtype=np.int64, count=len(flat))
+    lengths = np.fromiter(map(len, documents), dtype=np.int64, count=len(documents))
+    return words, lengths, dict(zip(keys.tolist(), distinct))
 
 
 def window_pairs(documents, window):
@@ -75,22 +103,15 @@ def window_pairs(documents, window):
     """
     if isinstance(window, bool) or not isinstance(window, Integral) or window < 1:
         raise ValueError(f"window must be a positive integer, got {window!r}")
-    documents = _tokens(documents)
-    flat = list(chain.from_iterable(documents))
-    distinct = list(dict.fromkeys(flat))
-    keys = name_keys(distinct) if distinct else np.zeros(0, dtype=np.int64)
-    key_of = dict(zip(distinct, keys.tolist()))
-    words = np.fromiter(map(key_of.__getitem__, flat), dtype=np.int64, count=len(flat))
-    lengths = np.fromiter(map(len, documents), dtype=np.int64, count=len(documents))
-    document = np.repeat(np.arange(len(documents)), lengths)
+    words, lengths, names = _word_keys(documents)
+    document = np.repeat(np.arange(lengths.size), lengths)
     firsts, seconds = [], []
     for distance in range(1, window + 1):
         same = document[:-distance] == document[distance:] if words.size > distance else \
             np.zeros(0, dtype=bool)
         firsts.append(words[:-distance][same] if same.size else words[:0])
         seconds.append(words[distance:][same] if same.size else words[:0])
-    return (words, np.concatenate(firsts), np.concatenate(seconds),
-            dict(zip(keys.tolist(), distinct)))
+    return words, np.concatenate(firsts), np.concatenate(seconds), names
 
 
 def pair_keys(first, second):

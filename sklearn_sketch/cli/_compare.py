@@ -43,9 +43,12 @@ def add_compare_arguments(parser, positive_int):
 
 def _text_chunks(paths, lines):
     """Chunks of tokens (as CountVectorizer finds them), ``lines`` lines at a time."""
-    from ..pmi import TOKEN
+    import numpy as np
+
+    from ..feature_extraction._words_fast import word_codes
     for batch in read_lines(paths, lines):
-        yield TOKEN.findall("".join(batch).lower())
+        _, codes, words = word_codes(["".join(batch)])
+        yield np.array(words, dtype=object)[codes].tolist()
 
 
 def _vw_chunks(paths, lines):
