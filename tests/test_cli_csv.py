@@ -360,8 +360,10 @@ def test_numbers_grouped_by_thousands_read_as_numbers(tmp_path, capsys):
     outputs = []
     for name in ("plain.csv", "us.csv", "eu.csv"):
         model = str(tmp_path / f"{name}.skm")
+        # A sketch as wide as the default's: the three files' keys collide alike (none).
         assert main(["fit", "--csv", str(tmp_path / name), "--label", "cost", "--columns",
-                     "carrier,delay,hour", "--quiet", "--output", model]) == 0
+                     "carrier,delay,hour", "--quiet", "--output", model,
+                     "--param", "sketch_width=262144"]) == 0
         assert main(["predict", "--model", model, "--csv", str(tmp_path / name)]) == 0
         outputs.append(capsys.readouterr().out)
     assert outputs[1] == outputs[0] and outputs[2] == outputs[0]

@@ -15,10 +15,11 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.datasets import dump_svmlight_file, load_svmlight_file
 
-from sklearn_sketch import MissionClassifier
+from sklearn_sketch import FeatureHashingClassifier, MissionClassifier, load
 from sklearn_sketch.cli import main
 from sklearn_sketch.cli._commands import ESTIMATORS
 from sklearn_sketch.io import VowpalWabbitReader
@@ -931,3 +932,48 @@ def test_input_kind_reads_the_first_lines(tmp_path, text, kind):
     path = tmp_path / "input"
     path.write_text(text)
     assert input_kind(str(path)) == kind
+
+
+def test_a_small_table_s_default_sketch_is_narrowed_to_its_features(tmp_path, capsys,
+                                                                     monkeypatch):
+    from sklearn_sketch.cli import _commands
+
+    rng = np.random.default_rng(3)
+    paths = {}
+    for name, n in (("train", 1200), ("test", 600)):
+        frame = pd.DataFrame({"color": rng.choice(["red", "green", "blue", "grey"], n),
+                              "shop": rng.choice([f"s{i}" for i in range(60)], n),
+                              "size": rng.integers(1, 9, n)})
+        frame["kind"] = np.where((frame.color == "red") | (frame["size"] > 6), "a",
+                                 np.where(frame.shop < "s3", "b", "c"))
+        paths[name] = str(tmp_path / f"{name}.csv")
+        frame.to_csv(paths[name], index=False)
+    model = str(tmp_path / "m.skm")
+    fit = ["fit", paths["train"], "--label", "kind", "-o", model, "--epochs", "1"]
+    results = {}
+    for name, options in (("default", []), ("given", ["--param", "sketch_width=262144"])):
+        assert main(fit + options) == 0
+        err = capsys.readouterr().err
+        noted = re.search(r"note: the input is small \(([\d,]+) distinct features\): each sketch "
+                          r"narrowed from 262,144 to ([\d,]+) cells", err)
+        width = load(model).sketch_width_
+        accuracy = metrics_of(capsys, ["evaluate", "-m", model, paths["test"]])["accuracy"]
+        results[name] = (noted, width, accuracy, os.path.getsize(model))
+    noted, width, accuracy, size = results["default"]
+    distinct = int(noted[1].replace(",", ""))
+    # At least each value of the categories (4 colors, 60 shops), 16 cells a feature.
+    assert distinct >= 64 and width == int(noted[2].replace(",", ""))
+    assert width == max(4096, 1 << (16 * distinct - 1).bit_length()) < 2**18
+    assert results["given"][0] is None and results["given"][1] == 2**18
+    assert abs(accuracy - results["given"][2]) <= 0.02 and accuracy > 0.8, results
+    assert size < results["given"][3] / 8
+    # Past SMALL_TABLE_ROWS rows the input is not read whole first: the default shape.
+    monkeypatch.setattr(_commands, "SMALL_TABLE_ROWS", 1000)
+    assert main(fit) == 0
+    assert "the input is small" not in capsys.readouterr().err
+    assert load(model).sketch_width_ == 2**18
+    # Feature hashing's one row keeps every collision: its width stays.
+    monkeypatch.undo()
+    assert main(fit + ["--estimator", "hashing"]) == 0
+    assert "the input is small" not in capsys.readouterr().err
+    assert load(model).sketch_width_ == FeatureHashingClassifier().sketch_width

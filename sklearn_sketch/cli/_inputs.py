@@ -561,6 +561,9 @@ class InputStream:
         #: A regression's few CSV labels that are not numbers (:meth:`classes`): their
         #: rows are skipped.
         self.stray_labels = stray_labels
+        #: Rows the label scan of :meth:`classes` counted (None when it counts none:
+        #: reads, given classes, the embedded sample).
+        self.scanned_rows = None
 
     # ----------------------------------------------------------- readers
     def _file_readers(self):
@@ -693,7 +696,9 @@ class InputStream:
                 what = "target" if self.task == "regression" else "label"
                 note(f"{sum(unlabelled.values()):,} rows without a "
                      f"{what} in column {self.csv['label']!r} are skipped")
-            self._mix_if_sorted(combined(orders))
+            order = combined(orders)
+            self.scanned_rows = order.n_rows
+            self._mix_if_sorted(order)
             return classes
         if self.kind == "reads":
             files = labelled_files(args)
@@ -707,7 +712,9 @@ class InputStream:
         labels = np.unique(np.concatenate([labels for labels, _ in scans]))
         if labels.size and np.isnan(labels[-1]):
             raise CommandError("the training file has examples without a label")
-        self._mix_if_sorted(combined(order for _, order in scans))
+        order = combined(order for _, order in scans)
+        self.scanned_rows = order.n_rows
+        self._mix_if_sorted(order)
         return self._check_classes(labels)
 
     def _mix_if_sorted(self, order):
