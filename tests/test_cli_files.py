@@ -972,6 +972,16 @@ def test_a_small_table_s_default_sketch_is_narrowed_to_its_features(tmp_path, ca
     assert main(fit) == 0
     assert "the input is small" not in capsys.readouterr().err
     assert load(model).sketch_width_ == 2**18
+    # Read ahead only while the features leave room to narrow: here none after the
+    # first of four chunks. Every chunk read ahead is trained on, in order: the model
+    # is the one of a width given (not read ahead), byte for byte.
+    monkeypatch.undo()
+    monkeypatch.setattr(_commands, "CELLS_PER_FEATURE", 2**12)
+    models = []
+    for options in ([], ["--param", "sketch_width=262144"]):
+        assert main(fit + ["--chunk-rows", "300", "-q", *options]) == 0
+        models.append(Path(model).read_bytes())
+    assert models[0] == models[1]
     # Feature hashing's one row keeps every collision: its width stays.
     monkeypatch.undo()
     assert main(fit + ["--estimator", "hashing"]) == 0
