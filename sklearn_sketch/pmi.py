@@ -211,9 +211,14 @@ class StreamingPMI(BaseEstimator):
         recalled 0.521, 0.366 and 0.183 against 0.518 without (one negative).
     min_count : int, default=5
         Pairs estimated fewer times are left out of ``pairs_``.
-    chunk_documents : int, default=2000
+    chunk_documents : int, default=500
         Documents trained at a time by ``fit`` (as ``partial_fit`` would be
-        called on them).
+        called on them); memory grows with their words (each word makes up to
+        ``2 * window`` pairs and their negatives, one example each). On 20
+        Newsgroups' training posts, 2000 and 500: Spearman 0.965 and 0.958,
+        recall of the exact top 1024 0.812 and 0.855, 15.7 s and 13.0 s, and
+        ``sklearn-sketch pmi`` peaked at 1.3 GB and 0.6 GB; on its 7,532 test
+        posts 0.969 and 0.959, 0.892 and 0.933.
     top : int, default=20
         Pairs shown by ``repr``.
     random_state : int, default=None
@@ -266,7 +271,7 @@ class StreamingPMI(BaseEstimator):
 
     def __init__(self, window=5, *, negatives=2, reservoir_size=4096, memory_budget="1MB",
                  count_share=0.15, heap_share=0.7, eta0=0.05, alpha=0.0, min_count=5,
-                 chunk_documents=2000, top=20, random_state=None):
+                 chunk_documents=500, top=20, random_state=None):
         self.window = window
         self.negatives = negatives
         self.reservoir_size = reservoir_size
