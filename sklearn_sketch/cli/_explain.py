@@ -200,10 +200,10 @@ def interval_names(edges):
 def _read_binned(path, read, edges):
     """The chunks of ``read_csv(path, **read)``, each column of ``edges`` given as the
     name of the interval of its number (missing where it has none)."""
-    names = {column: np.array(interval_names(cuts) + [None], dtype=object)
-             for column, cuts in edges.items()}
     import pandas as pd
 
+    names = {column: np.array(interval_names(cuts) + [None], dtype=object)
+             for column, cuts in edges.items()}
     for chunk in read_csv(path, **read):
         for column, cuts in edges.items():
             values = pd.to_numeric(chunk[column], errors="coerce").to_numpy(dtype=float)
