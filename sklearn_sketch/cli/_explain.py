@@ -5,6 +5,7 @@ import time
 
 import numpy as np
 
+from ._bins import _numbers, binned
 from ._csv import read_csv
 from ._errors import CommandError
 from ._report import Progress, add_report_arguments, note, write_report
@@ -63,7 +64,7 @@ def _estimator(name, random_state):
 
 def cmd_explain(args):
     try:
-        import pandas as pd
+        import pandas  # noqa: F401 - checked here, used by the readers
     except ImportError:
         raise CommandError("explain reads CSV files with pandas: "
                            "pip install 'sklearn-sketch[explain]'") from None
@@ -86,8 +87,8 @@ def cmd_explain(args):
     if args.bins < 0 or args.bins == 1:
         raise CommandError(f"--bins must be 0 (every value a category) or at least 2, "
                            f"got {args.bins}")
-    binned = _fraction_columns(pd, args.path, columns, args.bins) if args.bins else []
-    rule, edges = _first_pass(pd, args, metric, binned)
+    fractions = _fraction_columns(args.path, columns, args.bins) if args.bins else []
+    rule, edges = _first_pass(args, metric, fractions)
     if edges:
         shown = ", ".join(edges)
         note(f"{shown}: numbers with fractions, read as {args.bins} intervals between "
@@ -120,7 +121,7 @@ def cmd_explain(args):
     write_report(_report(explainer, args, metric, seconds, edges), args.output)
 
 
-def _fraction_columns(pd, path, columns, n_bins):
+def _fraction_columns(path, columns, n_bins):
     """The attribute columns read by intervals: in the first ``BINS_HEAD_ROWS`` rows,
     every value a number, not all whole, and more than ``2 * n_bins`` distinct ones.
 
@@ -134,7 +135,7 @@ def _fraction_columns(pd, path, columns, n_bins):
     chosen = []
     for column in columns:
         text = head[column].dropna()
-        values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=float)
+        values = _numbers(text)
         if text.empty or np.isnan(values).any() or not np.isfinite(values).all():
             continue
         if (values != np.round(values)).any() and np.unique(values).size > 2 * n_bins:
@@ -142,29 +143,29 @@ def _fraction_columns(pd, path, columns, n_bins):
     return chosen
 
 
-def _first_pass(pd, args, metric, binned):
+def _first_pass(args, metric, fractions):
     """The rule with a number for its threshold, and the interval edges of the
-    ``binned`` columns, from one pass over those columns alone (none when the
-    rule's threshold is a number and no column is binned).
+    ``fractions`` columns, from one pass over those columns alone (no pass when the
+    rule's threshold is a number and no column is read by intervals).
 
     A quantile is read off a KLL sketch of the metric column (as
-    :func:`~sklearn_sketch.explain.quantile_of`); each binned column's edges are
-    its ``1/bins``, ..., ``(bins - 1)/bins`` quantiles, from a KLL sketch of its
+    :func:`~sklearn_sketch.explain.quantile_of`); each of the ``fractions`` columns' edges
+    are its ``1/bins``, ..., ``(bins - 1)/bins`` quantiles, from a KLL sketch of its
     values (a later value that is not a number is missing)."""
     from ..explain import KLL_K, parse_rule
 
     _, op, value, is_quantile = parse_rule(args.outlier)
-    if not is_quantile and not binned:
+    if not is_quantile and not fractions:
         return args.outlier, {}
     from datasketches import kll_doubles_sketch
 
     read = [metric] if is_quantile else []
-    read += [c for c in binned if c not in read]
+    read += [c for c in fractions if c not in read]
     sketches = {column: kll_doubles_sketch(KLL_K) for column in read}
     for chunk in read_csv(args.path, usecols=read, chunksize=10 * args.chunk_rows,
-                          dtype={c: str for c in binned}):
+                          dtype={c: str for c in fractions}):
         for column, sketch in sketches.items():
-            values = pd.to_numeric(chunk[column], errors="coerce").to_numpy(dtype=float)
+            values = _numbers(chunk[column])
             if column == metric and is_quantile and \
                     chunk[column].notna().sum() != (~np.isnan(values)).sum():
                 raise CommandError(f"the rule's metric {metric!r} must be numeric; "
@@ -180,36 +181,17 @@ def _first_pass(pd, args, metric, binned):
     # Four significant digits name an interval plainly (14.96, not 14.96014).
     edges = {column: np.unique([float(f"{edge:.4g}")
                                 for edge in sketches[column].get_quantiles(ranks)])
-             for column in binned if not sketches[column].is_empty()}
+             for column in fractions if not sketches[column].is_empty()}
     return rule, edges
-
-
-def interval_names(edges):
-    """The names of the intervals that ``edges`` cut the numbers into, in order.
-
-    Examples
-    --------
-    >>> from sklearn_sketch.cli._explain import interval_names
-    >>> interval_names([0.5, 2.25, 10.0])
-    ['(-inf, 0.5)', '[0.5, 2.25)', '[2.25, 10)', '[10, inf)']
-    """
-    text = ["-inf"] + [f"{edge:g}" for edge in edges] + ["inf"]
-    return [f"{'(' if a == '-inf' else '['}{a}, {b})" for a, b in zip(text, text[1:])]
 
 
 def _read_binned(path, read, edges):
     """The chunks of ``read_csv(path, **read)``, each column of ``edges`` given as the
-    name of the interval of its number (missing where it has none)."""
-    import pandas as pd
-
-    names = {column: np.array(interval_names(cuts) + [None], dtype=object)
-             for column, cuts in edges.items()}
+    name of the interval of its number, as ``fit`` names them (:func:`._bins.binned`;
+    missing where it has none)."""
     for chunk in read_csv(path, **read):
         for column, cuts in edges.items():
-            values = pd.to_numeric(chunk[column], errors="coerce").to_numpy(dtype=float)
-            index = np.searchsorted(cuts, values, side="right")
-            index[~np.isfinite(values)] = len(cuts) + 1
-            chunk[column] = names[column][index]
+            chunk[column] = binned(chunk[column], cuts)
         yield chunk
 
 
