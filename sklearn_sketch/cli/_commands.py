@@ -205,19 +205,19 @@ class _ReadEarly:
 
     def read_ahead(self, more):
         """The first pass's chunks read ahead of training (which still gets them all),
-        one at a time while ``more(chunk)`` says so: the list of them, and whether
-        they are the whole input. Only for an input of at most ``SMALL_TABLE_ROWS``
-        rows as the label scan counted them; ``([], False)`` for any other."""
+        one at a time while ``more(chunk)`` says so; whether they are the whole
+        input. Only for an input of at most ``SMALL_TABLE_ROWS`` rows as the label
+        scan counted them (False, nothing read ahead, for any other)."""
         rows = self.stream.scanned_rows
         if self.first is None or rows is None or rows > SMALL_TABLE_ROWS:
-            return [], False
+            return False
         self._rest = iter(self.first)
         for chunk in self._rest:
             self._peeked.append(chunk)
             if not more(chunk):
-                return self._peeked, False
+                return False
         self._rest = iter(())
-        return self._peeked, True
+        return True
 
     def __iter__(self):
         from ..io._training import _prefetched
@@ -540,6 +540,15 @@ def _train_averaging_the_last(estimator, counted, classes, more, verbose):
     return mean
 
 
+def _default_width(estimator, params):
+    """The sketch width of a model whose shape no parameter sets (``SIZE_PARAMS``,
+    or a ``memory_budget``, which sizes the WM-Sketches): the width the command line
+    may narrow; None when the user sized the model or it has no sketch width."""
+    if SIZE_PARAMS & set(params) or getattr(estimator, "memory_budget", "given") is not None:
+        return None
+    return getattr(estimator, "sketch_width", None)
+
+
 def _cap_many_class_model(estimator, classes, params):
     """Narrow each class's sketch of a default model of many classes so that the
     model's tables take about ``DEFAULT_MODEL_BYTES`` in all (each sketch at least
@@ -547,12 +556,12 @@ def _cap_many_class_model(estimator, classes, params):
     unless a parameter sizes it (``SIZE_PARAMS``).
     The heaps keep their default capacity (a budget would enlarge them: MISSION's
     104 destinations took 88 s against 69)."""
-    if SIZE_PARAMS & set(params) or getattr(estimator, "memory_budget", "given") is not None:
+    width = _default_width(estimator, params)
+    if width is None:
         return
     n_models = estimator._n_models(classes)
     total, each = estimator._planned_bytes(n_models)
-    width = getattr(estimator, "sketch_width", None)
-    if total <= DEFAULT_MODEL_BYTES or width is None:
+    if total <= DEFAULT_MODEL_BYTES:
         return
     from .._base import largest_sketch_width, sketch_bytes
 
@@ -592,9 +601,8 @@ def _narrow_small_input_model(estimator, early, classes, params):
     digits 32 MB -> 2.2-2.4 MB); BEAR (one split each) the same on 7, 0.0001
     lower on the weather, in files 3.7 to 43 times smaller.
     """
-    width = getattr(estimator, "sketch_width", None)
-    if (width is None or SIZE_PARAMS & set(params)
-            or getattr(estimator, "memory_budget", "given") is not None):
+    width = _default_width(estimator, params)
+    if width is None:
         return
     n_models = estimator._n_models(classes)
     if (estimator._model_shape(n_models)[1] or 1) < 3:
@@ -606,7 +614,7 @@ def _narrow_small_input_model(estimator, early, classes, params):
         keys = np.union1d(keys, chunk.X.indices)
         return CELLS_PER_FEATURE * keys.size < width
 
-    _, whole = early.read_ahead(room_to_narrow)
+    whole = early.read_ahead(room_to_narrow)
     distinct = keys.size
     narrow = max(MIN_SMALL_WIDTH, 1 << int(CELLS_PER_FEATURE * max(distinct, 1) - 1).bit_length())
     if not whole or narrow >= width:
