@@ -267,6 +267,82 @@ cdef void _hard_threshold_step(TopKHeap heap, KeyDelta* pairs, Py_ssize_t n,
         heap.offer(pairs[i].key, pairs[i].delta, &evicted_key, &evicted_weight)
 
 
+cdef bint _every_row_one_sparse(const int64_t[::1] indptr,
+                                const int64_t[::1] order) noexcept nogil:
+    """Whether each row of ``order`` holds exactly one stored value."""
+    cdef Py_ssize_t i
+    for i in range(order.shape[0]):
+        if indptr[order[i] + 1] - indptr[order[i]] != 1:
+            return False
+    return True
+
+
+cdef int _one_sparse_active_set_pass(SGDParams params, CountSketch sketch, TopKHeap heap,
+                                     double* intercept, const int64_t* indptr,
+                                     const int64_t* indices, const double* data,
+                                     const double* y, const double* sample_weight,
+                                     const int64_t* order, Py_ssize_t n_rows, double* t,
+                                     Py_ssize_t* mistakes, double* log_loss) noexcept nogil:
+    """:func:`sgd_pass` of one AWM-Sketch model over rows of one value each, one
+    row a batch: the same arithmetic, in the same order, as the general loop
+    (the same model bit for bit), without its per-batch bookkeeping of several
+    models, teams and buffers. The WM-Sketch paper's explanations train on such
+    rows (one example per attribute or cross, ``OutlierExplainer``): 12.1M of
+    them on the flights out of New York, where the general loop spent about a
+    quarter of the pass on that bookkeeping. Returns the pass status."""
+    cdef Py_ssize_t cells[MAX_DEPTH]
+    cdef double signs[MAX_DEPTH]
+    cdef Py_ssize_t i, row, p
+    cdef int64_t key
+    cdef double root = sqrt(<double>sketch.depth)
+    cdef double eta, x, w, s, dl, norm2, decay, step, delta
+    cdef bint in_heap
+    cdef int status = PASS_OK
+    for i in range(n_rows):
+        row = order[i]
+        p = indptr[row]
+        key = indices[p]
+        x = data[p]
+        eta = learning_rate(params, t[0])
+        sketch.locate_prefetch(key, cells, signs)
+        s = intercept[0]
+        in_heap = heap.lookup(key, &w)
+        if not in_heap:
+            w = sketch.sum_located(cells, signs) / root
+        s += x * w
+        if not isfinite(s):
+            return PASS_DIVERGED
+        log_loss[0] += sample_log_loss(params.loss, 1, s, y[row])
+        mistakes[0] += sample_dloss(params.loss, 1, &s, y[row], sample_weight[row],
+                                    params.margin, &dl)
+        norm2 = 1.0
+        if params.schedule == NORMALIZED:
+            s = x * x
+            if s > 0.0 and isfinite(s):
+                s = max(s, params.norm_floor)
+                norm2 = s / 2.0
+                dl /= s
+        if params.alpha > 0.0:
+            decay = max(0.0, 1.0 - eta * params.alpha)
+            if not sketch.multiply(decay):
+                status = PASS_DIVERGED
+            heap.multiply(decay)
+        step = -eta
+        if params.fit_intercept:
+            intercept[0] += step * (dl * norm2)
+            if not isfinite(intercept[0]):
+                status = PASS_DIVERGED
+        if dl != 0.0:
+            delta = step * dl * x
+            if not _active_set_step(sketch, heap, &key, &delta, 1, cells, signs, root,
+                                    &in_heap, True):
+                status = PASS_DIVERGED
+        t[0] += 1
+        if status != PASS_OK:
+            return status
+    return status
+
+
 cdef extern from "_spin_barrier.h" nogil:
     ctypedef struct sks_barrier:
         pass
@@ -359,7 +435,8 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
              const int64_t[::1] indptr, const int64_t[::1] indices, const double[::1] data,
              const double[::1] y, const double[::1] sample_weight, const int64_t[::1] order,
              double t, Py_ssize_t max_batch_nnz, Py_ssize_t class_start=0,
-             Py_ssize_t class_stop=-1, ClassTeam team=None, uint32_t[::1] feature_counts=None):
+             Py_ssize_t class_stop=-1, ClassTeam team=None, uint32_t[::1] feature_counts=None,
+             bint one_sparse_loop=True):
     """Train the ``K = len(intercept)`` models on the rows ``order``, in mini-batches.
 
     Parameters
@@ -398,6 +475,12 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
         (``view(np.uint32)`` of a float32 array). Each thread of a team counts
         in its own copy (every thread reads every row and every model's loss
         derivative), and the first writes it back.
+    one_sparse_loop : bool, default=True
+        Train one AWM-Sketch model (``ACTIVE_SET``, one row a batch, no
+        per-feature schedule) over rows of one value each in a loop of its own
+        (:func:`_one_sparse_active_set_pass`), the same model bit for bit;
+        False trains them in the general loop (the reference it is tested
+        against).
 
     Returns
     -------
@@ -521,7 +604,16 @@ def sgd_pass(SGDParams params not None, list sketches, list heaps, double[::1] i
     cdef int parity = 0
     cdef long slow_waits = 0
     cdef bint going_solo = False
+    # Rows of one value each (OutlierExplainer's examples) train in a loop of their own.
+    cdef bint one_sparse = (one_sparse_loop and store == ACTIVE_SET and K == 1
+                            and not in_team and bs == 1 and not by_frequency)
     with nogil:
+        if one_sparse and n_rows > 0 and _every_row_one_sparse(indptr, order):
+            status = _one_sparse_active_set_pass(
+                params, sketch0, <TopKHeap>hp[0], &intercept[0], &indptr[0], &indices[0],
+                &data[0], &y[0], &sample_weight[0], &order[0], n_rows, &t, &mistakes,
+                &log_loss)
+            n_rows = 0  # the general loop below has nothing left to train
         start = 0
         # A team stops together, after a meeting; alone, at the first divergence.
         while start < n_rows and (in_team or status == PASS_OK):

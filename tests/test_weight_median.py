@@ -510,6 +510,65 @@ def test_awm_minibatch_and_multiclass_equal_algorithm_2(batch_size, n_classes):
     _assert_matches_replay(est, ref, X, n_classes, heap_rtol=1e-5)
 
 
+def _one_sparse_rows(n_rows, n_keys, seed):
+    """CSR arrays of rows of one value each (OutlierExplainer's examples), and labels."""
+    rng = np.random.default_rng(seed)
+    indices = rng.integers(0, n_keys, n_rows).astype(np.int64)
+    data = rng.choice([1.0, 1.0, 0.5, -2.0, 3.0], n_rows)
+    y = np.where(rng.random(n_rows) < 0.1 + 0.8 * (indices % 3 == 0), 1.0, -1.0)
+    return np.arange(n_rows + 1, dtype=np.int64), indices, data, y, rng.random(n_rows) + 0.5
+
+
+@pytest.mark.parametrize("loss", ["LOG_LOSS", "HINGE"])
+@pytest.mark.parametrize("schedule", ["CONSTANT", "INVSCALING", "NORMALIZED"])
+@pytest.mark.parametrize("alpha", [0.0, 0.02])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("depth", [1, 3])
+def test_awm_one_sparse_loop_equals_the_general_loop_bit_for_bit(loss, schedule, alpha,
+                                                                  fit_intercept, depth):
+    """Rows of one value train in a loop of their own: the same model, bit for bit."""
+    from sklearn_sketch import CountSketch, TopKHeap
+    from sklearn_sketch._sgd_fast import Loss, Schedule, SGDParams, WeightStore, sgd_pass
+    indptr, indices, data, y, weights = _one_sparse_rows(600, 40, seed=depth)
+    params = SGDParams(loss=getattr(Loss, loss), schedule=getattr(Schedule, schedule),
+                       store=WeightStore.ACTIVE_SET, eta0=0.3, power_t=0.5, alpha=alpha,
+                       optimal_init=0.0, batch_size=1, fit_intercept=fit_intercept,
+                       norm_floor=0.5)
+    models = []
+    for one_sparse_loop in (True, False):
+        sketch, heap, intercept = CountSketch(8, depth, random_state=1), TopKHeap(4), np.zeros(1)
+        order = np.random.default_rng(2).permutation(len(y)).astype(np.int64)
+        result = sgd_pass(params, [sketch], [heap], intercept, indptr, indices, data, y,
+                          weights, order, 1.0, 1, one_sparse_loop=one_sparse_loop)
+        models.append((result, sketch.table.copy(), sketch.scale_factor, heap.items(),
+                       intercept.copy()))
+    (fast, table, scale, (keys, values), b), (general, *reference) = models
+    assert fast == general
+    np.testing.assert_array_equal(table, reference[0])
+    assert scale == reference[1]
+    np.testing.assert_array_equal(keys, reference[2][0])
+    np.testing.assert_array_equal(values, reference[2][1])
+    np.testing.assert_array_equal(b, reference[3])
+    # Every branch ran: weights in the heap and in the sketch, the intercept moved.
+    assert len(keys) == 4 and table.any() and (b[0] != 0.0) == fit_intercept
+
+
+# Three heap features of twelve keys in 4 cells learn little; the test is the replay.
+@pytest.mark.filterwarnings("ignore:AWMSketchClassifier learned next to nothing")
+@pytest.mark.parametrize("depth", [1, 3])
+@pytest.mark.parametrize("schedule", ["constant", "invscaling"])
+def test_awm_on_one_sparse_rows_equals_algorithm_2(depth, schedule):
+    """The estimator on rows of one value each (the loop of its own) replays Algorithm 2."""
+    indptr, indices, data, y, _ = _one_sparse_rows(300, 12, seed=7)
+    X = sp.csr_matrix((data, indices, indptr), shape=(len(y), 12)).toarray()
+    est = AWM(None, n_features_to_select=3, sketch_width=4, sketch_depth=depth,
+              learning_rate=schedule, eta0=0.5, alpha=0.01, batch_size=1, max_iter=1,
+              shuffle=False, random_state=3).fit(X, y)
+    ref = _replay(est, X, y, "awm")
+    assert ref.counts["evicted"] > 0 and ref.counts["sketch_steps"] > 0, ref.counts
+    _assert_matches_replay(est, ref, X, 2, heap_rtol=1e-5)
+
+
 def test_awm_evicted_weight_is_recovered_from_the_sketch():
     """After an eviction, sqrt(s) * median of the evicted key equals its last heap weight."""
     X = np.zeros((2, 4))
