@@ -163,6 +163,21 @@ def _redundant(names, support, outliers, rows):
     return redundant
 
 
+def _constant_values(names):
+    """``{field: value}`` of the fields with one value in every row of a block of
+    crossed rows (a :class:`~sklearn_sketch.feature_extraction.CrossNames`)."""
+    return {field: values[0] for field, values, codes in zip(names.fields, names.uniques,
+                                                            names.codes.T)
+            if len(values) == 1 and codes.size and (codes >= 0).all()}
+
+
+def _with_constant_part(names, constant):
+    """Mask of the features with a part ``field=value`` of a field in ``constant``."""
+    parts = {f"{field}={value}" for field, value in constant.items()}
+    return np.array([any(part in parts for part in name.split(CROSS_SEPARATOR))
+                     for name in names.tolist()], dtype=bool)
+
+
 def _table(names, weights, risk, support, outliers, rows):
     """``explanations_``: a DataFrame when pandas is installed, else a dict of arrays."""
     order = np.array([name.count(CROSS_SEPARATOR) + 1 for name in names.tolist()],
@@ -185,7 +200,8 @@ class OutlierExplainer(BaseEstimator):
     tables of the same keys count their rows and their outlier rows, for the
     relative risk ``P(outlier | combination) / P(outlier | not combination)``
     (each side's outliers counted half an outlier more over one row more, so
-    that a side without outliers gives a finite risk) and the support. Everything lives inside ``memory_budget`` real bytes.
+    that a side without outliers gives a finite risk) and the support.
+    Everything lives inside ``memory_budget`` real bytes.
 
     Outliers are given as labels (``y``, 1 for an outlier) or by a rule on a
     metric column: ``"dep_delay > q0.8"`` marks the rows above the metric's
@@ -270,6 +286,13 @@ class OutlierExplainer(BaseEstimator):
         rows of the window they cover.
     threshold_ : float or None
         The metric's threshold of the rule (None with labels).
+    constant_fields_ : dict
+        ``{field: value}`` of the attribute fields with that one value in every
+        row so far (``year=2013`` in a year's flights). Such an attribute
+        tells no row from another, and a cross with it covers the same rows
+        as its other parts: they are left out of ``explanations_`` (in the
+        flights out of New York without ``columns``, 18 crosses with
+        ``year=2013`` among the 87 explanations).
     n_rows_, n_outliers_, n_skipped_ : int
         Rows seen, outlier rows among them, rows skipped for a missing metric.
     memory_bytes_ : int
@@ -495,6 +518,7 @@ class OutlierExplainer(BaseEstimator):
         self.crosser_ = FeatureCrosser(crosses=self.crosses, max_order=self.max_order,
                                        fields=columns).fit(X)
         self.threshold_ = threshold
+        self.constant_fields_ = None  # set by the first block of rows
         self.n_rows_ = self.n_outliers_ = self.n_skipped_ = 0
         self._start_model(X)
 
@@ -541,7 +565,13 @@ class OutlierExplainer(BaseEstimator):
         labels, kept = self._labels(X, y, threshold)
         if "crosser_" not in self.__dict__:
             self._start(X, labels, threshold)
-        self._update(self.crosser_.transform(_kept_rows(X, kept)), labels)
+        rows = self.crosser_.transform(_kept_rows(X, kept))
+        self._update(rows, labels)
+        if labels.size:
+            constant = _constant_values(rows.names)
+            self.constant_fields_ = constant if self.constant_fields_ is None else {
+                field: value for field, value in self.constant_fields_.items()
+                if constant.get(field) == value}
         self.n_rows_ += int(labels.size)
         self.n_outliers_ += int(labels.sum())
         self.n_skipped_ += int((~kept).sum())
@@ -608,8 +638,14 @@ class OutlierExplainer(BaseEstimator):
                                  rows[keep])
         keep = np.flatnonzero(keep)
         keep = keep[np.argsort(-risk[keep], kind="stable")]
-        return _table(names[keep], weights[keep], risk[keep], support[keep], outliers[keep],
+        return self._table(names[keep], weights[keep], risk[keep], support[keep], outliers[keep],
                       rows[keep])
+
+    def _table(self, names, *columns):
+        """:func:`_table` of the features without a part of a constant field."""
+        keep = ~_with_constant_part(names, self.constant_fields_ or {})
+        return _table(names[keep], *(np.asarray(c)[keep] if np.ndim(c) else c
+                                     for c in columns))
 
     def __repr__(self, N_CHAR_MAX=700):
         text = super().__repr__(N_CHAR_MAX)
@@ -729,7 +765,7 @@ class ExactExplainer(OutlierExplainer):
             names.update(lookup.lookup(missing))
             missing = [k for k in missing if k not in names]
         labels = np.array([names.get(k, str(k)) for k in kept], dtype=object)
-        return _table(labels, np.log(np.maximum(risk[keep], 1e-12)), risk[keep],
+        return self._table(labels, np.log(np.maximum(risk[keep], 1e-12)), risk[keep],
                       support[keep], outliers[keep], float(self.n_rows_))
 
 
@@ -839,5 +875,5 @@ class HeavyHittersExplainer(OutlierExplainer):
         keep = keep[np.argsort(-risk[keep], kind="stable")]
         names = np.array([self._names.get(keys[i], str(keys[i])) for i in keep.tolist()],
                          dtype=object)
-        return _table(names, np.log(np.maximum(risk[keep], 1e-12)), risk[keep], support[keep],
+        return self._table(names, np.log(np.maximum(risk[keep], 1e-12)), risk[keep], support[keep],
                       outliers[keep], float(self.n_rows_))

@@ -41,13 +41,18 @@ def test_explain_names_the_planted_combination(flights, tmp_path, capsys):
     assert text[1].split("\t")[-1] == "feature" and text[2].endswith("carrier=B^dest=Z")
 
 
-def test_a_column_of_fractions_is_explained_by_its_intervals(tmp_path, capsys):
+def test_a_column_of_quantities_is_explained_by_its_intervals(tmp_path, capsys):
     # Delayed exactly when the temperature is above 30 (a tenth of the hours, each
-    # value a category of one or two rows); the hour, whole numbers, stays a category.
+    # value a category of one or two rows); the hour, whole numbers, stays a category,
+    # and so do flight numbers and codes with -1 for none; a signed whole quantity
+    # (minutes early or late) is read by intervals too.
     rng = np.random.default_rng(1)
     n = 8_000
     frame = pd.DataFrame({"temp": np.round(rng.uniform(0, 33.3, n), 2),
                           "hour": rng.integers(0, 24, n),
+                          "flight": rng.integers(1, 5000, n),
+                          "code": np.where(rng.random(n) < 0.1, -1, rng.integers(0, 100, n)),
+                          "early": rng.integers(-60, 200, n),
                           "carrier": rng.choice(list("ABCD"), n)})
     frame["delay"] = np.where(frame.temp > 30, 60.0, rng.uniform(0, 20, n))
     path = tmp_path / "hours.csv"
@@ -57,7 +62,9 @@ def test_a_column_of_fractions_is_explained_by_its_intervals(tmp_path, capsys):
     assert main(argv) == 0
     captured = capsys.readouterr()
     report = json.loads(captured.out)
-    assert "note: temp: numbers with fractions, read as 10 intervals" in captured.err
+    assert "note: temp, early: quantities (numbers with fractions or signs), read as 10 " \
+        "intervals" in captured.err
+    assert len(report["binned_columns"].pop("early")) == 9
     edges = np.array(report["binned_columns"].pop("temp"))
     assert report["binned_columns"] == {} and edges.size == 9
     # The deciles of the column, to the KLL sketch's rank error and four digits.
@@ -66,7 +73,7 @@ def test_a_column_of_fractions_is_explained_by_its_intervals(tmp_path, capsys):
     top = report["explanations"][0]
     assert top["feature"] == f"temp=[{edges[-1]:.6g},inf)", report["explanations"][:3]
     assert top["support"] == (frame.temp >= edges[-1]).sum() and top["rows"] == n
-    assert not any(e["feature"].startswith("hour=[")
+    assert not any(e["feature"].startswith(("hour=[", "flight=[", "code=["))
                    for e in report["explanations"])
     # --bins 0: every temperature its own category, none an interval.
     assert main(argv + ["--bins", "0", "--quiet"]) == 0

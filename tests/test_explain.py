@@ -177,22 +177,46 @@ def test_a_cross_covering_the_same_rows_as_its_part_is_left_out():
     params = dict(outlier="delay > 30", columns=["tail", "carrier", "year", "hour"],
                   min_support=0.0)
     exact = ExactExplainer(**params).fit(frame).explanations_.set_index("feature")
-    for cross in ("tail=N3^carrier=A", "tail=N3^year=2013"):
-        assert (exact.loc[cross, ["support", "outliers"]]
-                == exact.loc["tail=N3", ["support", "outliers"]]).all()
-    table = OutlierExplainer(**params, random_state=0).fit(frame).explanations_
+    assert (exact.loc["tail=N3^carrier=A", ["support", "outliers"]]
+            == exact.loc["tail=N3", ["support", "outliers"]]).all()
+    explainer = OutlierExplainer(**params, random_state=0).fit(frame)
+    table = explainer.explanations_
     names = set(table["feature"])
-    # A constant column has no row outside to compare with: a risk of 1, not n x the rate.
-    assert exact.loc["year=2013", "relative_risk"] == 1.0
-    assert table.set_index("feature").loc["year=2013", "relative_risk"] == 1.0
+    # The year tells no row apart, and its crosses are their other parts' rows again:
+    # neither explainer lists them.
+    assert explainer.constant_fields_ == {"year": "2013"}
+    assert not any("year=" in name for name in set(exact.index) | names)
     assert table["feature"].iloc[0] == "tail=N3"
-    assert not names & {"tail=N3^carrier=A", "tail=N3^year=2013", "carrier=A^year=2013"}
+    assert not names & {"tail=N3^carrier=A"}
     counts = {row.feature: (row.support, row.outliers, row.rows) for row in table.itertuples()}
     for name in names:
         parts = name.split("^")
         for part in parts if len(parts) > 1 else ():
             assert counts.get(part) != counts[name]
     assert any("^" in name for name in names)  # crosses that add something stay
+
+
+def test_a_field_is_constant_only_while_every_row_so_far_has_its_one_value():
+    rng = np.random.default_rng(5)
+    n = 4_000
+    frame = pd.DataFrame({"carrier": rng.choice(list("ABCD"), n), "year": "2013",
+                          "gate": "G1", "zone": "Z1"})
+    frame["delay"] = np.where((frame.carrier == "B") & (rng.random(n) < 0.7), 60.0, 1.0)
+    frame.loc[n // 2:, "year"] = "2014"     # constant in each half, not over both
+    frame.loc[n - 1, "zone"] = None          # a missing value: not in every row
+    explainer = OutlierExplainer("delay > 30", min_support=0.0, chunk_rows=n // 2,
+                                 random_state=0)
+    explainer.partial_fit(frame.iloc[:n // 2])
+    assert explainer.constant_fields_ == {"year": "2013", "gate": "G1", "zone": "Z1"}
+    assert not any("year=" in name for name in explainer.explanations_["feature"])
+    explainer.partial_fit(frame.iloc[n // 2:])
+    assert explainer.constant_fields_ == {"gate": "G1"}
+    names = list(explainer.explanations_["feature"])
+    assert not any("gate=" in name for name in names)
+    assert any("year=" in name for name in names) and any("zone=" in name for name in names)
+    # fit starts the record again.
+    assert explainer.fit(frame.iloc[:n // 2]).constant_fields_ == {
+        "year": "2013", "gate": "G1", "zone": "Z1"}
 
 
 def test_partial_fit_over_chunks_equals_one_fit():

@@ -11,10 +11,13 @@ from ._errors import CommandError
 from ._report import Progress, add_report_arguments, note, write_report
 
 ESTIMATOR_CHOICES = ("awm", "wm", "mission", "bear")
-#: Intervals a numeric attribute column of fractions is read by (``--bins``).
+#: Intervals an attribute column of quantities is read by (``--bins``).
 DEFAULT_BINS = 10
 #: Rows of the file's start that tell which attribute columns are read by intervals.
 BINS_HEAD_ROWS = 10_000
+#: Distinct negative values that make a column of whole numbers a signed quantity
+#: (a delay in minutes), not labels with a sentinel or two (-1 for none).
+SIGNED_VALUES = 3
 
 
 def add_explain_arguments(parser, positive_int):
@@ -38,12 +41,13 @@ def add_explain_arguments(parser, positive_int):
                         help="rows read and crossed at a time (memory grows with it: on the "
                              "flights at order 2, 310 MB at 25,000, 590 MB at 100,000)")
     parser.add_argument("--bins", type=int, default=DEFAULT_BINS, metavar="N",
-                        help="read an attribute column of numbers with fractions (more than "
-                             "2N distinct values in the first 10,000 rows: temperatures, "
-                             "prices) as N intervals between its quantiles, estimated in the "
-                             "first pass, not as one category a value (0: every value a "
-                             "category; whole numbers, such as flight numbers or hours, "
-                             "always are)")
+                        help="read an attribute column of quantities (numbers, more than "
+                             "2N distinct in the first 10,000 rows, with fractions or with "
+                             "negative values: temperatures, prices, delays in minutes) as "
+                             "N intervals between its quantiles, estimated in the first "
+                             "pass, not as one category a value (0: every value a category; "
+                             "whole numbers that are never negative, such as flight numbers "
+                             "or hours, always are)")
     parser.add_argument("--one-pass", action="store_true",
                         help="keep the one pass's counts: a combination that entered the "
                              "heap late is counted over the rows since (its 'rows'); by "
@@ -87,12 +91,12 @@ def cmd_explain(args):
     if args.bins < 0 or args.bins == 1:
         raise CommandError(f"--bins must be 0 (every value a category) or at least 2, "
                            f"got {args.bins}")
-    fractions = _fraction_columns(args.path, columns, args.bins) if args.bins else []
-    rule, edges = _first_pass(args, metric, fractions)
+    quantities = _quantity_columns(args.path, columns, args.bins) if args.bins else []
+    rule, edges = _first_pass(args, metric, quantities)
     if edges:
         shown = ", ".join(edges)
-        note(f"{shown}: numbers with fractions, read as {args.bins} intervals between "
-             "their quantiles (--bins 0 reads each value as a category)")
+        note(f"{shown}: quantities (numbers with fractions or signs), read as {args.bins} "
+             "intervals between their quantiles (--bins 0 reads each value as a category)")
     # Attributes are categories: read them as text, so a column is one type in every chunk.
     explainer = OutlierExplainer(rule, columns=columns, max_order=args.max_order,
                                  estimator=_estimator(args.estimator, args.random_state),
@@ -121,14 +125,19 @@ def cmd_explain(args):
     write_report(_report(explainer, args, metric, seconds, edges), args.output)
 
 
-def _fraction_columns(path, columns, n_bins):
+def _quantity_columns(path, columns, n_bins):
     """The attribute columns read by intervals: in the first ``BINS_HEAD_ROWS`` rows,
-    every value a number, not all whole, and more than ``2 * n_bins`` distinct ones.
+    every value a number, more than ``2 * n_bins`` distinct ones, and some not whole
+    or at least ``SIGNED_VALUES`` distinct ones negative.
 
     A value of a temperature or a price is a category of a few rows, and its
     crosses of fewer: an explanation names ``temp=33.8`` (72 rows of 26,115
-    hours) where ``temp=[32, 35.1)`` says what the analyst asks. Whole
-    numbers stay categories: flight numbers, hours and codes are labels.
+    hours) where ``temp=[32, 35.1)`` says what the analyst asks. So is a delay
+    in whole minutes: explaining the flights' departure delays by every other
+    column, 70 of the 87 explanations were single arrival delays
+    (``arr_delay=81``, ``arr_delay=79``, ...). Whole numbers never negative
+    stay categories: flight numbers, hours and codes are labels (a code's -1
+    for none is one negative value, not a sign).
     """
     head = read_csv(path, usecols=columns, nrows=BINS_HEAD_ROWS,
                     dtype={c: str for c in columns})
@@ -138,32 +147,34 @@ def _fraction_columns(path, columns, n_bins):
         values = _numbers(text)
         if text.empty or np.isnan(values).any() or not np.isfinite(values).all():
             continue
-        if (values != np.round(values)).any() and np.unique(values).size > 2 * n_bins:
+        distinct = np.unique(values)
+        signed = np.count_nonzero(distinct < 0) >= SIGNED_VALUES
+        if distinct.size > 2 * n_bins and (signed or (values != np.round(values)).any()):
             chosen.append(column)
     return chosen
 
 
-def _first_pass(args, metric, fractions):
+def _first_pass(args, metric, quantities):
     """The rule with a number for its threshold, and the interval edges of the
-    ``fractions`` columns, from one pass over those columns alone (no pass when the
+    ``quantities`` columns, from one pass over those columns alone (no pass when the
     rule's threshold is a number and no column is read by intervals).
 
     A quantile is read off a KLL sketch of the metric column (as
-    :func:`~sklearn_sketch.explain.quantile_of`); each of the ``fractions`` columns' edges
+    :func:`~sklearn_sketch.explain.quantile_of`); each of the ``quantities`` columns' edges
     are its ``1/bins``, ..., ``(bins - 1)/bins`` quantiles, from a KLL sketch of its
     values (a later value that is not a number is missing)."""
     from ..explain import KLL_K, parse_rule
 
     _, op, value, is_quantile = parse_rule(args.outlier)
-    if not is_quantile and not fractions:
+    if not is_quantile and not quantities:
         return args.outlier, {}
     from datasketches import kll_doubles_sketch
 
     read = [metric] if is_quantile else []
-    read += [c for c in fractions if c not in read]
+    read += [c for c in quantities if c not in read]
     sketches = {column: kll_doubles_sketch(KLL_K) for column in read}
     for chunk in read_csv(args.path, usecols=read, chunksize=10 * args.chunk_rows,
-                          dtype={c: str for c in fractions}):
+                          dtype={c: str for c in quantities}):
         for column, sketch in sketches.items():
             values = _numbers(chunk[column])
             if column == metric and is_quantile and \
@@ -181,7 +192,7 @@ def _first_pass(args, metric, fractions):
     # Four significant digits name an interval plainly (14.96, not 14.96014).
     edges = {column: np.unique([float(f"{edge:.4g}")
                                 for edge in sketches[column].get_quantiles(ranks)])
-             for column in fractions if not sketches[column].is_empty()}
+             for column in quantities if not sketches[column].is_empty()}
     return rule, edges
 
 
