@@ -44,6 +44,7 @@ import sys
 import tempfile
 import time
 import warnings
+from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
@@ -204,9 +205,7 @@ def _vw_lines(X, y):
 def _vw_score(X, y, splits, passes=5):
     """Vowpal Wabbit, logistic loss, its default updates, ``passes`` passes: mean test
     accuracy and seconds (None when the package is missing)."""
-    try:
-        import vowpalwabbit  # noqa: F401
-    except ImportError:
+    if find_spec("vowpalwabbit") is None:
         return None, None
     scores, seconds = [], 0.0
     with tempfile.TemporaryDirectory() as folder:

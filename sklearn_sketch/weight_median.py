@@ -11,7 +11,7 @@ from numbers import Integral
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import (  # noqa: F401  (parse_memory_budget is public here)
+from ._base import (
     N_JOBS_DOC,
     _CLASSIFIER_LOSSES,
     _BaseSketchSGD,
@@ -34,6 +34,8 @@ from .mission import (
     _CAPACITY_OR_BUDGET_CONSTRAINTS,
 )
 
+__all__ = ["AWMSketchClassifier", "WMSketchClassifier", "parse_memory_budget",
+           "resolve_budget"]
 
 
 def resolve_budget(budget, n_features_to_select, sketch_width, sketch_depth, default_depth,

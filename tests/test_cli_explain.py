@@ -1,5 +1,6 @@
 """sklearn-sketch explain: a CSV file in, the outliers' attribute combinations out."""
 import json
+import sys
 
 import numpy as np
 import pandas as pd
@@ -99,6 +100,15 @@ def test_bad_input_is_one_line_status_2_and_nothing_written(flights, tmp_path, c
     assert main(["explain", str(flights), *argv, "--output", str(out), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_explain_without_pandas_is_a_one_line_error(flights, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas raises ImportError
+    out = tmp_path / "report.txt"
+    assert main(["explain", str(flights), "--outlier", "delay > 30", "--output", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "explain reads CSV files with pandas" in err and err.count("\n") == 1
     assert not out.exists()
 
 

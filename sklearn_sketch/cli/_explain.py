@@ -2,6 +2,7 @@
 import json
 import sys
 import time
+from importlib.util import find_spec
 
 import numpy as np
 
@@ -67,11 +68,9 @@ def _estimator(name, random_state):
 
 
 def cmd_explain(args):
-    try:
-        import pandas  # noqa: F401 - checked here, used by the readers
-    except ImportError:
+    if find_spec("pandas") is None:
         raise CommandError("explain reads CSV files with pandas: "
-                           "pip install 'sklearn-sketch[explain]'") from None
+                           "pip install 'sklearn-sketch[explain]'")
     from ..explain import OutlierExplainer, parse_rule
 
     metric = parse_rule(args.outlier)[0]

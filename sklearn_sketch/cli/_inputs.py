@@ -11,6 +11,7 @@ import argparse
 import os
 import re
 import sys
+from importlib.util import find_spec
 from itertools import islice
 
 import numpy as np
@@ -469,11 +470,9 @@ def check_read_options(args):
             if getattr(args, option, None) is not None:
                 raise CommandError(f"--{option.replace('_', '-')} applies to --csv input only")
     else:
-        try:
-            import pandas  # noqa: F401
-        except ImportError:
+        if find_spec("pandas") is None:
             raise CommandError("--csv files are read with pandas, which is not installed: "
-                               "pip install pandas (or 'sklearn-sketch[explain]')") from None
+                               "pip install pandas (or 'sklearn-sketch[explain]')")
     if kind != "vw" and getattr(args, "interactions", None):
         raise CommandError("--interactions applies to --vw input only")
     if getattr(args, "interactions", None):
