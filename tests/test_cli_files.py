@@ -837,6 +837,29 @@ def test_predict_reads_fasta_files_without_labels_and_fit_still_asks_for_them(tm
     assert "no label for" in capsys.readouterr().err
 
 
+def test_a_fasta_file_whose_name_holds_a_colon_is_that_file(tmp_path, capsys):
+    # "alpha:v2.fa" exists: predict reads it, not a file "alpha" labelled "v2.fa"; fit
+    # takes its label after the last colon, as for any name.
+    specs = labelled_genomes(tmp_path, 6, ("alpha", "beta"), n_records=1, length=20_000)
+    renamed = []
+    for spec in specs:
+        path, label = spec.rsplit(":", 1)
+        colon = tmp_path / f"{label}:v2.fa"
+        os.rename(path, colon)
+        renamed.append((colon, label))
+    reads = ["--read-length", "100", "--n-reads", "300"]
+    model = str(tmp_path / "m.skm")
+    assert main(["fit", "--estimator", "hashing", *reads, "--quiet", "--output", model,
+                 "--fasta", *(f"{path}:{label}" for path, label in renamed)]) == 0
+    path, label = renamed[0]
+    assert main(["predict", "--model", model, *reads, "--fasta", str(path)]) == 0
+    predicted = capsys.readouterr().out.split()
+    assert len(predicted) == 300 and predicted.count(label) >= 0.95 * len(predicted)
+    for spec, message in ((":alpha", "expected PATH:LABEL"), (f"{path}x:", "empty label")):
+        assert main(["fit", *reads, "--output", model, "--fasta", spec]) == 2
+        assert message in capsys.readouterr().err
+
+
 def _file_of_each_kind(folder, kind):
     """``(inputs, label options)``: two small files of ``kind`` whose label is learnable."""
     rng = np.random.default_rng(3)

@@ -210,7 +210,7 @@ def resolve_input(args):
         # Reads read as a table (or lines as reads) gave errors about columns or
         # classes that did not say the file was of another kind.
         for spec in getattr(args, option):
-            path = _path_of(spec)
+            path = split_file_label(spec)[0]
             kind = _kind_or_none(file_kind, path)
             if kind is not None and kind != option and READ_KINDS & {kind, option}:
                 given = (spec if path != spec else f"{path}:LABEL") \
@@ -226,7 +226,7 @@ def resolve_input(args):
         return
     kinds = {}
     for spec in paths:
-        path = _path_of(spec)
+        path = split_file_label(spec)[0]
         if not os.path.exists(path):
             raise CommandError(f"no such file: {spec}")
         try:
@@ -253,11 +253,22 @@ def resolve_input(args):
 READ_KINDS = {"fasta", "fastq"}
 
 
-def _path_of(spec):
-    """The file of ``FILE`` or ``FILE:LABEL`` (a name with a colon that exists is a file)."""
-    if not os.path.exists(spec) and ":" in spec:
-        return spec.rpartition(":")[0]
-    return spec
+def split_file_label(spec):
+    """``(FILE, LABEL)`` of ``FILE:LABEL``, ``(FILE, None)`` of a file alone: a name
+    with a colon that exists is a file (``reads:v2.fa``), else the label follows
+    the last colon.
+
+    Examples
+    --------
+    >>> split_file_label("k12.fa:ecoli")
+    ('k12.fa', 'ecoli')
+    >>> split_file_label("k12.fa")
+    ('k12.fa', None)
+    """
+    if os.path.exists(spec) or ":" not in spec:
+        return spec, None
+    path, _, label = spec.rpartition(":")
+    return path, label
 
 
 def _kind_or_none(file_kind, path):
@@ -422,12 +433,10 @@ def labelled_files(args):
     specs = args.fasta or args.fastq
     files, labels_of = [], {}
     for spec in specs:
-        path, sep, label = spec.rpartition(":")
-        if not sep:
-            path, label = spec, None
-        elif not path:
+        path, label = split_file_label(spec)
+        if label is not None and not path:
             raise CommandError(f"expected PATH:LABEL, got {spec!r}")
-        elif not label:
+        if label == "":
             raise CommandError(f"empty label in {spec!r}: expected PATH:LABEL")
         if (label is None and args.label_pattern is None
                 and getattr(args, "command", None) != "predict"):
