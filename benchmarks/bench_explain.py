@@ -190,10 +190,17 @@ if __name__ == "__main__":
 """
 
 
+#: What each side imports before it reads a row: the command line's modules (scikit-learn
+#: among them, which imports SciPy's statistics) and the script's pandas.
+IMPORTS = {"imports": "import pandas, sklearn_sketch.cli, sklearn_sketch.explain",
+           "pandas import": "import pandas"}
+
+
 def time_command_line(folder, budget_text, repeats=3):
-    """Seconds of the command line (two passes by default, and ``--one-pass``) and of
-    the pandas group-by in this process and as a script, on the same file: the best of
-    ``repeats`` runs each (one run varied by 0.5 s on an idle machine)."""
+    """Seconds of the command line (two passes by default, and ``--one-pass``), of
+    the pandas group-by in this process and as a script, on the same file, and of
+    each side's imports alone (``IMPORTS``): the best of ``repeats`` runs each (one
+    run varied by 0.5 s on an idle machine)."""
     columns = [c for c in FLIGHT_COLUMNS if c != "weekday"] + ["day"]
     path = str(folder / "flights.csv.zip")
     command = [sys.executable, "-m", "sklearn_sketch", "explain", path, "--outlier", RULE,
@@ -216,6 +223,10 @@ def time_command_line(folder, budget_text, repeats=3):
                        check=True, capture_output=True)
         seconds["pandas script"] = min(seconds.get("pandas script", math.inf),
                                        time.perf_counter() - started)
+        for run, code in IMPORTS.items():
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True)
+            seconds[run] = min(seconds.get(run, math.inf), time.perf_counter() - started)
     return reports, seconds, groups, len(columns)
 
 
@@ -276,6 +287,10 @@ def main(argv=None):
                round(n_rows / seconds["pandas"]), None, None],
               ["the same pandas group-by as a script (imports included)",
                round(seconds["pandas script"], 2), round(n_rows / seconds["pandas script"]),
+               None, None],
+              ["the command line's imports alone (pandas, scikit-learn, the explainer)",
+               round(seconds["imports"], 2), None, None, None],
+              ["the script's import alone (pandas)", round(seconds["pandas import"], 2), None,
                None, None]]
     print(f"\ncommand line vs pandas over {n_columns} columns ({groups:,} exact groups):")
     for row in speed:
@@ -295,7 +310,9 @@ def main(argv=None):
         f"{numbers[3]['hh_recall']:.3f}",
         f"command line {seconds['two passes']:.1f} s ({seconds['one pass']:.1f} s in one "
         f"pass) against pandas {seconds['pandas']:.1f} s in-process, "
-        f"{seconds['pandas script']:.1f} s as a script",
+        f"{seconds['pandas script']:.1f} s as a script; importing the command line's "
+        f"modules alone takes {seconds['imports']:.1f} s, pandas alone "
+        f"{seconds['pandas import']:.1f} s",
     ]
     print("\n" + "\n".join(summary))
     if args.json:
