@@ -42,6 +42,21 @@ def test_explain_names_the_planted_combination(flights, tmp_path, capsys):
     assert text[1].split("\t")[-1] == "feature" and text[2].endswith("carrier=B^dest=Z")
 
 
+def test_a_column_of_one_value_is_named_and_left_out(flights, tmp_path, capsys):
+    frame = pd.read_csv(flights)
+    frame["year"] = 2013
+    path = tmp_path / "year.csv"
+    frame.to_csv(path, index=False)
+    assert main(["explain", str(path), "--outlier", "dep_delay > 30", "--format", "json",
+                 "--chunk-rows", "1000"]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert report["constant_columns"] == {"year": "2013"}
+    assert "note: year=2013: one value in every row, left out" in captured.err
+    assert report["explanations"][0]["feature"] == "carrier=B^dest=Z"
+    assert not any("year=" in e["feature"] for e in report["explanations"])
+
+
 def test_a_column_of_quantities_is_explained_by_its_intervals(tmp_path, capsys):
     # Delayed exactly when the temperature is above 30 (a tenth of the hours, each
     # value a category of one or two rows); the hour, whole numbers, stays a category,

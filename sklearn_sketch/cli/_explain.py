@@ -113,6 +113,11 @@ def cmd_explain(args):
     if "crosser_" not in explainer.__dict__:
         raise CommandError(f"{args.path} holds no row: nothing to explain")
     progress.end()
+    if explainer.constant_fields_:
+        shown = ", ".join(f"{field}={value}"
+                          for field, value in explainer.constant_fields_.items())
+        note(f"{shown}: one value in every row, left out of the explanations with its "
+             "crosses (it tells no row from another)")
     late = int((explainer.explanations_["rows"] < explainer.n_rows_).sum())
     if late and not args.one_pass:
         if not args.quiet:
@@ -214,6 +219,7 @@ def _report(explainer, args, metric, seconds, edges):
         "skipped_missing_metric": explainer.n_skipped_, "max_order": args.max_order,
         "memory_bytes": explainer.memory_bytes_, "seconds": round(seconds, 3),
         "binned_columns": {column: cuts.tolist() for column, cuts in edges.items()},
+        "constant_columns": dict(explainer.constant_fields_ or {}),
         "rows_per_second": round(explainer.n_rows_ / max(seconds, 1e-9)),
         "attribute_updates_per_second": round(explainer.n_rows_ * n_features
                                               / max(seconds, 1e-9)),
