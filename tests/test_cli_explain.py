@@ -57,6 +57,35 @@ def test_a_column_of_one_value_is_named_and_left_out(flights, tmp_path, capsys):
     assert not any("year=" in e["feature"] for e in report["explanations"])
 
 
+@pytest.mark.parametrize("rule", ["dep_delay > q0.9", "dep_delay > 30"])
+def test_a_few_words_among_the_metric_numbers_are_missing_values(flights, tmp_path, capsys,
+                                                                  rule):
+    # "?" for unknown in one row of 200: skipped and counted, as fit reads a label column;
+    # in one row of 30 the column is text, an error, whether or not a first pass reads it.
+    frame = pd.read_csv(flights)
+    unknown = frame.index[::200]
+    frame["dep_delay"] = frame.dep_delay.astype(object)
+    frame.loc[unknown, "dep_delay"] = "?"
+    path = tmp_path / "unknown.csv"
+    frame.to_csv(path, index=False)
+    assert main(["explain", str(path), "--outlier", rule, "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert f"note: '?' ({len(unknown)} rows): not numbers among the dep_delay values" \
+        in captured.err
+    missing = frame.dep_delay.isna() | frame.index.isin(unknown)
+    assert report["skipped_missing_metric"] == missing.sum()
+    assert report["rows"] == len(frame) - missing.sum()
+    assert report["explanations"][0]["feature"] == "carrier=B^dest=Z"
+    frame.loc[::30, "dep_delay"] = "?"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "why.json"
+    assert main(["explain", str(path), "--outlier", rule, "--output", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "metric 'dep_delay' must be numeric" in err and "'?' in" in err
+    assert err.count("\n") == 1 and not out.exists()
+
+
 def test_a_column_of_quantities_is_explained_by_its_intervals(tmp_path, capsys):
     # Delayed exactly when the temperature is above 30 (a tenth of the hours, each
     # value a category of one or two rows); the hour, whole numbers, stays a category,

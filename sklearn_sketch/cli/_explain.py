@@ -9,6 +9,7 @@ import numpy as np
 from ._bins import _numbers, binned
 from ._csv import read_csv
 from ._errors import CommandError
+from ._inputs import STRAY_LABELS, STRAY_SHARE, unknown_columns
 from ._report import Progress, add_report_arguments, note, write_report
 
 ESTIMATOR_CHOICES = ("awm", "wm", "mission", "bear")
@@ -29,7 +30,9 @@ def add_explain_arguments(parser, positive_int):
                         help="which rows are outliers: METRIC OP VALUE, e.g. "
                              "'dep_delay > q0.8' (above the 0.8 quantile, estimated by a KLL "
                              "sketch in a first pass over the metric column) or "
-                             "'dep_delay > 30'")
+                             "'dep_delay > 30'; rows without a metric are skipped and "
+                             "counted, and so are those of a few words among its numbers "
+                             "('?': at most 3 distinct in 1%% of the rows)")
     parser.add_argument("--columns", metavar="A,B,...",
                         help="attribute columns (default every column but the metric)")
     parser.add_argument("--max-order", type=int, choices=[1, 2, 3], default=2,
@@ -84,7 +87,6 @@ def cmd_explain(args):
                            f"it has {names}")
     unknown = [c for c in columns or [] if c not in names]
     if unknown:
-        from ._inputs import unknown_columns
         raise unknown_columns(unknown, args.path, names)
     columns = columns or [c for c in names if c != metric]
     if args.bins < 0 or args.bins == 1:
@@ -92,6 +94,7 @@ def cmd_explain(args):
                            f"got {args.bins}")
     quantities = _quantity_columns(args.path, columns, args.bins) if args.bins else []
     rule, edges = _first_pass(args, metric, quantities)
+    is_quantile = parse_rule(args.outlier)[3]
     if edges:
         shown = ", ".join(edges)
         note(f"{shown}: quantities (numbers with fractions or signs), read as {args.bins} "
@@ -106,10 +109,13 @@ def cmd_explain(args):
     read = dict(usecols=[*columns, metric], chunksize=args.chunk_rows,
                 dtype={c: str for c in columns}, low_memory=False)
     progress = Progress(args.quiet)
-    for chunk in _read_binned(args.path, read, edges):
+    words = MetricWords(metric, args.path)
+    for chunk in _read_binned(args.path, read, edges, words):
         explainer.partial_fit(chunk)
         seen = explainer.n_rows_ + explainer.n_skipped_
         progress.show(f"{seen:,} rows, {seen / (time.perf_counter() - start):,.0f} rows/s")
+    if not is_quantile:  # else the first pass read the metric's words
+        words.check()
     if "crosser_" not in explainer.__dict__:
         raise CommandError(f"{args.path} holds no row: nothing to explain")
     progress.end()
@@ -124,7 +130,7 @@ def cmd_explain(args):
             print(f"{late:,} combination{'s' if late > 1 else ''} entered the heap late: "
                   "counting the heap over every row, a second pass (--one-pass skips it)",
                   file=sys.stderr)
-        explainer.recount(_read_binned(args.path, read, edges))
+        explainer.recount(_read_binned(args.path, read, edges, MetricWords(metric, args.path)))
     seconds = time.perf_counter() - start
     write_report(_report(explainer, args, metric, seconds, edges), args.output)
 
@@ -177,15 +183,15 @@ def _first_pass(args, metric, quantities):
     read = [metric] if is_quantile else []
     read += [c for c in quantities if c not in read]
     sketches = {column: kll_doubles_sketch(KLL_K) for column in read}
+    words = MetricWords(metric, args.path)
     for chunk in read_csv(args.path, usecols=read, chunksize=10 * args.chunk_rows,
                           dtype={c: str for c in quantities}):
         for column, sketch in sketches.items():
-            values = _numbers(chunk[column])
-            if column == metric and is_quantile and \
-                    chunk[column].notna().sum() != (~np.isnan(values)).sum():
-                raise CommandError(f"the rule's metric {metric!r} must be numeric; "
-                                   f"{args.path} has text in that column")
+            values = (words.numbers(chunk[column]) if column == metric and is_quantile
+                      else _numbers(chunk[column]))
             sketch.update(values[np.isfinite(values)])
+    if is_quantile:
+        words.check()
     rule = args.outlier
     if is_quantile:
         if sketches[metric].is_empty():
@@ -200,14 +206,65 @@ def _first_pass(args, metric, quantities):
     return rule, edges
 
 
-def _read_binned(path, read, edges):
+def _read_binned(path, read, edges, words):
     """The chunks of ``read_csv(path, **read)``, each column of ``edges`` given as the
     name of the interval of its number, as ``fit`` names them (:func:`._bins.binned`;
-    missing where it has none)."""
+    missing where it has none), and the metric as numbers, its words missing
+    (``words``, a :class:`MetricWords`, tallies them)."""
     for chunk in read_csv(path, **read):
         for column, cuts in edges.items():
             chunk[column] = binned(chunk[column], cuts)
+        chunk[words.metric] = words.numbers(chunk[words.metric])
         yield chunk
+
+
+class MetricWords:
+    """The words among the numbers of a rule's metric column, tallied chunk by chunk.
+
+    A few (at most ``STRAY_LABELS`` distinct ones, in at most ``STRAY_SHARE``
+    of the rows with a value: ``?`` or ``n/a`` for unknown, as ``fit`` reads a
+    label column of numbers) are missing values: their rows are skipped and
+    counted, with a note. More make the metric text: a one-line error. A
+    delay column with a ``?`` in one row of 200 stopped ``explain`` with "must
+    be numeric".
+    """
+
+    def __init__(self, metric, path):
+        self.metric, self.path = metric, path
+        self.counts = {}  # word: rows; at most STRAY_LABELS + 1 words are kept
+        self.n_words = self.n_values = 0
+
+    def numbers(self, column):
+        """``column``'s values as float64, a word NaN (and tallied)."""
+        values = _numbers(column)
+        present = column.notna().to_numpy()
+        words = present & np.isnan(values)
+        self.n_values += int(present.sum())
+        if words.any():
+            self.n_words += int(words.sum())
+            for word, count in column[words].astype(str).value_counts().items():
+                if word in self.counts or len(self.counts) <= STRAY_LABELS:
+                    self.counts[word] = self.counts.get(word, 0) + int(count)
+            if len(self.counts) > STRAY_LABELS:
+                raise self._error()
+        return values
+
+    def check(self):
+        """After a pass over the column: the error of more than a few words, else
+        the note of those read as missing."""
+        if not self.n_words:
+            return
+        if self.n_words > STRAY_SHARE * self.n_values:
+            raise self._error()
+        shown = ", ".join(f"{word!r} ({count:,} rows)" for word, count in self.counts.items())
+        note(f"{shown}: not numbers among the {self.metric} values, read as missing (their "
+             "rows are skipped and counted)")
+
+    def _error(self):
+        shown = ", ".join(repr(word) for word in list(self.counts)[:STRAY_LABELS])
+        return CommandError(f"the rule's metric {self.metric!r} must be numeric; {self.path} "
+                            f"has text in that column: {shown} in {self.n_words:,} of the "
+                            f"{self.n_values:,} values read")
 
 
 def _report(explainer, args, metric, seconds, edges):
