@@ -9,6 +9,7 @@ from sklearn_sketch.explain import (
     ExactExplainer,
     HeavyHittersExplainer,
     OutlierExplainer,
+    QuantileStream,
     parse_rule,
     quantile_of,
 )
@@ -279,8 +280,32 @@ def test_bad_input_is_named(params, X, message):
 
 def test_parse_rule_and_quantile():
     assert parse_rule(" dep_delay>=q0.25 ") == ("dep_delay", ">=", 0.25, True)
-    values = np.random.default_rng(0).normal(size=50_000)
-    assert quantile_of(values, 0.8) == pytest.approx(np.quantile(values, 0.8), abs=0.05)
+    values = np.random.default_rng(0).integers(0, 40, 5_001).astype(float)
+    for q in (0.0, 0.1, 0.5, 0.8, 0.9, 1.0):
+        # The smallest value at least a q share of the values are at most.
+        expected = np.sort(values)[max(int(np.ceil(q * values.size)) - 1, 0)]
+        assert quantile_of(values, q) == expected
+
+
+def test_quantile_stream_is_exact_up_to_its_values_then_a_kll_sketch():
+    values = np.random.default_rng(1).normal(size=30_000).round(2)
+    ranks = [0.1, 0.5, 0.8, 0.95]
+    exact = [quantile_of(values, q) for q in ranks]
+    stream = QuantileStream()
+    assert stream.is_empty()
+    for part in np.array_split(values, 7):
+        stream.update(part)
+    assert stream.n_values == values.size and not stream.is_empty()
+    assert stream.quantiles(ranks).tolist() == exact
+    # Past its exact values, every value (the kept ones too) is in the KLL sketch:
+    # within its rank error, not exact.
+    small = QuantileStream(exact_values=5_000, k=200)
+    for part in np.array_split(values, 7):
+        small.update(part)
+    got = small.quantiles(ranks)
+    assert small.n_values == values.size and small._sketch is not None
+    assert small._sketch.n == values.size
+    np.testing.assert_allclose([np.mean(values <= g) for g in got], ranks, atol=0.03)
 
 
 def test_heavy_hitters_baseline_counts_the_outliers_frequent_combinations():

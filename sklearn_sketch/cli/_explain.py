@@ -28,8 +28,9 @@ def add_explain_arguments(parser, positive_int):
                         help="CSV file with a header (plain, .gz, .zip, .bz2 or .xz)")
     parser.add_argument("--outlier", required=True, metavar="RULE",
                         help="which rows are outliers: METRIC OP VALUE, e.g. "
-                             "'dep_delay > q0.8' (above the 0.8 quantile, estimated by a KLL "
-                             "sketch in a first pass over the metric column) or "
+                             "'dep_delay > q0.8' (above the 0.8 quantile, from a first pass "
+                             "over the metric column: exact up to 2**20 values, past them "
+                             "estimated by a KLL sketch) or "
                              "'dep_delay > 30'; rows without a metric are skipped and "
                              "counted, and so are those of a few words among its numbers "
                              "('?': at most 3 distinct in 1%% of the rows)")
@@ -169,20 +170,19 @@ def _first_pass(args, metric, quantities):
     ``quantities`` columns, from one pass over those columns alone (no pass when the
     rule's threshold is a number and no column is read by intervals).
 
-    A quantile is read off a KLL sketch of the metric column (as
-    :func:`~sklearn_sketch.explain.quantile_of`); each of the ``quantities`` columns' edges
-    are its ``1/bins``, ..., ``(bins - 1)/bins`` quantiles, from a KLL sketch of its
-    values (a later value that is not a number is missing)."""
-    from ..explain import KLL_K, parse_rule
+    A quantile is read off a :class:`~sklearn_sketch.explain.QuantileStream` of the
+    metric column (exact up to its 2**20 values, the same on every run; a KLL sketch
+    past them); each of the ``quantities`` columns' edges are its ``1/bins``, ...,
+    ``(bins - 1)/bins`` quantiles, from a stream of its values (a later value that is
+    not a number is missing)."""
+    from ..explain import QuantileStream, parse_rule
 
     _, op, value, is_quantile = parse_rule(args.outlier)
     if not is_quantile and not quantities:
         return args.outlier, {}
-    from datasketches import kll_doubles_sketch
-
     read = [metric] if is_quantile else []
     read += [c for c in quantities if c not in read]
-    sketches = {column: kll_doubles_sketch(KLL_K) for column in read}
+    sketches = {column: QuantileStream() for column in read}
     words = MetricWords(metric, args.path)
     for chunk in read_csv(args.path, usecols=read, chunksize=10 * args.chunk_rows,
                           dtype={c: str for c in quantities}):
@@ -197,11 +197,11 @@ def _first_pass(args, metric, quantities):
         if sketches[metric].is_empty():
             raise CommandError(f"{args.path} has no value of {metric!r} to set the quantile "
                                "from")
-        rule = f"{metric} {op} {float(sketches[metric].get_quantile(value))!r}"
+        rule = f"{metric} {op} {float(sketches[metric].quantiles([value])[0])!r}"
     ranks = np.arange(1, args.bins) / args.bins
     # Four significant digits name an interval plainly (14.96, not 14.96014).
     edges = {column: np.unique([float(f"{edge:.4g}")
-                                for edge in sketches[column].get_quantiles(ranks)])
+                                for edge in sketches[column].quantiles(ranks)])
              for column in quantities if not sketches[column].is_empty()}
     return rule, edges
 
