@@ -1138,7 +1138,8 @@ def _select(capsys, model):
 
 
 def test_interval_names_and_values_match_a_reference():
-    from sklearn_sketch.cli._bins import binned, interval_names
+    from sklearn_sketch._intervals import interval_names
+    from sklearn_sketch.cli._bins import binned
 
     rng = np.random.default_rng(0)
     edges = sorted(rng.normal(size=7).round(2).tolist())

@@ -101,6 +101,8 @@ import re
 
 import numpy as np
 
+from .._intervals import intervals
+
 #: Rows whose values decide which columns are numeric, and cut them; intervals a
 #: numeric column is cut into by default (``--bins``).
 BIN_ROWS, DEFAULT_BINS = 10_000, 16
@@ -300,18 +302,6 @@ def _arrow_numbers(text):
     return cast.to_numpy(zero_copy_only=False)
 
 
-def interval_names(edges):
-    """The names of the ``len(edges) + 1`` intervals cut by ``edges``.
-
-    Examples
-    --------
-    >>> interval_names([10.0, 25.0])
-    ['[-inf,10)', '[10,25)', '[25,inf)']
-    """
-    text = ["-inf", *(format(e, ".6g") for e in edges), "inf"]
-    return [f"[{a},{b})" for a, b in zip(text, text[1:])]
-
-
 def binned(values, edges):
     """The interval names of a text Series ``values`` (object array; a missing or
     non-numeric value stays missing, as a category column's missing value does).
@@ -323,14 +313,6 @@ def binned(values, edges):
     ['[-inf,10)', '[10,25)', '[25,inf)', nan, nan]
     """
     return intervals(_numbers(values), edges)
-
-
-def intervals(numbers, edges):
-    """The interval names of float ``numbers`` (NaN: missing), as :func:`binned`."""
-    names = np.array(interval_names(edges) + [math.nan], dtype=object)
-    index = np.searchsorted(np.asarray(edges, dtype=np.float64), numbers, side="right")
-    index[~np.isfinite(numbers)] = len(edges) + 1
-    return names[index]
 
 
 def check_bins(bins, columns):

@@ -6,6 +6,7 @@ from importlib.util import find_spec
 
 import numpy as np
 
+from .._intervals import interval_edges, is_quantity
 from ._bins import _numbers, binned
 from ._csv import read_csv
 from ._errors import CommandError
@@ -17,9 +18,6 @@ ESTIMATOR_CHOICES = ("awm", "wm", "mission", "bear")
 DEFAULT_BINS = 10
 #: Rows of the file's start that tell which attribute columns are read by intervals.
 BINS_HEAD_ROWS = 10_000
-#: Distinct negative values that make a column of whole numbers a signed quantity
-#: (a delay in minutes), not labels with a sentinel or two (-1 for none).
-SIGNED_VALUES = 3
 
 
 def add_explain_arguments(parser, positive_int):
@@ -138,8 +136,9 @@ def cmd_explain(args):
 
 def _quantity_columns(path, columns, n_bins):
     """The attribute columns read by intervals: in the first ``BINS_HEAD_ROWS`` rows,
-    every value a number, more than ``2 * n_bins`` distinct ones, and some not whole
-    or at least ``SIGNED_VALUES`` distinct ones negative.
+    every value a number, and those a quantity (``_intervals.is_quantity``: more than
+    ``2 * n_bins`` distinct ones, some not whole or at least three distinct ones
+    negative).
 
     A value of a temperature or a price is a category of a few rows, and its
     crosses of fewer: an explanation names ``temp=33.8`` (72 rows of 26,115
@@ -158,9 +157,7 @@ def _quantity_columns(path, columns, n_bins):
         values = _numbers(text)
         if text.empty or np.isnan(values).any() or not np.isfinite(values).all():
             continue
-        distinct = np.unique(values)
-        signed = np.count_nonzero(distinct < 0) >= SIGNED_VALUES
-        if distinct.size > 2 * n_bins and (signed or (values != np.round(values)).any()):
+        if is_quantity(values, n_bins):
             chosen.append(column)
     return chosen
 
@@ -199,9 +196,7 @@ def _first_pass(args, metric, quantities):
                                "from")
         rule = f"{metric} {op} {float(sketches[metric].quantiles([value])[0])!r}"
     ranks = np.arange(1, args.bins) / args.bins
-    # Four significant digits name an interval plainly (14.96, not 14.96014).
-    edges = {column: np.unique([float(f"{edge:.4g}")
-                                for edge in sketches[column].quantiles(ranks)])
+    edges = {column: interval_edges(sketches[column].quantiles(ranks))
              for column in quantities if not sketches[column].is_empty()}
     return rule, edges
 

@@ -1097,7 +1097,8 @@ class _CsvReader:
         columns, label = self.csv["columns"], self.csv["label"]
         use = [*columns, label] if self.labelled else columns
         line = 2
-        from ._bins import _numbers, intervals
+        from .._intervals import intervals
+        from ._bins import _numbers
         from ._text import text_rows
 
         for frame in read_csv(self.path, header_spec(self.csv), usecols=use, dtype=str,

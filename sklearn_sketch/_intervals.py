@@ -1,0 +1,75 @@
+"""Quantities read as intervals between their quantiles, named alike everywhere.
+
+A column of temperatures or delays holds hundreds of distinct numbers; as
+categories, each is a feature of a few rows that explains nothing about the
+next value. The command line's readers (``fit``'s numeric columns, ``explain``'s
+attributes) and :class:`~sklearn_sketch.explain.OutlierExplainer` cut such a
+column at its quantiles and name each value by its interval (``temp=[32.1,35)``).
+"""
+import math
+
+import numpy as np
+
+#: Distinct negative values that make a column of whole numbers a signed quantity
+#: (a delay in minutes), not labels with a sentinel or two (-1 for none).
+SIGNED_VALUES = 3
+
+
+def interval_names(edges):
+    """The names of the ``len(edges) + 1`` intervals cut by ``edges``.
+
+    Examples
+    --------
+    >>> interval_names([10.0, 25.0])
+    ['[-inf,10)', '[10,25)', '[25,inf)']
+    """
+    text = ["-inf", *(format(e, ".6g") for e in edges), "inf"]
+    return [f"[{a},{b})" for a, b in zip(text, text[1:])]
+
+
+def intervals(numbers, edges):
+    """The interval names of float ``numbers`` (NaN or infinite: missing, NaN).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> intervals(np.array([3.0, 10.0, 40.0, np.nan]), [10.0, 25.0]).tolist()
+    ['[-inf,10)', '[10,25)', '[25,inf)', nan]
+    """
+    names = np.array(interval_names(edges) + [math.nan], dtype=object)
+    index = np.searchsorted(np.asarray(edges, dtype=np.float64), numbers, side="right")
+    index[~np.isfinite(numbers)] = len(edges) + 1
+    return names[index]
+
+
+def is_quantity(numbers, n_bins):
+    """Whether finite ``numbers`` (a column's, float64) read as a quantity: more than
+    ``2 * n_bins`` distinct ones, some with a fraction or at least ``SIGNED_VALUES``
+    distinct ones negative. Whole numbers never negative (flight numbers, hours,
+    codes with -1 for none) are labels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> is_quantity(np.arange(100.0) / 4, 10), is_quantity(np.arange(-5.0, 95.0), 10)
+    (True, True)
+    >>> is_quantity(np.arange(100.0), 10), is_quantity(np.arange(5.0) / 4, 10)
+    (False, False)
+    """
+    distinct = np.unique(numbers)
+    if distinct.size <= 2 * n_bins:
+        return False
+    return bool(np.count_nonzero(distinct < 0) >= SIGNED_VALUES
+                or (distinct != np.round(distinct)).any())
+
+
+def interval_edges(quantiles):
+    """Edges from a column's quantiles: four significant digits (an interval reads
+    ``[14.96,17.1)``, not ``[14.96014,17.1032)``), each once, in order.
+
+    Examples
+    --------
+    >>> interval_edges([14.96014, 17.10321, 17.10329]).tolist()
+    [14.96, 17.1]
+    """
+    return np.unique([float(f"{edge:.4g}") for edge in quantiles])
