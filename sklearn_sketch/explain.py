@@ -13,7 +13,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
-from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils._param_validation import HasMethods, Interval, Options
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import largest_heap, largest_sketch_width, parse_memory_budget
@@ -22,8 +22,9 @@ from ._core import CountSketch
 from ._heap_counts import HeapCounts, heap_keys, significant_counts
 from ._raw_features import one_sparse_rows
 from ._tables import COUNT, MEMORY_BUDGET, POSITIVE_INT, SEED, SHARE, result_table
+from ._intervals import interval_edges, is_quantity
 from .feature_extraction import FeatureCrosser
-from .feature_extraction._crossing import CROSS_SEPARATOR
+from .feature_extraction._crossing import CROSS_SEPARATOR, _columns, column_numbers
 
 _RULE = re.compile(r"^\s*(?P<metric>[^<>=\s]+)\s*(?P<op>>=|<=|>|<)\s*"
                    r"(?P<quantile>q)?(?P<value>[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?)\s*$")
@@ -82,6 +83,8 @@ def _apply(op, values, threshold):
 
 #: Accuracy parameter of the KLL quantile sketches of outlier rules (rank error ~0.3%).
 KLL_K = 1000
+#: Values of a column of dicts read to tell whether it holds numbers.
+BINS_TYPE_ROWS = 1000
 
 
 #: Values a :class:`QuantileStream` keeps to read its quantiles exactly (8 MiB).
@@ -219,6 +222,33 @@ def _redundant(names, support, outliers, rows):
     return redundant
 
 
+def _quantity_edges(X, columns, n_bins):
+    """``{column: edges}`` of the ``columns`` of quantities in rows ``X`` (numbers:
+    :func:`~sklearn_sketch._intervals.is_quantity`), cut at their ``1/n_bins``, ...
+    quantiles there."""
+    ranks = np.arange(1, n_bins) / n_bins
+    edges = {}
+    for column, values in zip(columns, _columns(X, columns)):
+        if not _holds_numbers(values):
+            continue
+        numbers = column_numbers(values)
+        numbers = numbers[np.isfinite(numbers)]
+        if numbers.size and is_quantity(numbers, n_bins):
+            edges[column] = interval_edges(np.quantile(numbers, ranks, method="inverted_cdf"))
+    return edges
+
+
+def _holds_numbers(values):
+    """Whether a column (a pandas Series, or an object array of dict values) holds
+    numbers, missing values aside, and not text or booleans."""
+    if hasattr(values, "dtype") and values.dtype != object:
+        return values.dtype.kind in "iuf"
+    present = [v for v in np.asarray(values, dtype=object)[:BINS_TYPE_ROWS].tolist()
+               if v is not None and v == v]
+    return bool(present) and all(isinstance(v, (Real, np.number))
+                                 and not isinstance(v, (bool, np.bool_)) for v in present)
+
+
 def _constant_values(names):
     """``{field: value}`` of the fields with one value in every row of a block of
     crossed rows (a :class:`~sklearn_sketch.feature_extraction.CrossNames`)."""
@@ -315,6 +345,15 @@ class OutlierExplainer(BaseEstimator):
         ``explanations_`` (their relative risk is noise).
     top : int, default=20
         Rows of ``explanations_`` shown by ``repr``.
+    bins : int, default=10
+        An attribute column of quantities (numbers, more than ``2 * bins``
+        distinct ones on the rows of the first ``fit`` or ``partial_fit``
+        call, some with a fraction or at least three distinct ones negative:
+        temperatures, prices, delays in minutes) is read as ``bins``
+        intervals between its quantiles there (``temp=[32.1,35)``), as the
+        command line reads them (``bin_edges_``); 0 reads every value as a
+        category. Whole numbers never negative (flight numbers, hours, codes)
+        and text always are.
     chunk_rows : int, default=50000
         Rows crossed at a time by ``fit`` (memory grows with it).
     random_state : int, default=None
@@ -342,6 +381,8 @@ class OutlierExplainer(BaseEstimator):
         rows of the window they cover.
     threshold_ : float or None
         The metric's threshold of the rule (None with labels).
+    bin_edges_ : dict
+        ``{column: edges}`` of the columns read by intervals (see ``bins``).
     constant_fields_ : dict
         ``{field: value}`` of the attribute fields with that one value in every
         row so far (``year=2013`` in a year's flights). Such an attribute
@@ -381,13 +422,14 @@ class OutlierExplainer(BaseEstimator):
         "one_sparse": ["boolean"],
         "min_support": [Interval(Real, 0, 1, closed="both")],
         "top": COUNT,
+        "bins": [Options(Integral, {0}), Interval(Integral, 2, None, closed="left")],
         "chunk_rows": POSITIVE_INT,
         "random_state": SEED,
     }
 
     def __init__(self, outlier=None, *, columns=None, max_order=2, crosses=None, estimator=None,
                  memory_budget="128KB", count_share=0.1, heap_share=0.5, one_sparse=True,
-                 min_support=0.001, top=20, chunk_rows=50_000, random_state=None):
+                 min_support=0.001, top=20, bins=10, chunk_rows=50_000, random_state=None):
         self.outlier = outlier
         self.columns = columns
         self.max_order = max_order
@@ -399,6 +441,7 @@ class OutlierExplainer(BaseEstimator):
         self.one_sparse = one_sparse
         self.min_support = min_support
         self.top = top
+        self.bins = bins
         self.chunk_rows = chunk_rows
         self.random_state = random_state
 
@@ -422,7 +465,7 @@ class OutlierExplainer(BaseEstimator):
             self.__dict__.pop(attribute, None)
         threshold = self._rule_threshold(X) if self.outlier is not None else None
         for rows, part_y in self._chunks(X, y):
-            self._partial_fit(rows, part_y, threshold)
+            self._partial_fit(rows, part_y, threshold, edges_from=X)
         return self
 
     def _chunks(self, X, y):
@@ -558,8 +601,9 @@ class OutlierExplainer(BaseEstimator):
         kept = ~np.isnan(metric)
         return _apply(op, metric[kept], threshold).astype(np.int64), kept
 
-    def _start(self, X, labels, threshold):
-        """Check the first labels, learn the fields, then set up the model."""
+    def _start(self, X, labels, threshold, edges_from):
+        """Check the first labels, learn the fields and cut the quantities (on the rows
+        ``edges_from``), then set up the model."""
         if labels.size and labels.min() == labels.max():
             share = "all" if labels[0] else "none"
             raise ValueError(f"the outlier rule {self.outlier!r} makes {share} of the first "
@@ -571,8 +615,9 @@ class OutlierExplainer(BaseEstimator):
         if columns is None:
             fields = list(X.columns) if hasattr(X, "columns") else sorted(set().union(*X[:1000]))
             columns = [str(f) for f in fields if str(f) != metric]
+        self.bin_edges_ = _quantity_edges(edges_from, columns, self.bins) if self.bins else {}
         self.crosser_ = FeatureCrosser(crosses=self.crosses, max_order=self.max_order,
-                                       fields=columns).fit(X)
+                                       fields=columns, bin_edges=self.bin_edges_).fit(X)
         self.threshold_ = threshold
         self.constant_fields_ = None  # set by the first block of rows
         self.n_rows_ = self.n_outliers_ = self.n_skipped_ = 0
@@ -617,10 +662,10 @@ class OutlierExplainer(BaseEstimator):
             estimator.set_params(memory_budget=left - tracked * capacity)
         self.estimator_ = estimator
 
-    def _partial_fit(self, X, y, threshold):
+    def _partial_fit(self, X, y, threshold, edges_from=None):
         labels, kept = self._labels(X, y, threshold)
         if "crosser_" not in self.__dict__:
-            self._start(X, labels, threshold)
+            self._start(X, labels, threshold, X if edges_from is None else edges_from)
         rows = self.crosser_.transform(_kept_rows(X, kept))
         self._update(rows, labels)
         if labels.size:
@@ -762,6 +807,9 @@ class ExactExplainer(OutlierExplainer):
         Combinations in fewer than this share of the rows are left out.
     top : int, default=20
         Rows of ``explanations_`` shown by ``repr``.
+    bins : int, default=10
+        Intervals a column of quantities is read by, as for
+        :class:`OutlierExplainer` (0: every value a category).
     chunk_rows : int, default=50000
         Rows crossed at a time by ``fit``.
 
@@ -776,13 +824,14 @@ class ExactExplainer(OutlierExplainer):
     """
 
     def __init__(self, outlier=None, *, columns=None, max_order=2, crosses=None,
-                 min_support=0.001, top=20, chunk_rows=50_000):
+                 min_support=0.001, top=20, bins=10, chunk_rows=50_000):
         self.outlier = outlier
         self.columns = columns
         self.max_order = max_order
         self.crosses = crosses
         self.min_support = min_support
         self.top = top
+        self.bins = bins
         self.chunk_rows = chunk_rows
 
     def _start_model(self, X):
@@ -857,6 +906,9 @@ class HeavyHittersExplainer(OutlierExplainer):
         Combinations in fewer than this share of the rows are left out.
     top : int, default=20
         Rows of ``explanations_`` shown by ``repr``.
+    bins : int, default=10
+        Intervals a column of quantities is read by, as for
+        :class:`OutlierExplainer` (0: every value a category).
     chunk_rows : int, default=50000
         Rows crossed at a time by ``fit``.
 
@@ -872,7 +924,8 @@ class HeavyHittersExplainer(OutlierExplainer):
     ENTRY_BYTES = 18
 
     def __init__(self, outlier=None, *, columns=None, max_order=2, crosses=None,
-                 memory_budget="128KB", min_support=0.001, top=20, chunk_rows=50_000):
+                 memory_budget="128KB", min_support=0.001, top=20, bins=10,
+                 chunk_rows=50_000):
         self.outlier = outlier
         self.columns = columns
         self.max_order = max_order
@@ -880,6 +933,7 @@ class HeavyHittersExplainer(OutlierExplainer):
         self.memory_budget = memory_budget
         self.min_support = min_support
         self.top = top
+        self.bins = bins
         self.chunk_rows = chunk_rows
 
     def _start_model(self, X):

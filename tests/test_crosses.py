@@ -92,6 +92,28 @@ def test_bad_input_is_named():
         FeatureCrosser().fit([[1, 2], [3, 4]])
 
 
+def test_fields_of_numbers_are_read_by_their_intervals():
+    rows = [{"temp": 31.5, "c": "A"}, {"temp": 12, "c": "B"}, {"temp": None, "c": "A"},
+            {"temp": "n/a", "c": "B"}, {"temp": float("nan"), "c": "A"}, {"temp": 10.0, "c": "A"}]
+    crosser = FeatureCrosser(max_order=2, bin_edges={"temp": [10.0, 30.0]}).fit(rows)
+    for X in (rows, pd.DataFrame(rows)):
+        out = crosser.transform(X)
+        names = [sorted(out.names.lookup(out.X.indices[a:b]).values())
+                 for a, b in zip(out.X.indptr[:-1], out.X.indptr[1:])]
+        # A value that is no number (None, NaN, text) is missing: no attribute, no cross.
+        assert names == [["c=A", "c=A^temp=[30,inf)", "temp=[30,inf)"],
+                         ["c=B", "c=B^temp=[10,30)", "temp=[10,30)"], ["c=A"], ["c=B"],
+                         ["c=A"], ["c=A", "c=A^temp=[10,30)", "temp=[10,30)"]]
+        # An interval's key is that of its name, as any attribute's.
+        keys = {name: key for key, name in out.names.lookup(out.X.indices).items()}
+        assert keys["temp=[30,inf)"] == hash_raw([["temp=[30,inf)"]])[0].indices[0]
+    for edges in ([30.0, 10.0], [], [1.0, np.inf]):
+        with pytest.raises(ValueError, match="increasing finite edges"):
+            FeatureCrosser(bin_edges={"temp": edges}).fit(rows)
+    with pytest.raises(ValueError, match="increasing finite edges"):
+        FeatureCrosser(bin_edges={"gate": [1.0]}).fit(rows)
+
+
 def planted(n=3000, seed=0):
     """Outliers exactly when a=x AND b=y; each part alone is common among inliers."""
     rng = np.random.default_rng(seed)

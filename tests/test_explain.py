@@ -5,6 +5,7 @@ import pytest
 from sklearn.exceptions import NotFittedError
 
 from sklearn_sketch import MissionClassifier
+from sklearn_sketch._intervals import interval_edges
 from sklearn_sketch.explain import (
     ExactExplainer,
     HeavyHittersExplainer,
@@ -218,6 +219,51 @@ def test_a_field_is_constant_only_while_every_row_so_far_has_its_one_value():
     # fit starts the record again.
     assert explainer.fit(frame.iloc[:n // 2]).constant_fields_ == {
         "year": "2013", "gate": "G1", "zone": "Z1"}
+
+
+def _quantities(n=8_000, seed=2):
+    """Delayed exactly when the temperature is above 30; hour, flight and a code with
+    -1 for none are whole numbers never negative, early (minutes) a signed quantity."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"temp": rng.uniform(0, 33.3, n).round(2),
+                          "hour": rng.integers(0, 24, n), "flight": rng.integers(1, 5000, n),
+                          "code": np.where(rng.random(n) < 0.1, -1, rng.integers(0, 100, n)),
+                          "early": rng.integers(-60, 200, n),
+                          "carrier": rng.choice(list("ABCD"), n)})
+    frame["delay"] = np.where(frame.temp > 30, 60.0, rng.uniform(0, 20, n))
+    return frame
+
+
+def test_columns_of_quantities_are_read_by_intervals():
+    frame = _quantities()
+    columns = ["temp", "hour", "flight", "code", "early", "carrier"]
+    params = dict(outlier="delay > 30", columns=columns, min_support=0.0, random_state=0)
+    explainer = OutlierExplainer(**params).fit(frame)
+    assert sorted(explainer.bin_edges_) == ["early", "temp"]
+    ranks = np.arange(1, 10) / 10
+    edges = explainer.bin_edges_["temp"]
+    np.testing.assert_array_equal(
+        edges, interval_edges(np.quantile(frame.temp, ranks, method="inverted_cdf")))
+    table = explainer.explanations_
+    assert table["feature"].iloc[0] == f"temp=[{edges[-1]:.6g},inf)"
+    assert table["support"].iloc[0] == (frame.temp >= edges[-1]).sum()
+    # The same rows as dicts: the same intervals, the same explanations.
+    dicts = OutlierExplainer(**params).fit(frame.to_dict("records"))
+    assert {c: e.tolist() for c, e in dicts.bin_edges_.items()} == \
+        {c: e.tolist() for c, e in explainer.bin_edges_.items()}
+    assert list(dicts.explanations_["feature"]) == list(table["feature"])
+    # bins=0: every temperature a category of its own.
+    plain = OutlierExplainer(**params, bins=0).fit(frame)
+    assert plain.bin_edges_ == {}
+    assert not any("=[" in name for name in plain.explanations_["feature"])
+    # partial_fit cuts at the first call's quantiles and keeps them.
+    stream = OutlierExplainer(**params).partial_fit(frame.iloc[:2_000])
+    first = stream.bin_edges_["temp"]
+    np.testing.assert_array_equal(
+        first, interval_edges(np.quantile(frame.temp[:2_000], ranks, method="inverted_cdf")))
+    assert stream.partial_fit(frame.iloc[2_000:]).bin_edges_["temp"] is first
+    with pytest.raises(ValueError, match="'bins' parameter"):
+        OutlierExplainer(**{**params, "bins": 1}).fit(frame)
 
 
 def test_partial_fit_over_chunks_equals_one_fit():

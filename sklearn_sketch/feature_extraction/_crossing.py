@@ -1,6 +1,6 @@
 """Categorical attributes and their crosses as 64-bit keys, named only on demand."""
 from itertools import combinations, repeat
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -8,6 +8,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
+from .._intervals import intervals
 from .._raw_features import RAW_N_FEATURES, NamedRows, name_keys
 from ..io._parsers import first_rows
 from ._crosses import cross_keys
@@ -28,6 +29,25 @@ def _columns(X, fields):
                         f"dicts, got {type(X).__name__}")
     # map(dict.get, ...) runs in C: no Python loop per row.
     return [np.array(list(map(dict.get, X, repeat(field))), dtype=object) for field in fields]
+
+
+def column_numbers(values):
+    """A column's values (a pandas Series, or an object array of dict values) as
+    float64: NaN where one is missing or not a number."""
+    if hasattr(values, "dtype") and values.dtype != object and hasattr(values, "to_numpy"):
+        if values.dtype.kind in "biuf":  # NumPy numbers, and pandas' nullable ones
+            return values.to_numpy(dtype=np.float64, na_value=np.nan)
+    values = np.asarray(values, dtype=object)
+    try:  # one cast in C when every value is a number or missing
+        return np.where(values == None, np.nan, values).astype(np.float64)  # noqa: E711
+    except (TypeError, ValueError):
+        return np.frompyfunc(_number_or_nan, 1, 1)(values).astype(np.float64)
+
+
+def _number_or_nan(value):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Real, np.number)):
+        return np.nan
+    return float(value)
 
 
 def _factorize(values):
@@ -137,6 +157,12 @@ class FeatureCrosser(TransformerMixin, BaseEstimator):
         key of the first 1,000 dicts seen by ``fit``, sorted.
     attributes : bool, default=True
         Keep the attributes themselves beside their crosses.
+    bin_edges : dict, default=None
+        ``{field: edges}``: fields of numbers read as the interval of each
+        value between increasing ``edges`` (``temp=[32.1,35)``), the attribute
+        and its crosses alike; a value that is not a number is missing.
+        :class:`~sklearn_sketch.explain.OutlierExplainer` sets them for its
+        columns of quantities.
 
     Attributes
     ----------
@@ -163,13 +189,16 @@ class FeatureCrosser(TransformerMixin, BaseEstimator):
         "max_order": [Interval(Integral, 1, 3, closed="both")],
         "fields": ["array-like", None],
         "attributes": ["boolean"],
+        "bin_edges": [dict, None],
     }
 
-    def __init__(self, crosses=None, max_order=1, fields=None, attributes=True):
+    def __init__(self, crosses=None, max_order=1, fields=None, attributes=True,
+                 bin_edges=None):
         self.crosses = crosses
         self.max_order = max_order
         self.fields = fields
         self.attributes = attributes
+        self.bin_edges = bin_edges
 
     def fit(self, X, y=None):
         """Learn the fields (when not given) and check the crosses.
@@ -209,6 +238,12 @@ class FeatureCrosser(TransformerMixin, BaseEstimator):
                                      f"got {cross}")
         if not crosses and not self.attributes:
             raise ValueError("attributes=False needs crosses: nothing would be left")
+        for field, edges in (self.bin_edges or {}).items():
+            edges = np.asarray(edges, dtype=np.float64)
+            if (field not in fields or edges.ndim != 1 or not edges.size
+                    or not np.isfinite(edges).all() or (np.diff(edges) <= 0).any()):
+                raise ValueError(f"bin_edges maps fields among {fields} to increasing "
+                                 f"finite edges, got {field!r}: {edges.tolist()}")
         self.fields_, self.crosses_ = fields, crosses
         return self
 
@@ -233,7 +268,10 @@ class FeatureCrosser(TransformerMixin, BaseEstimator):
         n_rows = len(columns[0]) if columns else 0
         uniques, codes = [], np.empty((n_rows, len(fields)), dtype=np.int64)
         parts = np.empty((n_rows, len(fields)), dtype=np.int64)
+        bin_edges = self.bin_edges or {}
         for f, (field, values) in enumerate(zip(fields, columns)):
+            if field in bin_edges:
+                values = intervals(column_numbers(values), bin_edges[field])
             distinct, codes[:, f] = _factorize(values)
             uniques.append(distinct)
             keys = name_keys([f"{field}={value}" for value in distinct.tolist()]) \
