@@ -690,3 +690,25 @@ def test_a_default_model_of_many_classes_is_narrowed_to_the_cap(tmp_path, capsys
                  "--output", str(model)]) == 0
     assert "narrows" not in capsys.readouterr().err
     assert load(model).sketch_width_ == 2**20
+
+
+def test_a_warning_inside_a_command_is_one_line_of_its_own(tmp_path, capsys, monkeypatch):
+    # An estimator's warning (the names left out of a budget, say) read as Python prints
+    # it: a file, a line number and a line of source, on three lines.
+    import sklearn_sketch.cli._explain as explain
+
+    def warns(args):
+        warnings.warn("memory_budget=106832 leaves 32016 bytes\n  for the names", UserWarning)
+        print("done")
+
+    monkeypatch.setattr(explain, "cmd_explain", warns)
+    path = tmp_path / "rows.csv"
+    path.write_text("a,delay\nx,1\n")
+    assert main(["explain", str(path), "--outlier", "delay > 0"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ("sklearn-sketch: warning: memory_budget=106832 leaves 32016 bytes "
+                            "for the names\n")
+    assert captured.out == "done\n"
+    # Outside a command, warnings are Python's again.
+    with pytest.warns(UserWarning, match="after"):
+        warnings.warn("after", UserWarning)

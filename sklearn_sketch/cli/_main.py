@@ -2,6 +2,7 @@
 import argparse
 import os
 import sys
+import warnings
 
 from .. import __version__
 from ._errors import CommandError
@@ -133,36 +134,44 @@ def main(argv=None):
         0 on success, 2 on a user error (bad arguments, unreadable or malformed
         input), which is reported on one line of stderr.
     """
-    try:
-        args = build_parser().parse_args(argv)
-        set_quiet(getattr(args, "quiet", False))
-        if hasattr(args, "input_files"):
-            from ._inputs import resolve_input
-            resolve_input(args)
-        if args.command == "explain":
-            from ._explain import cmd_explain
-            cmd_explain(args)
-        elif args.command == "compare":
-            from ._compare import cmd_compare
-            cmd_compare(args)
-        elif args.command == "pmi":
-            from ._pmi import cmd_pmi
-            cmd_pmi(args)
-        else:
-            from . import _commands
-            getattr(_commands, f"cmd_{args.command}")(args)
-    except BrokenPipeError:
-        # The reader went away (``| head``): what it read was right, nothing to report.
+    with warnings.catch_warnings():
+        warnings.showwarning = _warning_line
         try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
-        return 0
-    except (CommandError, OSError, ValueError, TypeError, MemoryError) as exc:
-        message = " ".join(str(exc).split())
-        print(f"sklearn-sketch: error: {message}", file=sys.stderr)
-        return 2
+            args = build_parser().parse_args(argv)
+            set_quiet(getattr(args, "quiet", False))
+            if hasattr(args, "input_files"):
+                from ._inputs import resolve_input
+                resolve_input(args)
+            if args.command == "explain":
+                from ._explain import cmd_explain
+                cmd_explain(args)
+            elif args.command == "compare":
+                from ._compare import cmd_compare
+                cmd_compare(args)
+            elif args.command == "pmi":
+                from ._pmi import cmd_pmi
+                cmd_pmi(args)
+            else:
+                from . import _commands
+                getattr(_commands, f"cmd_{args.command}")(args)
+        except BrokenPipeError:
+            # The reader went away (``| head``): what it read was right, nothing to report.
+            try:
+                sys.stdout = open(os.devnull, "w")
+            except OSError:
+                pass
+            return 0
+        except (CommandError, OSError, ValueError, TypeError, MemoryError) as exc:
+            message = " ".join(str(exc).split())
+            print(f"sklearn-sketch: error: {message}", file=sys.stderr)
+            return 2
     return 0
+
+
+def _warning_line(message, category, filename, lineno, file=None, line=None):
+    """A warning raised inside a command (an estimator's, pandas'), on one line of
+    stderr as the command's own: not Python's file, line and source."""
+    print(f"sklearn-sketch: warning: {' '.join(str(message).split())}", file=sys.stderr)
 
 
 def run():
