@@ -86,6 +86,31 @@ def test_a_few_words_among_the_metric_numbers_are_missing_values(flights, tmp_pa
     assert err.count("\n") == 1 and not out.exists()
 
 
+def test_identifiers_are_left_out_unless_listed(flights, tmp_path, capsys):
+    # A row's id is a different value in every row: no combination of it explains more
+    # than one row. Left out when the columns are every column; kept when named.
+    frame = pd.read_csv(flights)
+    frame.insert(0, "id", [f"r{i}" for i in range(len(frame))])
+    path = tmp_path / "ids.csv"
+    frame.to_csv(path, index=False)
+    argv = ["explain", str(path), "--outlier", "dep_delay > 30", "--format", "json"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert "note: id: a different value in each of the first 6,000 rows" in captured.err
+    assert report["explanations"][0]["feature"] == "carrier=B^dest=Z"
+    assert not any("id=" in e["feature"] for e in report["explanations"])
+    assert main(argv + ["--columns", "id,carrier,dest", "--min-support", "0",
+                        "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert any("id=" in e["feature"] for e in json.loads(captured.out)["explanations"])
+    # Nothing but identifiers: a one-line error.
+    frame[["id", "dep_delay"]].to_csv(path, index=False)
+    assert main(argv) == 2
+    assert "holds only identifiers (id" in capsys.readouterr().err
+
+
 def test_a_column_of_quantities_is_explained_by_its_intervals(tmp_path, capsys):
     # Delayed exactly when the temperature is above 30 (a tenth of the hours, each
     # value a category of one or two rows); the hour, whole numbers, stays a category,

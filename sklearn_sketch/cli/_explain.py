@@ -16,8 +16,11 @@ from ._report import Progress, add_report_arguments, note, write_report
 ESTIMATOR_CHOICES = ("awm", "wm", "mission", "bear")
 #: Intervals an attribute column of quantities is read by (``--bins``).
 DEFAULT_BINS = 10
-#: Rows of the file's start that tell which attribute columns are read by intervals.
+#: Rows of the file's start that tell which attribute columns are read by intervals,
+#: and which are identifiers.
 BINS_HEAD_ROWS = 10_000
+#: Values, all different, that make a column an identifier (left out by default).
+IDENTIFIER_ROWS = 100
 
 
 def add_explain_arguments(parser, positive_int):
@@ -87,11 +90,25 @@ def cmd_explain(args):
     unknown = [c for c in columns or [] if c not in names]
     if unknown:
         raise unknown_columns(unknown, args.path, names)
-    columns = columns or [c for c in names if c != metric]
     if args.bins < 0 or args.bins == 1:
         raise CommandError(f"--bins must be 0 (every value a category) or at least 2, "
                            f"got {args.bins}")
-    quantities = _quantity_columns(args.path, columns, args.bins) if args.bins else []
+    listed = columns is not None
+    columns = columns or [c for c in names if c != metric]
+    head = read_csv(args.path, usecols=columns, nrows=BINS_HEAD_ROWS,
+                    dtype={c: str for c in columns})
+    quantities = _quantity_columns(head, columns, args.bins) if args.bins else []
+    if not listed:
+        identifiers = _identifier_columns(head, [c for c in columns if c not in quantities])
+        if identifiers and len(identifiers) == len(columns):
+            raise CommandError(f"no attribute to explain by: besides {metric!r}, "
+                               f"{args.path} holds only identifiers ({', '.join(identifiers)}: "
+                               "a different value in each row); --columns names them")
+        if identifiers:
+            note(f"{', '.join(identifiers)}: a different value in each of the first "
+                 f"{len(head):,} rows (identifiers: no combination of them explains more "
+                 "than a row), left out (--columns names the columns to read)")
+            columns = [c for c in columns if c not in identifiers]
     rule, edges = _first_pass(args, metric, quantities)
     is_quantile = parse_rule(args.outlier)[3]
     if edges:
@@ -134,11 +151,23 @@ def cmd_explain(args):
     write_report(_report(explainer, args, metric, seconds, edges), args.output)
 
 
-def _quantity_columns(path, columns, n_bins):
-    """The attribute columns read by intervals: in the first ``BINS_HEAD_ROWS`` rows,
-    every value a number, and those a quantity (``_intervals.is_quantity``: more than
-    ``2 * n_bins`` distinct ones, some not whole or at least three distinct ones
-    negative).
+def _identifier_columns(head, columns):
+    """The ``columns`` of ``head`` (the file's first ``BINS_HEAD_ROWS`` rows, as text)
+    whose values are all different, over at least ``IDENTIFIER_ROWS`` of them: a
+    plane's tail number in the table of planes, a row's id. Each value, and each
+    cross with it, is one row: never an explanation, only work and noise in
+    the sketch (and in a file of fewer than 1,000 rows, whose minimum support is
+    below one row, a list of single outlier rows)."""
+    return [column for column in columns
+            if len(values := head[column].dropna()) >= IDENTIFIER_ROWS
+            and values.nunique() == len(values)]
+
+
+def _quantity_columns(head, columns, n_bins):
+    """The attribute columns of ``head`` (the file's first ``BINS_HEAD_ROWS`` rows, as
+    text) read by intervals: every value a number, and those a quantity
+    (``_intervals.is_quantity``: more than ``2 * n_bins`` distinct ones, some not
+    whole or at least three distinct ones negative).
 
     A value of a temperature or a price is a category of a few rows, and its
     crosses of fewer: an explanation names ``temp=33.8`` (72 rows of 26,115
@@ -149,8 +178,6 @@ def _quantity_columns(path, columns, n_bins):
     stay categories: flight numbers, hours and codes are labels (a code's -1
     for none is one negative value, not a sign).
     """
-    head = read_csv(path, usecols=columns, nrows=BINS_HEAD_ROWS,
-                    dtype={c: str for c in columns})
     chosen = []
     for column in columns:
         text = head[column].dropna()
