@@ -36,7 +36,8 @@ def add_explain_arguments(parser, positive_int):
                              "counted, and so are those of a few words among its numbers "
                              "('?': at most 3 distinct in 1%% of the rows)")
     parser.add_argument("--columns", metavar="A,B,...",
-                        help="attribute columns (default every column but the metric)")
+                        help="attribute columns (default every column but the metric and "
+                             "identifiers, columns whose first 10,000 values all differ)")
     parser.add_argument("--max-order", type=int, choices=[1, 2, 3], default=2,
                         help="cross up to this many attributes")
     parser.add_argument("--estimator", choices=ESTIMATOR_CHOICES, default="awm",
@@ -48,8 +49,8 @@ def add_explain_arguments(parser, positive_int):
                              "flights at order 2, 310 MB at 25,000, 590 MB at 100,000)")
     parser.add_argument("--bins", type=int, default=DEFAULT_BINS, metavar="N",
                         help="read an attribute column of quantities (numbers, more than "
-                             "2N distinct in the first 10,000 rows, with fractions or with "
-                             "negative values: temperatures, prices, delays in minutes) as "
+                             "2N distinct in the first 10,000 rows, with fractions or at "
+                             "least 3 negative: temperatures, prices, delays in minutes) as "
                              "N intervals between its quantiles, estimated in the first "
                              "pass, not as one category a value (0: every value a category; "
                              "whole numbers that are never negative, such as flight numbers "
