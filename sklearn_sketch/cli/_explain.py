@@ -174,8 +174,8 @@ def _quantity_columns(head, columns, n_bins):
     crosses of fewer: an explanation names ``temp=33.8`` (72 rows of 26,115
     hours) where ``temp=[32, 35.1)`` says what the analyst asks. So is a delay
     in whole minutes: explaining the flights' departure delays by every other
-    column, 70 of the 87 explanations were single arrival delays
-    (``arr_delay=81``, ``arr_delay=79``, ...). Whole numbers never negative
+    column, 70 of the 87 explanations named a single arrival delay
+    (``arr_delay=81``, ``year=2013^arr_delay=76``, ...). Whole numbers never negative
     stay categories: flight numbers, hours and codes are labels (a code's -1
     for none is one negative value, not a sign).
     """
