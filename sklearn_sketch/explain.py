@@ -20,11 +20,16 @@ from ._base import largest_heap, largest_sketch_width, parse_memory_budget
 from ._names import NAME_OVERHEAD, reserved_name_bytes
 from ._core import CountSketch
 from ._heap_counts import HeapCounts, heap_keys, significant_counts
+from ._intervals import interval_edges, is_quantity
 from ._raw_features import one_sparse_rows
 from ._tables import COUNT, MEMORY_BUDGET, POSITIVE_INT, SEED, SHARE, result_table
-from ._intervals import interval_edges, is_quantity
 from .feature_extraction import FeatureCrosser
-from .feature_extraction._crossing import CROSS_SEPARATOR, _columns, column_numbers
+from .feature_extraction._crossing import (
+    CROSS_SEPARATOR,
+    _columns,
+    column_numbers,
+    holds_numbers,
+)
 
 _RULE = re.compile(r"^\s*(?P<metric>[^<>=\s]+)\s*(?P<op>>=|<=|>|<)\s*"
                    r"(?P<quantile>q)?(?P<value>[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?)\s*$")
@@ -83,8 +88,6 @@ def _apply(op, values, threshold):
 
 #: Accuracy parameter of the KLL quantile sketches of outlier rules (rank error ~0.3%).
 KLL_K = 1000
-#: Values of a column of dicts read to tell whether it holds numbers.
-BINS_TYPE_ROWS = 1000
 
 
 #: Values a :class:`QuantileStream` keeps to read its quantiles exactly (8 MiB).
@@ -114,7 +117,12 @@ def quantile_of(values, q):
     >>> quantile_of(np.arange(100_001, dtype=float), 0.8)
     80000.0
     """
-    return float(np.quantile(np.asarray(values, dtype=np.float64), q, method="inverted_cdf"))
+    return float(_quantiles(values, q))
+
+
+def _quantiles(values, ranks):
+    """:func:`quantile_of` at each of ``ranks``."""
+    return np.quantile(np.asarray(values, dtype=np.float64), ranks, method="inverted_cdf")
 
 
 class QuantileStream:
@@ -179,7 +187,7 @@ class QuantileStream:
         ranks = np.asarray(ranks, dtype=np.float64)
         if self._sketch is not None:
             return np.array([self._sketch.get_quantile(r) for r in ranks.tolist()])
-        return np.quantile(np.concatenate(self._kept), ranks, method="inverted_cdf")
+        return _quantiles(np.concatenate(self._kept), ranks)
 
 
 def _risk(outliers, support, n_outliers, n_rows):
@@ -229,24 +237,13 @@ def _quantity_edges(X, columns, n_bins):
     ranks = np.arange(1, n_bins) / n_bins
     edges = {}
     for column, values in zip(columns, _columns(X, columns)):
-        if not _holds_numbers(values):
+        if not holds_numbers(values):
             continue
         numbers = column_numbers(values)
         numbers = numbers[np.isfinite(numbers)]
         if numbers.size and is_quantity(numbers, n_bins):
-            edges[column] = interval_edges(np.quantile(numbers, ranks, method="inverted_cdf"))
+            edges[column] = interval_edges(_quantiles(numbers, ranks))
     return edges
-
-
-def _holds_numbers(values):
-    """Whether a column (a pandas Series, or an object array of dict values) holds
-    numbers, missing values aside, and not text or booleans."""
-    if hasattr(values, "dtype") and values.dtype != object:
-        return values.dtype.kind in "iuf"
-    present = [v for v in np.asarray(values, dtype=object)[:BINS_TYPE_ROWS].tolist()
-               if v is not None and v == v]
-    return bool(present) and all(isinstance(v, (Real, np.number))
-                                 and not isinstance(v, (bool, np.bool_)) for v in present)
 
 
 def _constant_values(names):
@@ -739,8 +736,8 @@ class OutlierExplainer(BaseEstimator):
                                  rows[keep])
         keep = np.flatnonzero(keep)
         keep = keep[np.argsort(-risk[keep], kind="stable")]
-        return self._table(names[keep], weights[keep], risk[keep], support[keep], outliers[keep],
-                      rows[keep])
+        return self._table(names[keep], weights[keep], risk[keep], support[keep],
+                           outliers[keep], rows[keep])
 
     def _table(self, names, *columns):
         """:func:`_table` of the features without a part of a constant field."""
@@ -871,7 +868,7 @@ class ExactExplainer(OutlierExplainer):
             missing = [k for k in missing if k not in names]
         labels = np.array([names.get(k, str(k)) for k in kept], dtype=object)
         return self._table(labels, np.log(np.maximum(risk[keep], 1e-12)), risk[keep],
-                      support[keep], outliers[keep], float(self.n_rows_))
+                           support[keep], outliers[keep], float(self.n_rows_))
 
 
 class HeavyHittersExplainer(OutlierExplainer):
@@ -985,5 +982,5 @@ class HeavyHittersExplainer(OutlierExplainer):
         keep = keep[np.argsort(-risk[keep], kind="stable")]
         names = np.array([self._names.get(keys[i], str(keys[i])) for i in keep.tolist()],
                          dtype=object)
-        return self._table(names, np.log(np.maximum(risk[keep], 1e-12)), risk[keep], support[keep],
-                      outliers[keep], float(self.n_rows_))
+        return self._table(names, np.log(np.maximum(risk[keep], 1e-12)), risk[keep],
+                           support[keep], outliers[keep], float(self.n_rows_))

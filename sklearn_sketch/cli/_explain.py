@@ -10,7 +10,7 @@ from .._intervals import interval_edges, is_quantity
 from ._bins import _numbers, binned
 from ._csv import read_csv
 from ._errors import CommandError
-from ._inputs import STRAY_LABELS, STRAY_SHARE, unknown_columns
+from ._inputs import STRAY_LABELS, _stray_words, unknown_columns
 from ._report import Progress, add_report_arguments, note, write_report
 
 ESTIMATOR_CHOICES = ("awm", "wm", "mission", "bear")
@@ -79,7 +79,7 @@ def cmd_explain(args):
                            "pip install 'sklearn-sketch[explain]'")
     from ..explain import OutlierExplainer, parse_rule
 
-    metric = parse_rule(args.outlier)[0]
+    metric, _, _, is_quantile = parse_rule(args.outlier)
     columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
     if columns is not None and (not all(columns) or len(set(columns)) != len(columns)):
         raise CommandError(f"--columns must name distinct columns, got {args.columns!r}")
@@ -111,7 +111,6 @@ def cmd_explain(args):
                  "than a row), left out (--columns names the columns to read)")
             columns = [c for c in columns if c not in identifiers]
     rule, edges = _first_pass(args, metric, quantities)
-    is_quantile = parse_rule(args.outlier)[3]
     if edges:
         shown = ", ".join(edges)
         note(f"{shown}: quantities (numbers with fractions or signs), read as {args.bins} "
@@ -183,7 +182,7 @@ def _quantity_columns(head, columns, n_bins):
     for column in columns:
         text = head[column].dropna()
         values = _numbers(text)
-        if text.empty or np.isnan(values).any() or not np.isfinite(values).all():
+        if text.empty or not np.isfinite(values).all():
             continue
         if is_quantity(values, n_bins):
             chosen.append(column)
@@ -245,8 +244,9 @@ class MetricWords:
     """The words among the numbers of a rule's metric column, tallied chunk by chunk.
 
     A few (at most ``STRAY_LABELS`` distinct ones, in at most ``STRAY_SHARE``
-    of the rows with a value: ``?`` or ``n/a`` for unknown, as ``fit`` reads a
-    label column of numbers) are missing values: their rows are skipped and
+    of the rows with a value: ``?`` or ``n/a`` for unknown; the rule by which
+    ``fit`` reads a label column of numbers, ``_inputs._stray_words``) are
+    missing values: their rows are skipped and
     counted, with a note. More make the metric text: a one-line error. A
     delay column with a ``?`` in one row of 200 stopped ``explain`` with "must
     be numeric".
@@ -277,7 +277,10 @@ class MetricWords:
         the note of those read as missing."""
         if not self.n_words:
             return
-        if self.n_words > STRAY_SHARE * self.n_values:
+        # The words, and the numbers as one more distinct value (fit's rule for labels).
+        words = np.arange(len(self.counts) + 1) < len(self.counts)
+        counts = np.array([*self.counts.values(), self.n_values - self.n_words])
+        if not _stray_words(words, counts):
             raise self._error()
         shown = ", ".join(f"{word!r} ({count:,} rows)" for word, count in self.counts.items())
         note(f"{shown}: not numbers among the {self.metric} values, read as missing (their "

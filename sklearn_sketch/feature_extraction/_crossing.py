@@ -15,6 +15,8 @@ from ._crosses import cross_keys
 
 #: Between the parts of a cross's name, as Vowpal Wabbit joins crossed features.
 CROSS_SEPARATOR = "^"
+#: Values of a column of dicts read to tell whether it holds numbers.
+NUMBER_TYPE_ROWS = 1000
 
 
 def _columns(X, fields):
@@ -44,10 +46,23 @@ def column_numbers(values):
         return np.frompyfunc(_number_or_nan, 1, 1)(values).astype(np.float64)
 
 
+def holds_numbers(values):
+    """Whether a column (a pandas Series, or an object array of dict values) holds
+    numbers, missing values aside, and not text or booleans (its first
+    ``NUMBER_TYPE_ROWS`` values tell)."""
+    if hasattr(values, "dtype") and values.dtype != object:
+        return values.dtype.kind in "iuf"
+    present = [v for v in np.asarray(values, dtype=object)[:NUMBER_TYPE_ROWS].tolist()
+               if v is not None and v == v]
+    return bool(present) and all(map(_is_number, present))
+
+
+def _is_number(value):
+    return isinstance(value, (Real, np.number)) and not isinstance(value, (bool, np.bool_))
+
+
 def _number_or_nan(value):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Real, np.number)):
-        return np.nan
-    return float(value)
+    return float(value) if _is_number(value) else np.nan
 
 
 def _factorize(values):
