@@ -147,3 +147,74 @@ def test_pmi_bad_input_is_one_line_status_2(texts, capsys, argv, message):
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert not out.exists()
+
+
+def _genome(rng, n, planted=b""):
+    return rng.choice(list(b"ACGT"), n).astype(np.uint8).tobytes() + planted
+
+
+def test_windows_hold_each_kmer_once():
+    from sklearn_sketch.cli._compare import _windows
+    from sklearn_sketch.feature_extraction import KmerVectorizer
+
+    rng = np.random.default_rng(1)
+    reads = [_genome(rng, n) for n in (5, 40, 41, 1000)] + [b"ACGNNACGTTA" * 30]
+    vectorizer = KmerVectorizer(k=6)
+    for bases in (1, 7, 35, 36, 500):
+        windows = list(_windows(reads, 6, bases))
+        assert all(len(w) <= bases + 5 for w in windows)
+        whole = np.asarray(vectorizer.transform(reads).sum(axis=0)).ravel()
+        cut = np.asarray(vectorizer.transform(windows).sum(axis=0)).ravel()
+        np.testing.assert_array_equal(cut, whole)
+
+
+def test_the_pool_trains_every_occurrence_once_and_fits_whole_streams_in_one_call():
+    from sklearn_sketch.cli._compare import _OccurrencePool
+
+    rng = np.random.default_rng(2)
+    chunks = [(rng.integers(0, 99, 70), rng.integers(0, 99, 50)) for _ in range(9)]
+    chunks += [(rng.integers(0, 99, 30), None)]
+    for capacity, n_calls in ((10**6, 1), (300, None)):
+        calls = list(_OccurrencePool(capacity, 0).mixed(iter(chunks)))
+        assert n_calls is None and len(calls) > 2 or len(calls) == n_calls
+        for stream in (0, 1):
+            given = np.concatenate([c[stream] for c in chunks if c[stream] is not None])
+            taken = np.concatenate([call[stream] for call in calls])
+            np.testing.assert_array_equal(np.sort(taken), np.sort(given))
+        # Past the capacity a call takes about half of what the pool holds.
+        assert all(sum(map(len, call)) < 300 for call in calls[:-1])
+
+
+def test_compare_fasta_reads_a_chromosome_in_windows_with_exact_counts(tmp_path, capsys,
+                                                                      monkeypatch):
+    import sklearn_sketch.cli._compare as compare
+    from sklearn_sketch.feature_extraction import KmerVectorizer
+
+    rng = np.random.default_rng(3)
+    spike = b"ACGGTCAAGTTC"
+    a = _genome(rng, 30_000) + spike * 40 + _genome(rng, 30_000)
+    b = _genome(rng, 60_000) + spike
+    for name, sequence in (("a.fa", a), ("b.fa", b)):
+        (tmp_path / name).write_bytes(b">chromosome\n" + sequence + b"\n")
+    reports = []
+    for window, pool in ((10**9, 10**9), (5_000, 20_000)):
+        monkeypatch.setattr(compare, "WINDOW_BASES", window)
+        monkeypatch.setattr(compare, "POOL_OCCURRENCES", pool)
+        assert main(["compare", "--fasta", "--k", "8", "--a", str(tmp_path / "a.fa"),
+                     "--b", str(tmp_path / "b.fa"), "--memory-budget", "64KB",
+                     "--format", "json", "--quiet", "--random-state", "0"]) == 0
+        reports.append(json.loads(capsys.readouterr().out))
+    vectorizer = KmerVectorizer(k=8)
+    counts = [np.asarray(vectorizer.transform([s]).todense()).ravel() for s in (a, b)]
+    keys = {kmer: key for key, kmer in zip(range(4**8), vectorizer.decode(np.arange(4**8)))}
+    for report in reports:
+        assert report["items_a"] == counts[0].sum() and report["items_b"] == counts[1].sum()
+        listed = report["more_in_a"] + report["more_in_b"]
+        assert listed
+        for entry in listed:  # the second pass counts exactly, windows or not
+            key = keys[entry["item"]]
+            assert (entry["count_a"], entry["count_b"]) == (counts[0][key], counts[1][key])
+    # The spike's k-mers lead A's list both ways of reading.
+    spiked = set(vectorizer.decode(vectorizer.transform([spike * 2]).indices))
+    for report in reports:
+        assert {e["item"] for e in report["more_in_a"][:3]} <= spiked

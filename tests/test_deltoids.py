@@ -175,6 +175,20 @@ def test_one_chunk_counts_are_exact_and_recount_needs_a_heap():
         model.recount(a, [])
 
 
+def test_a_chunk_trained_in_batches_is_the_chunk_trained_whole(monkeypatch):
+    # The examples of a chunk are built a batch at a time (bounded memory): the same
+    # examples in the same order, so the same model.
+    import sklearn_sketch.deltoids as deltoids
+
+    a, b = streams(n=20_000)
+    tables = []
+    for batch in (10**9, 4_096, 333):
+        monkeypatch.setattr(deltoids, "TRAINING_BATCH", batch)
+        model = RelativeDeltoids("32KB", random_state=3).partial_fit(a=a, b=b)
+        tables.append(model.deltoids_)
+    assert tables[0].equals(tables[1]) and tables[0].equals(tables[2])
+
+
 def test_chunked_and_whole_input_give_the_same_model():
     a, b = streams(n=20_000)
     whole = RelativeDeltoids("32KB", chunk_items=5_000, random_state=3).fit(a, b)

@@ -1,11 +1,13 @@
 """Raw input (token lists, {name: value} dicts): hashed keys, names kept for heap features."""
 import mmh3
 import numpy as np
+import scipy.sparse as sp
 import pytest
 
 from sklearn_sketch import AWMSketchClassifier, BearClassifier, MissionClassifier
 from sklearn_sketch._examples_fast import shuffled_examples
-from sklearn_sketch._raw_features import RAW_N_FEATURES, hash_raw, name_keys, one_sparse_rows
+from sklearn_sketch._raw_features import (RAW_N_FEATURES, hash_raw, name_keys,
+                                         one_sparse_batches, one_sparse_rows)
 
 GOOD, BAD = ["excellent", "superb", "délicieux"], ["awful", "terrible", "rotten"]
 
@@ -171,6 +173,19 @@ def test_one_sparse_rows_keep_each_key_with_its_label():
     assert sorted(X.indices.tolist()) == sorted(keys.tolist())
     assert ((X.indices % 3 == 0) == (y == 1)).all()
     assert not np.array_equal(X.indices, keys)  # shuffled
+
+
+@pytest.mark.parametrize("batch_rows", [1, 7, 1000, 5000])
+def test_one_sparse_batches_are_the_rows_in_order(batch_rows):
+    keys = np.random.default_rng(0).integers(0, 2**62, 1000)
+    labels = (keys % 3 == 0).astype(np.int64)
+    X, y = one_sparse_rows(keys, labels, {1: "x"}, np.random.default_rng(1))
+    batches = list(one_sparse_batches(keys, labels, {1: "x"}, np.random.default_rng(1),
+                                      batch_rows))
+    assert len(batches) == -(-1000 // batch_rows)
+    assert all(part.X.shape[0] <= batch_rows and part.names == {1: "x"} for part, _ in batches)
+    assert (sp.vstack([part.X for part, _ in batches]) != X.X).nnz == 0
+    np.testing.assert_array_equal(np.concatenate([labels for _, labels in batches]), y)
 
 
 def test_a_list_of_documents_points_to_token_lists_and_vectorizers():
