@@ -218,3 +218,38 @@ def test_compare_fasta_reads_a_chromosome_in_windows_with_exact_counts(tmp_path,
     spiked = set(vectorizer.decode(vectorizer.transform([spike * 2]).indices))
     for report in reports:
         assert {e["item"] for e in report["more_in_a"][:3]} <= spiked
+
+
+def test_reads_are_told_by_their_files_and_fastq_is_read(tmp_path, capsys):
+    rng = np.random.default_rng(4)
+    spike = b"ACGGTCAAGTTCAGT"
+    genomes = [_genome(rng, 20_000), _genome(rng, 20_000)]
+    a_reads = [genomes[0][i:i + 100] for i in range(0, 19_900, 50)] + [spike * 6] * 30
+    b_reads = [genomes[1][i:i + 100] for i in range(0, 19_900, 50)]
+    fastq = "".join(f"@r{i}\n{r.decode()}\n+\n{'I' * len(r)}\n" for i, r in enumerate(a_reads))
+    (tmp_path / "a.fq").write_text(fastq)
+    (tmp_path / "b.fa").write_text("".join(f">r{i}\n{r.decode()}\n"
+                                           for i, r in enumerate(b_reads)))
+    reports = {}
+    for option in ([], ["--fasta"], ["--fastq"]):
+        assert main(["compare", *option, "--k", "8", "--a", str(tmp_path / "a.fq"), "--b",
+                     str(tmp_path / "b.fa"), "--format", "json", "--random-state", "0"]) == 0
+        out, err = capsys.readouterr()
+        assert ("hold reads: comparing their 8-mers" in err) == (not option)
+        reports[tuple(option)] = json.loads(out)
+    assert reports[()] == {**reports[("--fasta",)], "seconds": reports[()]["seconds"]}
+    report = reports[("--fastq",)]
+    assert report["items_a"] == sum(len(r) - 7 for r in a_reads)
+    assert report["items_b"] == sum(len(r) - 7 for r in b_reads)
+    from sklearn_sketch.feature_extraction import KmerVectorizer
+    vectorizer = KmerVectorizer(k=8)  # canonical: the spike's k-mers or their complements
+    spiked = set(vectorizer.decode(vectorizer.transform([spike * 2]).indices))
+    assert {e["item"] for e in report["more_in_a"][:3]} <= spiked
+    # Streams of two kinds: one line, status 2, nothing written.
+    (tmp_path / "b.txt").write_text("some words here\n" * 50)
+    out = tmp_path / "report.txt"
+    assert main(["compare", "--a", str(tmp_path / "a.fq"), "--b", str(tmp_path / "b.txt"),
+                 "--output", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "stream A holds reads" in err and "B text" in err
+    assert not out.exists()

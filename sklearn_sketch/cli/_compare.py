@@ -5,7 +5,7 @@ import time
 from itertools import zip_longest
 
 from ._errors import CommandError
-from ._report import Progress, add_report_arguments, read_lines, write_report
+from ._report import Progress, add_report_arguments, note, read_lines, write_report
 
 #: Bases whose k-mers are counted at a time (--fasta): a chromosome is read in
 #: windows of this many.
@@ -24,20 +24,27 @@ def add_compare_arguments(parser, positive_int):
                         help="the files of stream B")
     kind = parser.add_mutually_exclusive_group()
     kind.add_argument("--text", action="store_true",
-                      help="text files (the default): lower-cased words of 2+ characters, "
-                           "as CountVectorizer finds them")
+                      help="text files: lower-cased words of 2+ characters, as "
+                           "CountVectorizer finds them (without a kind, what the first "
+                           "file of each stream holds decides: reads, Vowpal Wabbit text, "
+                           "else text)")
     kind.add_argument("--fasta", action="store_true",
-                      help="FASTA files (plain or compressed): the canonical k-mers of each record")
+                      help="FASTA files (plain or compressed): the canonical k-mers of each "
+                           "record (FASTQ files among them are read as FASTQ)")
+    kind.add_argument("--fastq", action="store_true",
+                      help="FASTQ files (plain or compressed): the canonical k-mers of each "
+                           "read (FASTA files among them are read as FASTA)")
     kind.add_argument("--vw", action="store_true",
                       help="Vowpal Wabbit text files (plain or compressed): each feature of a line "
                            "(namespace^name) is one occurrence, whatever its value; labels "
                            "are ignored")
-    parser.add_argument("--k", type=positive_int, default=12, help="k-mer length (--fasta)")
+    parser.add_argument("--k", type=positive_int, default=12,
+                        help="k-mer length (--fasta, --fastq)")
     parser.add_argument("--min-count", type=int, default=5,
                         help="leave out items seen fewer times in both streams together")
     parser.add_argument("--chunk-lines", type=positive_int, default=20_000,
-                        help="lines (--text, --vw) or records (--fasta) read at a time per "
-                             "stream")
+                        help="lines (--text, --vw) or records (--fasta, --fastq) read at a "
+                             "time per stream")
     parser.add_argument("--one-pass", action="store_true",
                         help="keep the one pass's counts, and list by weight: an item that "
                              "entered the heap late is counted since; by default a second "
@@ -87,11 +94,13 @@ def _windows(sequences, k, bases):
             yield sequence[start:start + bases + k - 1]
 
 
-def _fasta_chunks(paths, records, vectorizer):
-    """The k-mer occurrences (keys) of the records of ``paths``, at most
-    ``WINDOW_BASES`` bases at a time: a chromosome in windows (``_windows``)."""
+def _read_chunks(paths, records, vectorizer):
+    """The k-mer occurrences (keys) of the records of ``paths`` (FASTA or FASTQ, each
+    file read as what it holds), at most ``WINDOW_BASES`` bases at a time: a
+    chromosome in windows (``_windows``)."""
     from ..deltoids import item_occurrences
-    from ..io import FastaReader
+    from ..io import FastaReader, FastqReader
+    from ._detect import input_kind
     from ._inputs import refuse_protein
 
     def keys(chunk, windows):
@@ -99,7 +108,10 @@ def _fasta_chunks(paths, records, vectorizer):
         refuse_protein(chunk._replace(sequences=windows), X, None)  # else "holds no item"
         return item_occurrences(X)[0]
 
-    for chunk in FastaReader(list(paths), records):
+    chunks = (chunk for path in paths
+              for chunk in (FastqReader if input_kind(path) == "fastq" else FastaReader)(
+                  path, records))
+    for chunk in chunks:
         windows, bases = [], 0
         for window in _windows(chunk.sequences, vectorizer.k, WINDOW_BASES):
             if windows and bases + len(window) > WINDOW_BASES:
@@ -116,15 +128,16 @@ def cmd_compare(args):
 
     if args.min_count < 0:
         raise CommandError(f"--min-count must be >= 0, got {args.min_count}")
+    kind = _stream_kind(args)
     vectorizer = None
-    if args.fasta:
+    if kind == "reads":
         from ..feature_extraction import KmerVectorizer
         vectorizer = KmerVectorizer(k=args.k)
 
     def chunks(paths):
-        if args.fasta:
-            return _fasta_chunks(paths, args.chunk_lines, vectorizer)
-        if args.vw:
+        if kind == "reads":
+            return _read_chunks(paths, args.chunk_lines, vectorizer)
+        if kind == "vw":
             return _vw_chunks(paths, args.chunk_lines)
         return _text_chunks(paths, args.chunk_lines)
 
@@ -133,7 +146,7 @@ def cmd_compare(args):
     start, seen, progress = time.perf_counter(), False, Progress(args.quiet)
     # The two streams alternate chunk by chunk; the longer one finishes alone.
     parts = zip_longest(chunks(args.a), chunks(args.b))
-    if args.fasta:
+    if kind == "reads":
         parts = _OccurrencePool(POOL_OCCURRENCES, args.random_state).mixed(parts)
     for part_a, part_b in parts:
         empty_a = part_a is None or _size(part_a) == 0
@@ -155,6 +168,40 @@ def cmd_compare(args):
                   "streams, a second pass (--one-pass skips it)", file=sys.stderr)
         model.recount(chunks(args.a), chunks(args.b))
     write_report(_report(model, args, vectorizer, time.perf_counter() - start), args.output)
+
+
+#: What ``compare`` reads for each kind of file ``input_kind`` tells.
+_STREAM_KINDS = {"fasta": "reads", "fastq": "reads", "vw": "vw"}
+_KIND_NAMES = {"reads": "reads (FASTA or FASTQ)", "vw": "Vowpal Wabbit text", "text": "text"}
+
+
+def _stream_kind(args):
+    """``"reads"`` (k-mers of FASTA or FASTQ records), ``"vw"`` or ``"text"``: the
+    option given, else what the first file of each stream holds (a sequencing run's
+    FASTQ read as text gave words such as ``iiiiii``, and an empty table)."""
+    if args.fasta or args.fastq:
+        return "reads"
+    if args.vw or args.text:
+        return "vw" if args.vw else "text"
+    from ._detect import input_kind
+
+    kinds = {}
+    for stream, paths in (("A", args.a), ("B", args.b)):
+        try:
+            kinds[stream] = _STREAM_KINDS.get(input_kind(paths[0]), "text")
+        except (OSError, ValueError):
+            kinds[stream] = "text"  # reading it names the problem
+    if kinds["A"] != kinds["B"]:
+        raise CommandError(f"stream A holds {_KIND_NAMES[kinds['A']]} ({args.a[0]}) and "
+                           f"stream B {_KIND_NAMES[kinds['B']]} ({args.b[0]}): compare two "
+                           "streams of one kind, or name it (--text, --fasta, --fastq, --vw)")
+    if kinds["A"] == "reads":
+        note(f"{args.a[0]} and {args.b[0]} hold reads: comparing their {args.k}-mers "
+             "(--k sets the length; --text reads them as words)")
+    elif kinds["A"] == "vw":
+        note(f"{args.a[0]} and {args.b[0]} are Vowpal Wabbit text: comparing their features "
+             "(--text reads them as words)")
+    return kinds["A"]
 
 
 class _OccurrencePool:
