@@ -13,6 +13,8 @@ import numpy as np
 #: Distinct negative values that make a column of whole numbers a signed quantity
 #: (a delay in minutes), not labels with a sentinel or two (-1 for none).
 SIGNED_VALUES = 3
+#: Ranks at which a value is looked for above one that holds several quantiles.
+FINE_RANKS = np.arange(1, 1000) / 1000
 
 
 def interval_names(edges):
@@ -73,3 +75,36 @@ def interval_edges(quantiles):
     [14.96, 17.1]
     """
     return np.unique([float(f"{edge:.4g}") for edge in quantiles])
+
+
+def quantile_edges(quantiles, n_bins):
+    """Edges of about ``n_bins`` intervals of a column, from ``quantiles(ranks)``
+    (its values at ``ranks``): its ``1/n_bins, ..., (n_bins - 1)/n_bins``
+    quantiles (:func:`interval_edges`), and above a value that holds two or
+    more of them, the next value (at ``FINE_RANKS``), so that it is an interval
+    of its own.
+
+    Hourly precipitation is 0 in nine hours of ten: its nine deciles are 0, and
+    the one edge left put every hour in ``[0,inf)``, a column of one value,
+    where ``[0,0.01)`` and ``[0.01,inf)`` tell dry hours from wet ones.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rain = np.r_[np.zeros(920), np.linspace(0.01, 1.2, 80)]
+    >>> quantile_edges(lambda ranks: np.quantile(rain, ranks, method="inverted_cdf"),
+    ...                10).tolist()
+    [0.0, 0.01]
+    >>> quantile_edges(lambda ranks: np.quantile(np.arange(100.0), ranks), 4).tolist()
+    [24.75, 49.5, 74.25]
+    """
+    coarse = [float(f"{edge:.4g}") for edge in quantiles(np.arange(1, n_bins) / n_bins)]
+    atoms = {value for value in coarse if coarse.count(value) > 1}
+    edges = set(coarse)
+    if atoms:
+        fine = interval_edges(quantiles(FINE_RANKS))
+        for atom in atoms:
+            above = fine[fine > atom]
+            if above.size:
+                edges.add(float(above[0]))
+    return np.array(sorted(edges))

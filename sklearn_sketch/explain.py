@@ -8,6 +8,7 @@ small Count-Sketch of supports gives each its relative risk.
 import math
 import re
 from collections.abc import Iterator
+from functools import partial
 from itertools import combinations, compress, repeat
 from numbers import Integral, Real
 
@@ -20,7 +21,7 @@ from ._base import largest_heap, largest_sketch_width, parse_memory_budget
 from ._names import NAME_OVERHEAD, reserved_name_bytes
 from ._core import CountSketch
 from ._heap_counts import HeapCounts, heap_keys, significant_counts
-from ._intervals import interval_edges, is_quantity
+from ._intervals import is_quantity, quantile_edges
 from ._raw_features import one_sparse_rows
 from ._tables import COUNT, MEMORY_BUDGET, POSITIVE_INT, SEED, SHARE, result_table
 from .feature_extraction import FeatureCrosser
@@ -234,7 +235,6 @@ def _quantity_edges(X, columns, n_bins):
     """``{column: edges}`` of the ``columns`` of quantities in rows ``X`` (numbers:
     :func:`~sklearn_sketch._intervals.is_quantity`), cut at their ``1/n_bins``, ...
     quantiles there."""
-    ranks = np.arange(1, n_bins) / n_bins
     edges = {}
     for column, values in zip(columns, _columns(X, columns)):
         if not holds_numbers(values):
@@ -242,7 +242,7 @@ def _quantity_edges(X, columns, n_bins):
         numbers = column_numbers(values)
         numbers = numbers[np.isfinite(numbers)]
         if numbers.size and is_quantity(numbers, n_bins):
-            edges[column] = interval_edges(_quantiles(numbers, ranks))
+            edges[column] = quantile_edges(partial(_quantiles, numbers), n_bins)
     return edges
 
 

@@ -154,6 +154,26 @@ def test_a_column_of_quantities_is_explained_by_its_intervals(tmp_path, capsys):
                    for e in report["explanations"])
 
 
+def test_a_value_that_holds_most_rows_is_an_interval_of_its_own(tmp_path, capsys):
+    # Rain is 0 in 92% of the hours, so its nine deciles are 0: one edge put every
+    # hour in [0,inf) and the column was left out as one value. Delays follow rain.
+    rng = np.random.default_rng(5)
+    n = 10_000
+    rain = np.where(rng.random(n) < 0.92, 0.0, np.round(rng.uniform(0.01, 2, n), 2))
+    frame = pd.DataFrame({"rain": rain, "carrier": rng.choice(list("ABCD"), n)})
+    frame["delay"] = np.where(rain > 0, 60.0, rng.uniform(0, 20, n))
+    path = tmp_path / "hours.csv"
+    frame.to_csv(path, index=False)
+    assert main(["explain", str(path), "--outlier", "delay > 30", "--format", "json",
+                 "--quiet"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    dry, wet = report["binned_columns"]["rain"]  # wet: the first value above 0 (1/1000)
+    assert dry == 0 and 0 < wet <= np.quantile(rain[rain > 0], 0.02)
+    top = report["explanations"][0]
+    assert top["feature"] == f"rain=[{wet:.6g},inf)" and top["support"] == (rain >= wet).sum()
+    assert "rain" not in report.get("constant_columns", {})
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--outlier", "dep_delay > 30", "--columns", "carrier,gate"], "unknown column(s) ['gate']"),
     (["--outlier", "speed > 30"], "metric 'speed' is not a column"),

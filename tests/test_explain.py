@@ -266,6 +266,23 @@ def test_columns_of_quantities_are_read_by_intervals():
         OutlierExplainer(**{**params, "bins": 1}).fit(frame)
 
 
+def test_a_value_that_holds_several_deciles_gets_an_interval_of_its_own():
+    from sklearn_sketch._intervals import quantile_edges
+
+    rng = np.random.default_rng(6)
+    rain = np.where(rng.random(5_000) < 0.9, 0.0, rng.uniform(0.1, 3, 5_000))
+    frame = pd.DataFrame({"rain": rain, "delay": np.where(rain > 0, 60.0, 0.0)})
+    explainer = OutlierExplainer("delay > 30", columns=["rain"], random_state=0).fit(frame)
+    dry, wet = explainer.bin_edges_["rain"]
+    assert dry == 0 and wet == quantile_edges(
+        lambda r: np.quantile(rain, r, method="inverted_cdf"), 10)[1] > 0
+    assert explainer.explanations_["feature"].iloc[0] == f"rain=[{wet:.6g},inf)"
+    # An atom at the top keeps the edges below it and needs none above.
+    top = np.r_[np.arange(50.0) / 7, np.full(450, 9.0)]
+    edges = quantile_edges(lambda r: np.quantile(top, r, method="inverted_cdf"), 10)
+    assert edges.tolist() == [7.0, 9.0]  # 49/7 the first decile; nothing above 9
+
+
 def test_partial_fit_over_chunks_equals_one_fit():
     frame = planted(n=6_000)
     params = dict(outlier="delay > 30", columns=["a", "b", "c"], random_state=0, chunk_rows=1000)

@@ -6,7 +6,7 @@ from importlib.util import find_spec
 
 import numpy as np
 
-from .._intervals import interval_edges, is_quantity
+from .._intervals import is_quantity, quantile_edges
 from ._bins import _numbers, binned
 from ._csv import read_csv
 from ._errors import CommandError
@@ -222,8 +222,7 @@ def _first_pass(args, metric, quantities):
             raise CommandError(f"{args.path} has no value of {metric!r} to set the quantile "
                                "from")
         rule = f"{metric} {op} {float(sketches[metric].quantiles([value])[0])!r}"
-    ranks = np.arange(1, args.bins) / args.bins
-    edges = {column: interval_edges(sketches[column].quantiles(ranks))
+    edges = {column: quantile_edges(sketches[column].quantiles, args.bins)
              for column in quantities if not sketches[column].is_empty()}
     return rule, edges
 
