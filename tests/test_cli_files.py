@@ -761,6 +761,26 @@ def test_reads_that_teach_nothing_are_warned_about_with_the_ways_out_for_reads(t
     assert "a shorter --k" in err and "numeric features" not in err
 
 
+def test_fastq_reads_that_teach_nothing_are_told_a_shorter_k_not_to_cut_reads(tmp_path,
+                                                                            capsys):
+    # A sequencer's reads under two labels that nothing tells apart: FASTQ records are
+    # reads already, so cutting reads from them (--read-length) is no way out.
+    rng = np.random.default_rng(8)
+    genome = rng.choice(list("ACGT"), 60_000)
+    for name in ("one", "two"):
+        starts = rng.integers(0, 60_000 - 150, 1_500)
+        (tmp_path / f"{name}.fq").write_text("".join(
+            f"@r{i}\n{''.join(genome[s:s + 150])}\n+\n{'I' * 150}\n"
+            for i, s in enumerate(starts)))
+    model = str(tmp_path / "m.skm")
+    assert main(["fit", f"{tmp_path / 'one.fq'}:one", f"{tmp_path / 'two.fq'}:two",
+                 "--quiet", "--output", model]) == 0
+    err = capsys.readouterr().err
+    assert "warning: the model learned next to nothing" in err
+    assert "Try a shorter --k (--k 8, say), more reads (in one pass over few reads" in err
+    assert "reads cut from the records" not in err and "--n-reads" not in err
+
+
 def test_records_that_teach_nothing_without_read_length_name_read_length_first(tmp_path,
                                                                               capsys):
     # Without --read-length each record is one example: 300 random records of
