@@ -117,7 +117,7 @@ def test_reads_without_a_kmer_are_counted_and_warned_about(tmp_path, capsys):
     assert "6 of 246 examples have no feature" in capsys.readouterr().err
     assert main(["predict", "--model", model, *inputs]) == 0
     captured = capsys.readouterr()
-    assert len(captured.out.split()) == 246
+    assert len(captured.out.splitlines()) == 246
     assert ("6 of 246 examples have no feature (reads shorter than k=8 bases, or without "
             "8 A, C, G or T in a row): the model predicted them by its intercept alone"
             in captured.err)
@@ -781,6 +781,27 @@ def test_fastq_reads_that_teach_nothing_are_told_a_shorter_k_not_to_cut_reads(tm
     assert "reads cut from the records" not in err and "--n-reads" not in err
 
 
+def test_predict_writes_each_fastq_read_beside_its_identifier(tmp_path, capsys):
+    rng = np.random.default_rng(9)
+    genomes = {name: rng.choice(list("ACGT"), 30_000) for name in ("one", "two")}
+    for name, genome in genomes.items():
+        starts = rng.integers(0, 30_000 - 150, 400)
+        (tmp_path / f"{name}.fq").write_text("".join(
+            f"@{name}_{i} run=7 length=150\n{''.join(genome[s:s + 150])}\n+\n{'I' * 150}\n"
+            for i, s in enumerate(starts)))
+    model = str(tmp_path / "m.skm")
+    files = [str(tmp_path / "one.fq"), str(tmp_path / "two.fq")]
+    assert main(["fit", f"{files[0]}:one", f"{files[1]}:two", "--k", "8", "--quiet",
+                 "--output", model]) == 0
+    assert main(["predict", "--model", model, *files]) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert [read for read, _ in rows] == [f"{n}_{i}" for n in ("one", "two") for i in range(400)]
+    assert sum(read.split("_")[0] == label for read, label in rows) >= 0.95 * len(rows)
+    assert main(["predict", "--model", model, "--proba", files[1]]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "read\tlabel\tone\ttwo" and lines[1].startswith("two_0\t")
+
+
 def test_records_that_teach_nothing_without_read_length_name_read_length_first(tmp_path,
                                                                               capsys):
     # Without --read-length each record is one example: 300 random records of
@@ -847,8 +868,11 @@ def test_predict_reads_fasta_files_without_labels_and_fit_still_asks_for_them(tm
                  "--fasta", *specs]) == 0
     for name, path in files.items():
         assert main(["predict", "--model", model, *reads, "--fasta", str(path)]) == 0
-        predicted = capsys.readouterr().out.split()
+        reads_named, predicted = zip(*(line.split("\t")
+                                       for line in capsys.readouterr().out.splitlines()))
         assert len(predicted) == 300
+        # Each read beside its identifier: the record's, where it starts, its strand.
+        assert all(re.fullmatch(r"\S+:\d+[+-]", read) for read in reads_named)
         # Reads of a training genome: its label, nearly always.
         assert predicted.count(name) >= 0.95 * len(predicted)
     assert main(["fit", *reads, "--output", model, "--fasta", str(files["alpha"])]) == 2
@@ -873,7 +897,7 @@ def test_a_fasta_file_whose_name_holds_a_colon_is_that_file(tmp_path, capsys):
                  "--fasta", *(f"{path}:{label}" for path, label in renamed)]) == 0
     path, label = renamed[0]
     assert main(["predict", "--model", model, *reads, "--fasta", str(path)]) == 0
-    predicted = capsys.readouterr().out.split()
+    predicted = [line.split("\t")[1] for line in capsys.readouterr().out.splitlines()]
     assert len(predicted) == 300 and predicted.count(label) >= 0.95 * len(predicted)
     for spec, message in ((":alpha", "expected PATH:LABEL"), (f"{path}x:", "empty label")):
         assert main(["fit", *reads, "--output", model, "--fasta", spec]) == 2

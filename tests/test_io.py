@@ -813,8 +813,8 @@ def test_vowpal_wabbit_skipped_line_names_nothing(tmp_path):
 
 def test_chunk_without_names_keeps_its_five_fields():
     chunk = Chunk(sp.csr_matrix((1, 3)), np.ones(1), None, 1, None)
-    assert chunk.feature_names is None and chunk.qid is None
-    assert Chunk._fields[-1] == "feature_names"
+    assert chunk.feature_names is None and chunk.qid is None and chunk.row_names is None
+    assert Chunk._fields[5:] == ("feature_names", "row_names")
 
 
 def test_key_names_lookup():

@@ -858,7 +858,7 @@ def _model_stream(model, args):
                        csv=csv, interactions=model["input"].get("interactions", []),
                        missing_labels=missing,
                        targets=not hasattr(model["estimator"], "classes_"),
-                       stray_labels="unscored")
+                       stray_labels="unscored", record_names=args.command == "predict")
 
 
 def _check_file_labels(args, classes):
@@ -886,9 +886,13 @@ def cmd_predict(args):
     names = (np.array([_format_label(c) for c in estimator.classes_.tolist()], dtype=object)
              if hasattr(estimator, "classes_") else None)
     documents = _document_names(args)
+    # Each read beside its identifier, as a folder's documents beside their names.
+    first_column = "file" if documents is not None else (
+        "read" if input_kind(args) == "reads" else None)
     with _open_output(args.output) as out:
         if proba:
-            out.write("\t".join(["file"] * (documents is not None) + ["label", *names]) + "\n")
+            out.write("\t".join([first_column] * (first_column is not None)
+                                + ["label", *names]) + "\n")
         for chunk in stream:
             n_rows += chunk.X.shape[0]
             nnz += chunk.X.nnz
@@ -904,9 +908,10 @@ def cmd_predict(args):
                 lines = names[codes]
             else:
                 lines = np.char.mod("%.6g", estimator.predict(chunk.X))
-            if documents is not None:  # a folder's rows: each beside its file's name
-                lines = np.char.add(np.char.add(
-                    documents[n_rows - chunk.X.shape[0]:n_rows].astype(str), "\t"), lines)
+            row_names = (documents[n_rows - chunk.X.shape[0]:n_rows] if documents is not None
+                         else chunk.row_names)
+            if row_names is not None:
+                lines = np.char.add(np.char.add(np.asarray(row_names, dtype=str), "\t"), lines)
             if len(lines):
                 out.write("\n".join(lines.tolist()) + "\n")
     _warn_if_empty_rows(n_empty, n_rows, model["vectorizer"],

@@ -545,12 +545,17 @@ class InputStream:
         to score ("unscored": ``evaluate``), or ``()`` (training): the few that
         :meth:`classes` found among the numbers, whose rows are skipped (more stop
         it with an error).
+    record_names : bool
+        Reads' chunks carry each read's identifier (its header's first word;
+        ``record:start`` and strand for reads cut by ``--read-length``), for
+        ``predict`` to write beside its label.
     """
 
     def __init__(self, args, vectorizer, split, *, zero_based=None, n_features=None,
                  shuffle_buffer=0, keep_names=False, csv=None, interactions=(),
-                 missing_labels=None, targets=None, stray_labels=()):
+                 missing_labels=None, targets=None, stray_labels=(), record_names=False):
         self.args = args
+        self.record_names = record_names
         self.missing_labels, self.targets = missing_labels, targets
         self.csv = csv
         self.interactions = list(interactions)
@@ -641,6 +646,7 @@ class InputStream:
     def __iter__(self):
         """Yield ``Chunk``\\ s of CSR rows, labels and importance weights."""
         from ..io import Chunk
+        from ..io._sampling import read_identifiers
         if self.kind == "sample":
             yield from self._sample_chunks()
             return
@@ -652,7 +658,9 @@ class InputStream:
                       else np.asarray(reads.labels))
             X = self.vectorizer.transform(reads.sequences)
             refuse_protein(reads, X, self.args)
-            yield Chunk(X, labels, None, reads.first_line)
+            names = (read_identifiers(reads.names).tolist() if self.record_names and reads.names
+                     else None)
+            yield Chunk(X, labels, None, reads.first_line, row_names=names)
 
     def _sample_chunks(self):
         from ..datasets import load_dna_sample

@@ -100,6 +100,9 @@ class Chunk(NamedTuple):
     feature_names : KeyNames or None
         The names of the chunk's columns (Vowpal Wabbit with ``keep_names=True``;
         any object with ``lookup(keys) -> {key: name}``), else None.
+    row_names : list of str or None
+        The name of each row where rows have one (the reads of FASTA and FASTQ
+        files, as the command line counts them), else None.
 
     Examples
     --------
@@ -119,6 +122,7 @@ class Chunk(NamedTuple):
     first_line: int
     qid: np.ndarray | None = None
     feature_names: KeyNames | None = None
+    row_names: list | None = None
 
 
 class ReadChunk(NamedTuple):

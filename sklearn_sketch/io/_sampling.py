@@ -276,8 +276,12 @@ def _new_file(previous, chunk):
             or chunk.first_line <= previous.first_line)
 
 
-def _identifiers(names):
-    """The first word of each header, by one regular expression over all of them."""
+def read_identifiers(names):
+    """The first word of each header, by one regular expression over all of them.
+
+    >>> read_identifiers(["NC_000913.3 Escherichia coli K-12", "r7"]).tolist()
+    ['NC_000913.3', 'r7']
+    """
     return np.array(_AFTER_IDENTIFIER.sub("", "\n".join(names)).split("\n"))
 
 
@@ -475,7 +479,7 @@ class _Records:
         if not windowed.any():
             return self._names[plan.source].tolist()
         if self._identifiers is None:
-            self._identifiers = _identifiers(self._names.tolist())
+            self._identifiers = read_identifiers(self._names.tolist())
         strand = np.where(plan.reverse[windowed], "-", "+")
         cut = np.char.add(np.char.add(self._identifiers[plan.source[windowed]], ":"),
                           np.char.add(plan.start[windowed].astype(str), strand))
