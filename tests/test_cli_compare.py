@@ -253,3 +253,8 @@ def test_reads_are_told_by_their_files_and_fastq_is_read(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "stream A holds reads" in err and "B text" in err
     assert not out.exists()
+    # An empty file tells no kind: it holds no item.
+    (tmp_path / "empty.fq").write_text("")
+    assert main(["compare", "--a", str(tmp_path / "a.fq"), "--b", str(tmp_path / "empty.fq"),
+                 "--output", str(out), "--quiet"]) == 2
+    assert "stream B holds no item" in capsys.readouterr().err and not out.exists()

@@ -1,5 +1,6 @@
 """The ``compare`` command: the items much more frequent in one set of files than in another."""
 import json
+import os
 import sys
 import time
 from itertools import zip_longest
@@ -188,9 +189,13 @@ def _stream_kind(args):
     kinds = {}
     for stream, paths in (("A", args.a), ("B", args.b)):
         try:
-            kinds[stream] = _STREAM_KINDS.get(input_kind(paths[0]), "text")
+            # An empty file tells nothing: the other stream's kind, and "holds no item".
+            kinds[stream] = (None if os.path.getsize(paths[0]) == 0
+                             else _STREAM_KINDS.get(input_kind(paths[0]), "text"))
         except (OSError, ValueError):
             kinds[stream] = "text"  # reading it names the problem
+    kinds = {stream: kind or kinds["B" if stream == "A" else "A"] or "text"
+             for stream, kind in kinds.items()}
     if kinds["A"] != kinds["B"]:
         raise CommandError(f"stream A holds {_KIND_NAMES[kinds['A']]} ({args.a[0]}) and "
                            f"stream B {_KIND_NAMES[kinds['B']]} ({args.b[0]}): compare two "
