@@ -189,6 +189,20 @@ def test_labels_are_numbers_as_the_rows_labels_are_read():
             np.testing.assert_array_equal(values, _finite_numbers(labels))
 
 
+def test_labels_read_without_pandas_as_pandas_reads_them(monkeypatch):
+    # Reads, svmlight and VW need no pandas: a fresh 'pip install .' read the labels
+    # of 'fit --fasta G.fa:ecoli ...' through pandas and stopped with a traceback.
+    import sklearn_sketch.cli._inputs as inputs
+
+    texts = np.array(["1", "2.5", "1_000", " 3 ", "inf", "-inf", "nan", "0x10", "1e3", "-2",
+                      "ecoli", "", "1,5", "+4", ".5"])
+    with_pandas = inputs._finite_numbers(texts)
+    monkeypatch.setattr(inputs, "find_spec", lambda name: None)
+    np.testing.assert_array_equal(inputs._finite_numbers(texts), with_pandas)
+    assert inputs._numeric_labels(np.array(["ecoli", "saureus"])) is None
+    np.testing.assert_array_equal(inputs._numeric_labels(np.array(["2", "10"])), [2.0, 10.0])
+
+
 def _series(n=300, seed=0):
     """A regression in time order: two trending columns and their sum, rows by time."""
     rng = np.random.default_rng(seed)

@@ -8,6 +8,7 @@ optionally sampled from long records, mixed across files at the read level
 shuffle buffer, so a model never learns one file after another.
 """
 import argparse
+import math
 import os
 import re
 import sys
@@ -956,13 +957,36 @@ def _stray_words(words, counts):
 
 
 def _finite_numbers(texts):
-    """``texts`` (an array of str) as float64, NaN where one is not a finite number."""
-    import pandas as pd
+    """``texts`` (an array of str) as float64, NaN where one is not a finite number.
 
-    numbers = np.array(pd.to_numeric(pd.Series(texts, dtype=object), errors="coerce"),
-                       dtype=np.float64)
+    pandas' ``to_numeric`` reads them where pandas is installed (tables need it);
+    reads, svmlight and VW files need no pandas, and their labels (the few
+    distinct ones) are read by ``float`` alone, which also takes ``1_000``:
+    pandas does not, nor this.
+
+    >>> _finite_numbers(np.array(["1.5", "1_000", "inf", "setosa", " 7"])).tolist()
+    [1.5, nan, nan, nan, 7.0]
+    """
+    if find_spec("pandas") is None:
+        distinct, inverse = np.unique(np.asarray(texts, dtype=str), return_inverse=True)
+        numbers = np.array([_float_or_nan(text) for text in distinct.tolist()],
+                           dtype=np.float64)[inverse.ravel()]
+    else:
+        import pandas as pd
+
+        numbers = np.array(pd.to_numeric(pd.Series(texts, dtype=object), errors="coerce"),
+                           dtype=np.float64)
     numbers[~np.isfinite(numbers)] = np.nan
     return numbers
+
+
+def _float_or_nan(text):
+    if "_" in text:
+        return math.nan
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
 
 
 def _text_bytes(paths):
