@@ -22,13 +22,17 @@ HIDDEN = ("pandas", "pyarrow")
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("site")
-    site = Path(sysconfig.get_paths()["purelib"])
-    for entry in site.iterdir():
-        if not entry.name.lower().startswith(HIDDEN):
-            os.symlink(entry, folder / entry.name)
+    sites = {Path(sysconfig.get_paths()[kind]).resolve() for kind in ("purelib", "platlib")}
+    for site in sites:
+        for entry in site.iterdir():
+            if not entry.name.lower().startswith(HIDDEN) and not (folder / entry.name).exists():
+                os.symlink(entry, folder / entry.name)
+    path = [str(folder)]
     # An editable install finds the package through a .pth hook, which -S skips.
-    package_parent = str(Path(sklearn_sketch.__file__).resolve().parent.parent)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([package_parent, str(folder)])}
+    package_parent = Path(sklearn_sketch.__file__).resolve().parent.parent
+    if package_parent not in sites:
+        path.insert(0, str(package_parent))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
 
     def run(*argv):
         return subprocess.run([sys.executable, "-S", "-m", "sklearn_sketch", *argv],
