@@ -757,8 +757,9 @@ def test_reads_that_teach_nothing_are_warned_about_with_the_ways_out_for_reads(t
                  "--n-reads", "3000", "--quiet", "--output", model]) == 0
     err = capsys.readouterr().err
     assert "warning: the model learned next to nothing" in err
-    assert "more reads (--n-reads or --coverage: in one pass over few reads, k-mers of 12" in err
-    assert "a shorter --k" in err and "numeric features" not in err
+    # 600 reads of 100 bases: 8-mers by default, and 6 the shorter k named.
+    assert "more reads (--n-reads or --coverage: in one pass over few reads, k-mers of 8" in err
+    assert "a shorter --k (--k 6, say)" in err and "numeric features" not in err
 
 
 def test_fastq_reads_that_teach_nothing_are_told_a_shorter_k_not_to_cut_reads(tmp_path,
@@ -777,7 +778,7 @@ def test_fastq_reads_that_teach_nothing_are_told_a_shorter_k_not_to_cut_reads(tm
                  "--quiet", "--output", model]) == 0
     err = capsys.readouterr().err
     assert "warning: the model learned next to nothing" in err
-    assert "Try a shorter --k (--k 8, say), more reads (in one pass over few reads" in err
+    assert "Try a shorter --k (--k 6, say), more reads (in one pass over few reads" in err
     assert "reads cut from the records" not in err and "--n-reads" not in err
 
 
@@ -800,6 +801,37 @@ def test_predict_writes_each_fastq_read_beside_its_identifier(tmp_path, capsys):
     assert main(["predict", "--model", model, "--proba", files[1]]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "read\tlabel\tone\ttwo" and lines[1].startswith("two_0\t")
+
+
+def test_the_default_k_follows_the_training_bases(tmp_path, capsys):
+    # 8-mers for reads of fewer than 32 Mbp, 12-mers from there; --k as given.
+    import argparse
+
+    from sklearn_sketch.cli._commands import SHORT_K_BASES, training_bases
+    from sklearn_sketch.cli._model_file import load_model
+
+    specs = labelled_genomes(tmp_path, 7, ("alpha", "beta"), n_records=1, length=20_000)
+    model = str(tmp_path / "m.skm")
+    reads = ["--read-length", "100", "--n-reads", "300"]
+    assert main(["fit", "--fasta", *specs, *reads, "--output", model]) == 0
+    assert "note: 8-mers: the training reads hold about 0.1 Mbp" in capsys.readouterr().err
+    assert load_model(model)["vectorizer"].k == 8
+    assert main(["fit", "--fasta", *specs, *reads, "--k", "12", "--output", model]) == 0
+    assert "-mers: the training reads hold" not in capsys.readouterr().err
+    assert load_model(model)["vectorizer"].k == 12
+
+    def bases(**given):
+        options = dict(sample=False, fasta=specs, fastq=None, read_length=None, n_reads=None,
+                       coverage=None, random_state=0, label_pattern=None, command="fit")
+        return training_bases(argparse.Namespace(**{**options, **given}))
+    # --read-length with --n-reads: exact; 100,000 reads of 200 bases of two files: 40 Mbp.
+    assert bases(read_length=200, n_reads=100_000) == 40_000_000 > SHORT_K_BASES
+    # Whole records, or --coverage: the files' sizes (gzip: 3.4 bases a byte).
+    size = sum(os.path.getsize(spec.rsplit(":", 1)[0]) for spec in specs)
+    assert bases() == pytest.approx(3.4 * size)
+    assert bases(read_length=100, coverage=5) == pytest.approx(5 * 3.4 * size)
+    assert 35_000 < bases() < 45_000 * 2  # two genomes of 20,000 bases, about
+    assert bases(sample=True, fasta=None, n_reads=10) == 4 * 10 * 200
 
 
 def test_records_that_teach_nothing_without_read_length_name_read_length_first(tmp_path,
@@ -828,7 +860,7 @@ def test_whole_genomes_as_examples_are_noted_with_the_options_that_cut_reads(tmp
     assert main(["fit", "--fasta", *files, "--output", model]) == 0
     err = capsys.readouterr().err
     assert "note: without --read-length each record is one example: 2 here, with " in err
-    assert "12-mers each on average (whole genomes?)" in err
+    assert "8-mers each on average (whole genomes?)" in err  # 260 kbp: 8-mers
     assert "--read-length 200 --n-reads 20000" in err
     # Scored or predicted whole, the same note, for what reads would be for.
     assert main(["evaluate", "--model", model, "--fasta", *files]) == 0

@@ -66,12 +66,13 @@ def build_parser():
     fit.add_argument("--param", metavar="KEY=VALUE", action="append",
                      help="estimator parameter, value parsed as a Python literal (repeat)")
     add_input_arguments(fit, training=True)
-    fit.add_argument("--k", type=positive_int, default=12,
-                     help="k-mer length for reads. Few reads generalize better with shorter "
-                          "k-mers: on held-out strains of four species (MISSION), 8 led "
-                          "below about 30 Mbp of training reads (5,000 reads of 200 bases "
-                          "a species: .90 against .77 with 12), 12 above (50,000: .93 "
-                          "against .91 with 8)")
+    fit.add_argument("--k", type=positive_int, default=None,
+                     help="k-mer length for reads; by default 8 when the training reads "
+                          "hold fewer than 32 Mbp (told from --n-reads, else the files' "
+                          "sizes), else 12: few reads generalize better with shorter "
+                          "k-mers (held-out strains of four species, MISSION: 5,000 reads "
+                          "of 200 bases a species .90 with 8 against .77 with 12; 50,000 "
+                          ".93 with 12 against .91 with 8)")
     fit.add_argument("--forward-strand", action="store_true",
                      help="count k-mers as read, not canonical (a k-mer and its reverse "
                           "complement are one feature by default, since reads come from "
