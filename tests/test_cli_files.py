@@ -804,7 +804,7 @@ def test_predict_writes_each_fastq_read_beside_its_identifier(tmp_path, capsys):
 
 
 def test_the_default_k_follows_the_training_bases(tmp_path, capsys):
-    # 8-mers for reads of fewer than 32 Mbp, 12-mers from there; --k as given.
+    # 8-mers for reads of fewer than 5 Mbp, 12-mers from there; --k as given.
     import argparse
 
     from sklearn_sketch.cli._commands import SHORT_K_BASES, training_bases
@@ -818,6 +818,12 @@ def test_the_default_k_follows_the_training_bases(tmp_path, capsys):
     assert load_model(model)["vectorizer"].k == 8
     assert main(["fit", "--fasta", *specs, *reads, "--k", "12", "--output", model]) == 0
     assert "-mers: the training reads hold" not in capsys.readouterr().err
+    assert load_model(model)["vectorizer"].k == 12
+    # 2 x 30,000 reads of 100 bases: 6 Mbp, past the 5 of 8-mers.
+    assert main(["fit", "--fasta", *specs, "--read-length", "100", "--n-reads", "30000",
+                 "--output", model]) == 0
+    assert "note: 12-mers: the training reads hold about 6.0 Mbp, more than 5 Mbp" in \
+        capsys.readouterr().err
     assert load_model(model)["vectorizer"].k == 12
 
     def bases(**given):

@@ -156,14 +156,18 @@ def _write(text, path):
 
 
 #: Training bases below which reads are counted in ``SHORT_K``-mers by default, and
-#: ``LONG_K``-mers from there (``--k``). MISSION on held-out strains of four species
-#: (reads of 200 bases): 5,000 reads a species (4 Mbp) .903 with 8-mers against .774
-#: with 12-mers, 20,000 (16 Mbp) .925 against .887, 50,000 (40 Mbp) .910 against
-#: .926, 100,000 (80 Mbp) 12-mers .943 (10-mers .913); reads of 100 bases, 10,000 a
-#: species (4 Mbp): .807 against .701. Feature hashing alike (.909 against .789 at
-#: 4 Mbp, .939 against .930 at 16 Mbp; 10-mers best past that). In few reads long
-#: k-mers seldom repeat, and another strain shares fewer of them.
-SHORT_K_BASES = 32_000_000
+#: ``LONG_K``-mers from there (``--k``). Which k serves depends on the task. Species
+#: told apart on strains held out (MISSION, four species, reads of 200 bases): 4 Mbp
+#: .903 with 8-mers against .774 with 12-mers (100-base reads: .807 against .701),
+#: 16 Mbp .925 against .887, 40 Mbp .910 against .926: in few reads long k-mers
+#: seldom repeat, and another strain shares fewer of them. Two strains of one
+#: species told apart on reads of their own genomes (H. pylori G27 against ELS37):
+#: 2 Mbp .562 against .600, 4 Mbp .582 against .666, 8 Mbp .612 against .721,
+#: 20 Mbp .646 against .799: the strains differ by long k-mers. Below 5 Mbp
+#: 8-mers gain 9 to 16 points on the first task (2,000 FASTQ reads of two species,
+#: 0.6 Mbp: .947 against .787) and lose at most 4 to 8 near chance on the second;
+#: past it, 12-mers lose little on the first and keep the second.
+SHORT_K_BASES = 5_000_000
 SHORT_K, LONG_K = 8, 12
 #: Bases a byte of FASTA holds (line ends aside), plain and compressed (bacterial
 #: genomes in gzip: 3.35-3.44), and of FASTQ (a read's bases, its quality string and
@@ -203,10 +207,11 @@ def _vectorizer(args):
     if k is None:
         bases = training_bases(args)
         k = SHORT_K if bases < SHORT_K_BASES else LONG_K
+        why = ("in few reads long k-mers seldom repeat, and another strain shares fewer "
+               "of them" if k == SHORT_K else "strains of one species differ by long k-mers")
         note(f"{k}-mers: the training reads hold about {bases / 1e6:,.1f} Mbp, "
-             f"{'fewer' if k == SHORT_K else 'more'} than {SHORT_K_BASES // 10**6} Mbp (in "
-             "few reads long k-mers seldom repeat, and another strain shares fewer of "
-             "them); --k sets the length")
+             f"{'fewer' if k == SHORT_K else 'more'} than {SHORT_K_BASES // 10**6} Mbp "
+             f"({why}); --k sets the length")
     return KmerVectorizer(k=k, canonical=not args.forward_strand)
 
 

@@ -68,11 +68,12 @@ def build_parser():
     add_input_arguments(fit, training=True)
     fit.add_argument("--k", type=positive_int, default=None,
                      help="k-mer length for reads; by default 8 when the training reads "
-                          "hold fewer than 32 Mbp (told from --n-reads, else the files' "
-                          "sizes), else 12: few reads generalize better with shorter "
-                          "k-mers (held-out strains of four species, MISSION: 5,000 reads "
-                          "of 200 bases a species .90 with 8 against .77 with 12; 50,000 "
-                          ".93 with 12 against .91 with 8)")
+                          "hold fewer than 5 Mbp (told from --n-reads, else the files' "
+                          "sizes), else 12. Few reads tell species apart across strains "
+                          "better by shorter k-mers (5,000 reads of 200 bases of each of "
+                          "four species: .90 with 8 against .77 with 12); strains of one "
+                          "species differ by longer ones (two H. pylori strains, 50,000 "
+                          "reads each: .80 with 12 against .65 with 8)")
     fit.add_argument("--forward-strand", action="store_true",
                      help="count k-mers as read, not canonical (a k-mer and its reverse "
                           "complement are one feature by default, since reads come from "
