@@ -11,6 +11,7 @@ import numpy as np
 
 from ._errors import CommandError
 from ._inputs import (
+    SAMPLE_READ_LENGTH,
     TABLE_ROWS,
     InputStream,
     check_read_options,
@@ -182,10 +183,9 @@ def training_bases(args):
     files' sizes (times ``--coverage``)."""
     from ..io._readers import is_compressed
 
-    if args.sample:
-        from ..datasets._dna import load_dna_sample
-        data = load_dna_sample(args.n_reads or 1000, random_state=args.random_state)
-        return sum(map(len, data.reads))
+    if args.sample:  # the reads the stream draws (InputStream._sample_chunks)
+        from ..datasets._dna import sample_species
+        return (args.n_reads or 1000) * SAMPLE_READ_LENGTH * len(sample_species())
     files = labelled_files(args)
     if args.read_length is not None and args.coverage is None:
         return args.read_length * (args.n_reads or 1000) * len(files)

@@ -31,6 +31,8 @@ DEFAULT_SHUFFLE_BUFFER = 100_000
 #: Training input sorted by label, up to this many rows and bytes of text (compressed
 #: files counted COMPRESSED_TEXT_RATIO times their size), is shuffled whole, in memory.
 FULL_SHUFFLE_ROWS, FULL_SHUFFLE_BYTES, COMPRESSED_TEXT_RATIO = 400_000, 2**30, 4
+#: Bases of a read of the embedded sample (``--sample``).
+SAMPLE_READ_LENGTH = 200
 #: The first rows of each svmlight training file that tell a table from keys.
 TABLE_ROWS = 10_000
 #: The value of an attribute that a CSV row leaves empty (or "NA", "null", as pandas reads
@@ -667,7 +669,7 @@ class InputStream:
         from ..datasets import load_dna_sample
         from ..io import Chunk
         args = self.args
-        data = load_dna_sample(args.n_reads or 1000, split=self.split,
+        data = load_dna_sample(args.n_reads or 1000, SAMPLE_READ_LENGTH, split=self.split,
                                random_state=args.random_state)
         labels = np.asarray(data.target_names)[data.target]
         for start in range(0, len(data.reads), args.chunk_rows):

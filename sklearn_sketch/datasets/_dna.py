@@ -36,6 +36,13 @@ def _segment(file_name):
         return b"".join(seq for chunk in FastaReader(path) for seq in chunk.sequences).upper()
 
 
+def sample_species(split="train"):
+    """The species of the embedded sample's ``split``, in their order (the manifest
+    alone: no genome is read)."""
+    return list(dict.fromkeys(s["species"] for s in _manifest()["segments"]
+                              if s["split"] == split))
+
+
 def _check_positive_int(name, value):
     if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -123,7 +130,7 @@ def load_dna_sample(n_reads_per_class=1000, read_length=200, k=None, species=Non
     if k is not None:
         _check_positive_int("k", k)
     segments = [s for s in _manifest()["segments"] if s["split"] == split]
-    available = list(dict.fromkeys(s["species"] for s in segments))
+    available = sample_species(split)
     if species is None:
         species = available
     elif isinstance(species, str):
