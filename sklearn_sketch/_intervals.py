@@ -74,7 +74,11 @@ def interval_edges(quantiles):
     >>> interval_edges([14.96014, 17.10321, 17.10329]).tolist()
     [14.96, 17.1]
     """
-    return np.unique([float(f"{edge:.4g}") for edge in quantiles])
+    return np.unique(_four_digits(quantiles))
+
+
+def _four_digits(values):
+    return [float(f"{value:.4g}") for value in values]
 
 
 def quantile_edges(quantiles, n_bins):
@@ -98,7 +102,7 @@ def quantile_edges(quantiles, n_bins):
     >>> quantile_edges(lambda ranks: np.quantile(np.arange(100.0), ranks), 4).tolist()
     [24.75, 49.5, 74.25]
     """
-    coarse = [float(f"{edge:.4g}") for edge in quantiles(np.arange(1, n_bins) / n_bins)]
+    coarse = _four_digits(quantiles(np.arange(1, n_bins) / n_bins))
     atoms = {value for value in coarse if coarse.count(value) > 1}
     edges = set(coarse)
     if atoms:
