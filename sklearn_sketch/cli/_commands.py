@@ -819,8 +819,8 @@ def cmd_fit(args):
                            "train on, no model written")
     _warn_if_empty_rows(counted.empty_rows, counted.rows, vectorizer,
                         "only the model's intercept learned from them")
-    whole_records = _records_read_whole(args)
-    if whole_records:
+    whole_records = None
+    if _records_read_whole(args):
         _note_if_records_are_genomes(vectorizer, counted.rows, counted.nnz, "learn from")
         whole_records = "reads" if args.fastq else "records"
     if classes is None:
