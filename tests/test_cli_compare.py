@@ -258,3 +258,25 @@ def test_reads_are_told_by_their_files_and_fastq_is_read(tmp_path, capsys):
     assert main(["compare", "--a", str(tmp_path / "a.fq"), "--b", str(tmp_path / "empty.fq"),
                  "--output", str(out), "--quiet"]) == 2
     assert "stream B holds no item" in capsys.readouterr().err and not out.exists()
+
+
+def test_folders_are_read_as_their_files(texts, capsys):
+    # `compare --a strains/ --b others/` and `pmi corpus/` stopped with "Is a directory".
+    def report(argv):
+        assert main([*argv, "--format", "json", "--quiet", "--chunk-lines", "500"]) == 0
+        found = json.loads(capsys.readouterr().out)
+        found.pop("seconds", None), found.pop("words_per_second", None)
+        return found
+
+    for name, folder in (("a.txt", "A/deeper"), ("b.txt", "B")):
+        (texts / folder).mkdir(parents=True)
+        (texts / folder / name).write_text((texts / name).read_text())
+        (texts / folder / ".hidden").write_text("hidden hidden hidden")  # left out
+    files = report(["compare", "--a", str(texts / "a.txt"), "--b", str(texts / "b.txt")])
+    folders = report(["compare", "--a", str(texts / "A"), "--b", str(texts / "B")])
+    assert folders == files and folders["more_in_a"][0]["item"] == "spike"
+    assert report(["pmi", str(texts / "A")]) == report(["pmi", str(texts / "a.txt")])
+    (texts / "nothing").mkdir()
+    assert main(["compare", "--a", str(texts / "nothing"), "--b", str(texts / "B"),
+                 "--quiet"]) == 2
+    assert "nothing is a folder that holds no file" in capsys.readouterr().err

@@ -859,25 +859,65 @@ def test_records_that_teach_nothing_without_read_length_name_read_length_first(t
     assert "whole genomes?" not in err   # records of 300 bases are no genomes
 
 
-def test_whole_genomes_as_examples_are_noted_with_the_options_that_cut_reads(tmp_path,
-                                                                            capsys):
+def predictions(capsys, model, argv):
+    """``predict``'s lines for ``argv``."""
+    assert main(["predict", "--model", model, *argv]) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def test_fit_cuts_reads_from_whole_genomes_and_scoring_keeps_them_whole(tmp_path, capsys):
+    # Each genome whole was one example: 2 here, a model of nothing. fit now cuts
+    # reads from records of genomes' length, as --read-length 200 --coverage 4 would.
     files = labelled_genomes(tmp_path, 5, ("one", "two"), n_records=1, length=130_000)
-    model = str(tmp_path / "m.skm")
-    assert main(["fit", "--fasta", *files, "--output", model]) == 0
-    err = capsys.readouterr().err
-    assert "note: without --read-length each record is one example: 2 here, with " in err
-    assert "8-mers each on average (whole genomes?)" in err  # 260 kbp: 8-mers
-    assert "--read-length 200 --n-reads 20000" in err
-    # Scored or predicted whole, the same note, for what reads would be for.
-    assert main(["evaluate", "--model", model, "--fasta", *files]) == 0
+    auto, given = str(tmp_path / "auto.skm"), str(tmp_path / "given.skm")
+    assert main(["fit", "--fasta", *files, "--output", auto]) == 0
+    err = "".join(capsys.readouterr())
+    assert ("one.fa.gz's records are genomes (0.13 Mbp on average): training on reads of "
+            "200 bases cut from every record at 4x coverage") in err
+    assert "trained on 5,200 examples" in err and "whole genomes?" not in err
+    assert main(["fit", "--fasta", *files, "--read-length", "200", "--coverage", "4",
+                 "--output", given, "--quiet"]) == 0
+    reads = ["--fasta", *files, "--read-length", "150", "--n-reads", "200"]
+    assert predictions(capsys, auto, reads) == predictions(capsys, given, reads)
+    # Scored or predicted whole, each genome is one example, as asked, and a note
+    # says what reads would be for.
+    assert main(["evaluate", "--model", auto, "--fasta", *files]) == 0
     assert "each record is one example: 2 here" in capsys.readouterr().err
-    assert main(["predict", "--model", model, "--fasta", *files]) == 0
+    assert main(["predict", "--model", auto, "--fasta", *files]) == 0
     assert "(whole genomes?). To predict reads of them" in capsys.readouterr().err
-    # Reads cut from the same genomes: no note.
-    reads = ["--read-length", "200", "--n-reads", "500"]
-    assert main(["fit", "--fasta", *files, *reads, "--output", model]) == 0
-    assert main(["evaluate", "--model", model, "--fasta", *files, *reads]) == 0
-    assert "whole genomes?" not in capsys.readouterr().err
+    # Records shorter than genomes (contigs, long reads) stay examples.
+    short = labelled_genomes(tmp_path, 6, ("one", "two"), n_records=40, length=20_000)
+    assert main(["fit", "--fasta", *short, "--output", auto]) == 0
+    err = "".join(capsys.readouterr())
+    assert "records are genomes" not in err and "trained on 80 examples" in err
+
+
+def test_a_folder_of_genomes_is_a_folder_per_class(tmp_path, capsys):
+    # genomes/E.Coli/K12.fa.gz, ...: `fit genomes/` read the gzip files as text
+    # documents, a "word" a file, and warned that the model learned nothing.
+    specs = []
+    for i, (label, strain) in enumerate((("alpha", "a1"), ("alpha", "a2"), ("beta", "b1"))):
+        (tmp_path / "genomes" / label).mkdir(parents=True, exist_ok=True)
+        rng = np.random.default_rng(i)
+        path = write_genome(tmp_path / "genomes" / label / f"{strain}.fa.gz", rng)
+        specs.append(f"{path}:{label}")
+    reads = ["--read-length", "200", "--n-reads", "300"]
+    by_folder, by_files = str(tmp_path / "folder.skm"), str(tmp_path / "files.skm")
+    assert main(["fit", str(tmp_path / "genomes"), *reads, "--output", by_folder]) == 0
+    err = "".join(capsys.readouterr())
+    assert "genomes: FASTA in a folder per class, 3 files, read as --fasta reads it" in err
+    assert "trained on 900 examples" in err and ", 2 classes," in err
+    assert main(["fit", "--fasta", *specs, *reads, "--output", by_files, "--quiet"]) == 0
+    test = ["--fasta", specs[0].rsplit(":", 1)[0], *reads]
+    assert predictions(capsys, by_folder, test) == predictions(capsys, by_files, test)
+    # A label given to a folder labels each of its files; a folder of reads predicts
+    # and evaluates as the same files named one by one.
+    folder_metrics = metrics_of(capsys, ["evaluate", "--model", by_folder, "--fasta",
+                                         f"{tmp_path / 'genomes' / 'alpha'}:alpha", *reads])
+    files_metrics = metrics_of(capsys, ["evaluate", "--model", by_folder, *reads,
+                                        "--fasta", *specs[:2]])
+    assert folder_metrics["examples"] == 600
+    assert folder_metrics["accuracy"] == files_metrics["accuracy"]
 
 
 def test_the_embedded_sample_is_reads_so_its_advice_is_more_reads(tmp_path, capsys,

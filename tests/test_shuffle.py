@@ -45,6 +45,25 @@ def test_files_are_mixed_from_the_first_chunk():
     assert sequential[0].y.mean() == 0.0
 
 
+def test_readers_of_different_sizes_are_mixed_to_their_ends_given_their_sizes():
+    # Round-robin: a reader of a fifth of the rows runs out a third of the way through
+    # and the pass ends on the large one alone. Given their sizes, each stretch of the
+    # pass holds the readers in their shares.
+    readers = [chunks_of(0, 200, 10), chunks_of(1, 800, 10)]
+
+    def small_share_of_the_last_fifth(sizes):
+        mixed = list(ShuffledReader(readers, buffer_rows=60, chunk_rows=10, random_state=3,
+                                    sizes=sizes))
+        y = np.concatenate([chunk.y for chunk in mixed])
+        assert y.size == 1000 and np.count_nonzero(y == 0) == 200   # every row once
+        return np.mean(y[-200:] == 0)
+
+    assert small_share_of_the_last_fifth(None) == 0.0
+    assert 0.12 < small_share_of_the_last_fifth([1.0, 4.0]) < 0.28
+    with pytest.raises(ValueError, match="sizes must be one positive finite number per"):
+        ShuffledReader(readers, sizes=[1.0, 0.0])
+
+
 def test_memory_is_bounded_by_the_buffer(monkeypatch):
     held = []
     take = _RowBuffer.take_shuffled

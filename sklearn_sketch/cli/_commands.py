@@ -17,6 +17,7 @@ from ._inputs import (
     check_read_options,
     csv_options,
     decide_svmlight_layout,
+    file_bases,
     input_kind,
     labelled_files,
     shuffle_rows,
@@ -170,32 +171,18 @@ def _write(text, path):
 #: past it, 12-mers lose little on the first and keep the second.
 SHORT_K_BASES = 5_000_000
 SHORT_K, LONG_K = 8, 12
-#: Bases a byte of FASTA holds (line ends aside), plain and compressed (bacterial
-#: genomes in gzip: 3.35-3.44), and of FASTQ (a read's bases, its quality string and
-#: two header lines), plain and compressed.
-FASTA_BASES, COMPRESSED_FASTA_BASES = 1.0, 3.4
-FASTQ_BASES, COMPRESSED_FASTQ_BASES = 0.45, 1.4
-
 
 def training_bases(args):
     """About how many bases the training reads hold, before any is read: exact for
     the embedded sample and for ``--read-length`` with ``--n-reads``, else from the
     files' sizes (times ``--coverage``)."""
-    from ..io._readers import is_compressed
-
     if args.sample:  # the reads the stream draws (InputStream._sample_chunks)
         from ..datasets._dna import sample_species
         return (args.n_reads or 1000) * SAMPLE_READ_LENGTH * len(sample_species())
     files = labelled_files(args)
     if args.read_length is not None and args.coverage is None:
         return args.read_length * (args.n_reads or 1000) * len(files)
-    fastq = bool(args.fastq)
-    total = 0.0
-    for path, _ in files:
-        packed = is_compressed(path)
-        per_byte = ((COMPRESSED_FASTQ_BASES if packed else FASTQ_BASES) if fastq
-                    else (COMPRESSED_FASTA_BASES if packed else FASTA_BASES))
-        total += os.path.getsize(path) * per_byte
+    total = sum(file_bases(path, bool(args.fastq)) for path, _ in files)
     return total * (args.coverage or 1)
 
 
@@ -792,8 +779,47 @@ def _cross_validated_errors(estimator, chunks, classes, passes, random_state):
     return errors
 
 
+#: A FASTA record of this many bases on average is a genome, a chromosome or a long
+#: contig, not a read (a sequencer's longest reads average tens of kilobases).
+GENOME_RECORD_BASES = 100_000
+#: The reads ``fit`` cuts from genomes when no ``--read-length`` says how:
+#: ``READ_LENGTH`` bases (the embedded sample's) at ``COVERAGE``. Held-out strains'
+#: reads (12-mers, two seeds or three) at coverage 1 / 2 / 4: E. coli against
+#: S. aureus MISSION .947/.977/.980, hashing .857/.947/.974, AWM .855/.946/.974;
+#: 12 genomes of four species MISSION .840/.904/.928, hashing .961/.982/.990, AWM
+#: .904/.957/.977 (fit 3-4 s and 12 s at 4).
+READ_LENGTH, COVERAGE = SAMPLE_READ_LENGTH, 4.0
+
+
+def _cut_reads_from_genomes(args):
+    """Train on reads cut from FASTA genomes given without ``--read-length``: each
+    record whole would be one example, and a handful of genomes taught nothing
+    (16 genomes of four species: 20 examples, a model that erred on nearly all of
+    them). The records are genomes when the first file's first records average
+    ``GENOME_RECORD_BASES``; reads or contigs shorter than that stay examples."""
+    from ..io import FastaReader
+
+    if input_kind(args) != "reads" or args.fastq or args.read_length is not None:
+        return
+    path = labelled_files(args)[0][0]
+    try:
+        first = next(iter(FastaReader(path, chunk_reads=16)), None)
+    except (OSError, ValueError):
+        return  # training names the problem
+    if first is None or not len(first.sequences):
+        return
+    bases = sum(map(len, first.sequences)) / len(first.sequences)
+    if bases < GENOME_RECORD_BASES:
+        return
+    args.read_length, args.coverage = READ_LENGTH, COVERAGE
+    note(f"{path}'s records are genomes ({bases / 1e6:,.2f} Mbp on average): training on "
+         f"reads of {READ_LENGTH} bases cut from every record at {COVERAGE:g}x coverage, "
+         "both strands (--read-length L with --coverage C or --n-reads N sets them)")
+
+
 def cmd_fit(args):
     check_read_options(args)
+    _cut_reads_from_genomes(args)
     params = _parse_params(args.param or [])
     vectorizer = _vectorizer(args)
     kind = input_kind(args)

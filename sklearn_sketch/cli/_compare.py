@@ -129,6 +129,9 @@ def cmd_compare(args):
 
     if args.min_count < 0:
         raise CommandError(f"--min-count must be >= 0, got {args.min_count}")
+    from ._inputs import folder_files
+
+    args.a, args.b = folder_files(args.a), folder_files(args.b)
     kind = _stream_kind(args)
     vectorizer = None
     if kind == "reads":

@@ -39,7 +39,9 @@ _VW_LABEL = re.compile(rf"^\s*(?:{_VW_NUMBER}\s+)*[^\s|]*\s*$")
 
 def input_kind(path):
     """``"csv"``, ``"svmlight"``, ``"vw"``, ``"fasta"`` or ``"fastq"``: the reader a
-    file (or a folder of documents) needs, told from its first lines.
+    file (or a folder of documents) needs, told from its first lines. A folder of
+    documents whose first file holds reads (genomes in a folder per species) is
+    ``"fasta"`` or ``"fastq"``.
 
     Raises ``ValueError`` for a binary file that is no table (a tar archive, a
     workbook), as ``--csv`` would.
@@ -64,7 +66,7 @@ def input_kind(path):
     ('csv', 'csv')
     """
     if os.path.isdir(path):
-        return "csv"
+        return _folder_kind(path)
     head = file_head(path)
     lines, _ = first_lines(path, head=head)
     if table_format(head, lines, path) != "csv":
@@ -85,6 +87,18 @@ def input_kind(path):
     if rows and all(_vw_line(line) for line in rows):
         return "vw"
     return "csv"
+
+
+def _folder_kind(folder):
+    """``"fasta"`` or ``"fastq"`` for a folder whose first document holds reads, else
+    ``"csv"`` (documents, read as text: a genome read as text was a word a file)."""
+    from ._formats import document_files
+
+    try:
+        kind = input_kind(document_files(folder)[0][1])
+    except (OSError, ValueError):
+        return "csv"  # the documents' reader names the problem
+    return kind if kind in ("fasta", "fastq") else "csv"
 
 
 def _vw_line(line):

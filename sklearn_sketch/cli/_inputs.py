@@ -210,6 +210,8 @@ def resolve_input(args):
     if options:
         option = options[0]
         getattr(args, option).extend(paths)
+        if option in READ_KINDS:
+            setattr(args, option, read_folder_specs(getattr(args, option)))
         # Reads read as a table (or lines as reads) gave errors about columns or
         # classes that did not say the file was of another kind.
         for spec in getattr(args, option):
@@ -238,6 +240,11 @@ def resolve_input(args):
             raise CommandError(str(exc)) from None
         if path != spec and kind not in READ_KINDS:
             raise CommandError(f"no such file: {spec}")
+        if kind in READ_KINDS and os.path.isdir(path):
+            for inner in read_folder_specs([spec]):  # each file of its own kind
+                inner_kind = file_kind(split_file_label(inner)[0])
+                kinds.setdefault(inner_kind, []).append(inner)
+            continue
         kinds.setdefault(kind, []).append(spec)
     if len(kinds) > 1:
         found = "; ".join(f"{', '.join(files)}: {NAMES[kind]}" for kind, files in kinds.items())
@@ -246,10 +253,80 @@ def resolve_input(args):
     (kind, files), = kinds.items()
     setattr(args, kind, files)
     if not getattr(args, "quiet", False):
-        what = ("documents, a folder per class" if all(map(os.path.isdir, files))
-                else NAMES[kind])
-        print(f"sklearn-sketch: {', '.join(files)}: {what}, read as {OPTIONS[kind]} "
+        folders = [path for path in paths if os.path.isdir(split_file_label(path)[0])]
+        if kind in READ_KINDS and folders:
+            what = (f"{NAMES[kind]} in a folder per class, {len(files)} file"
+                    f"{'s' * (len(files) > 1)}")
+        else:
+            what = "documents, a folder per class" if folders else NAMES[kind]
+        print(f"sklearn-sketch: {', '.join(paths)}: {what}, read as {OPTIONS[kind]} "
               "reads it", file=sys.stderr)
+
+
+def folder_files(paths):
+    """``paths`` with each folder given as the files under it, at any depth, in sorted
+    order (hidden files and folders left out): ``compare --a strains/ --b other/``,
+    ``pmi 20news-bydate-train/``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> for name in ("b/2.txt", "a/x/1.txt", ".hidden", "c.txt"):
+    ...     os.makedirs(os.path.dirname(os.path.join(folder, name)), exist_ok=True)
+    ...     _ = open(os.path.join(folder, name), "w").write("text")
+    >>> [os.path.relpath(p, folder) for p in folder_files([folder])]
+    ['a/x/1.txt', 'b/2.txt', 'c.txt']
+    """
+    files = []
+    for path in paths:
+        if not os.path.isdir(path):
+            files.append(path)
+            continue
+        inner = []
+        for root, folders, names in os.walk(path):
+            folders[:] = [name for name in folders if not name.startswith(".")]
+            inner += [os.path.join(root, name) for name in names if not name.startswith(".")]
+        if not inner:
+            raise CommandError(f"{path} is a folder that holds no file")
+        files += sorted(inner)
+    return files
+
+
+def read_folder_specs(specs):
+    """``specs`` (``FILE[:LABEL]`` of reads) with each folder given as its files, as
+    a folder of documents holds them (:func:`._formats.document_files`): the files of
+    its class folders labelled by the folder's name (``genomes/E.Coli/K12.fa`` is
+    ``genomes/E.Coli/K12.fa:E.Coli``), then its own files, unlabelled; a label
+    given to the folder (``strains/:ecoli``) labels every file of it.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> for name in ("ecoli/k12.fa", "ecoli/dh1.fa", "saureus/col.fa"):
+    ...     os.makedirs(os.path.dirname(os.path.join(folder, name)), exist_ok=True)
+    ...     _ = open(os.path.join(folder, name), "w").write(">r\\nACGT\\n")
+    >>> [os.path.relpath(spec, folder) for spec in read_folder_specs([folder])]
+    ['ecoli/dh1.fa:ecoli', 'ecoli/k12.fa:ecoli', 'saureus/col.fa:saureus']
+    >>> [spec.rpartition(":")[2] for spec in read_folder_specs([f"{folder}/ecoli:E"])]
+    ['E', 'E']
+    """
+    from ._formats import document_files
+
+    expanded = []
+    for spec in specs:
+        path, label = split_file_label(spec)
+        if not os.path.isdir(path):
+            expanded.append(spec)
+            continue
+        try:
+            files = document_files(path)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        expanded += [file if (label or inner) is None else f"{file}:{label or inner}"
+                     for inner, file in files]
+    return expanded
 
 
 #: The inputs of reads, whose files are named ``FILE:LABEL``.
@@ -622,6 +699,18 @@ class InputStream:
             readers.append(reader)
         return readers
 
+    def _file_sizes(self):
+        """About how many rows each file holds, in proportion (bytes of text, bases of
+        reads), for the shuffle buffer to mix the files to their ends; None where
+        each gives as many (``--n-reads`` reads)."""
+        args = self.args
+        if self.kind in ("svmlight", "vw", "csv"):
+            return [max(_text_bytes([path]), 1) for path in getattr(args, self.kind)]
+        if args.read_length is not None and args.coverage is None:
+            return None
+        return [max(file_bases(path, bool(args.fastq)), 1)
+                for path, _ in labelled_files(args)]
+
     def _rows_per_file_chunk(self):
         """Rows a file's reader hands over at a time: ``--chunk-rows``, or fewer when the
         shuffle buffer mixes many files, so that one chunk of each file (what the buffer
@@ -641,7 +730,8 @@ class InputStream:
                 from ..io import ShuffledReader
                 self._shuffled = ShuffledReader(readers, self.shuffle_buffer,
                                                 chunk_rows=self.args.chunk_rows,
-                                                random_state=self.args.random_state)
+                                                random_state=self.args.random_state,
+                                                sizes=self._file_sizes())
             return self._shuffled
         return (chunk for reader in readers for chunk in reader)
 
@@ -1003,6 +1093,23 @@ def _text_bytes(paths):
         return os.path.getsize(path) * (COMPRESSED_TEXT_RATIO if is_compressed(path) else 1)
 
     return sum(size(path) for path in paths)
+
+
+#: Bases a byte of FASTA holds (line ends aside), plain and compressed (bacterial
+#: genomes in gzip: 3.35-3.44), and of FASTQ (a read's bases, its quality string and
+#: two header lines), plain and compressed.
+FASTA_BASES, COMPRESSED_FASTA_BASES = 1.0, 3.4
+FASTQ_BASES, COMPRESSED_FASTQ_BASES = 0.45, 1.4
+
+
+def file_bases(path, fastq):
+    """About how many bases a FASTA (or FASTQ) file holds, from its size."""
+    from ..io._readers import is_compressed
+
+    packed = is_compressed(path)
+    per_byte = ((COMPRESSED_FASTQ_BASES if packed else FASTQ_BASES) if fastq
+                else (COMPRESSED_FASTA_BASES if packed else FASTA_BASES))
+    return os.path.getsize(path) * per_byte
 
 
 def _numeric_labels(classes):

@@ -26,6 +26,9 @@ def cmd_pmi(args):
 
     if args.min_count < 0:
         raise CommandError(f"--min-count must be >= 0, got {args.min_count}")
+    from ._inputs import folder_files
+
+    args.paths = folder_files(args.paths)
     model = StreamingPMI(args.window, memory_budget=args.memory_budget,
                          min_count=args.min_count, random_state=args.random_state)
     start, progress = time.perf_counter(), Progress(args.quiet)
