@@ -20,7 +20,7 @@ from ._names import NAME_OVERHEAD, lookup_names, mean_name_bytes, reserved_name_
 from ._raw_features import NamedRows, hash_raw, one_sparse_batches
 from ._sorted_keys import unique_keys
 from ._tables import (COUNT, MEMORY_BUDGET, PENALTY, POSITIVE_INT, SEED, SHARE, STEP,
-                      result_table)
+                      FittedTable, result_table)
 
 __all__ = ["CountMinDeltoids", "ExactDeltoids", "RelativeDeltoids", "item_occurrences"]
 
@@ -201,6 +201,8 @@ class RelativeDeltoids(BaseEstimator):
     'spike'
     """
 
+    deltoids_ = FittedTable("_deltoids")
+
     _parameter_constraints = {
         "memory_budget": MEMORY_BUDGET,
         "count_share": SHARE,
@@ -341,7 +343,7 @@ class RelativeDeltoids(BaseEstimator):
         self.heap_counts_ = counts
         self.n_a_, self.n_b_ = totals
         self.exact_counts_ = True
-        self.deltoids_ = self._deltoids()
+        self.deltoids_ = None  # built when read
         return self
 
     def _start(self, names):
@@ -400,7 +402,7 @@ class RelativeDeltoids(BaseEstimator):
         self.n_b_ += int(keys_b.size)
         self.memory_bytes_ = (self.estimator_.memory_bytes_ + self.counts_a_.memory_bytes
                               + self.counts_b_.memory_bytes + self.heap_counts_.nbytes)
-        self.deltoids_ = self._deltoids()
+        self.deltoids_ = None  # built when read
 
     def _deltoids(self):
         selected = self.estimator_.selected_features_
@@ -418,7 +420,7 @@ class RelativeDeltoids(BaseEstimator):
 
     def __repr__(self, N_CHAR_MAX=700):
         text = super().__repr__(N_CHAR_MAX)
-        if "deltoids_" not in self.__dict__:
+        if "_deltoids_" not in self.__dict__:
             return text
         table = self.deltoids_
         n = len(table["item"])
@@ -484,7 +486,7 @@ class ExactDeltoids(RelativeDeltoids):
         self.n_a_ += int(keys_a.size)
         self.n_b_ += int(keys_b.size)
         self.memory_bytes_ = self.keys_.nbytes + self.count_a_.nbytes + self.count_b_.nbytes
-        self.deltoids_ = self._deltoids()
+        self.deltoids_ = None  # built when read
 
     def _deltoids(self):
         count_a, count_b = self.count_a_.astype(float), self.count_b_.astype(float)
@@ -592,7 +594,7 @@ class CountMinDeltoids(RelativeDeltoids):
                               + self.heap_.memory_bytes
                               + sum(NAME_OVERHEAD + len(str(n).encode())
                                     for n in self._names.values()))
-        self.deltoids_ = self._deltoids()
+        self.deltoids_ = None  # built when read
 
     def _counts(self, keys):
         return (np.array([self.sketch_a_.get_estimate(k) for k in keys], dtype=np.float64),

@@ -23,7 +23,7 @@ from ._core import CountSketch
 from ._heap_counts import HeapCounts, heap_keys, significant_counts
 from ._intervals import is_quantity, quantile_edges
 from ._raw_features import one_sparse_rows
-from ._tables import COUNT, MEMORY_BUDGET, POSITIVE_INT, SEED, SHARE, result_table
+from ._tables import COUNT, MEMORY_BUDGET, POSITIVE_INT, SEED, SHARE, FittedTable, result_table
 from .feature_extraction import FeatureCrosser
 from .feature_extraction._crossing import (
     CROSS_SEPARATOR,
@@ -407,6 +407,8 @@ class OutlierExplainer(BaseEstimator):
     'carrier=B^dest=Z'
     """
 
+    explanations_ = FittedTable("_explain")
+
     _parameter_constraints = {
         "outlier": [str, None],
         "columns": ["array-like", None],
@@ -548,7 +550,7 @@ class OutlierExplainer(BaseEstimator):
                           totals=(labels.size, labels.sum()))
             counted = keys
         self.heap_counts_ = counts
-        self.explanations_ = self._explain()
+        self.explanations_ = None  # built when read
         return self
 
     def _metric(self, X):
@@ -674,7 +676,7 @@ class OutlierExplainer(BaseEstimator):
         self.n_outliers_ += int(labels.sum())
         self.n_skipped_ += int((~kept).sum())
         self.memory_bytes_ = self._memory_bytes()
-        self.explanations_ = self._explain()
+        self.explanations_ = None  # built when read
         return self
 
     def _update(self, rows, labels):
@@ -747,7 +749,7 @@ class OutlierExplainer(BaseEstimator):
 
     def __repr__(self, N_CHAR_MAX=700):
         text = super().__repr__(N_CHAR_MAX)
-        if "explanations_" not in self.__dict__:
+        if "_explanations_" not in self.__dict__:
             return text
         table = self.explanations_
         rows = min(self.top, len(table["feature"]))

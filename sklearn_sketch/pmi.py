@@ -22,7 +22,7 @@ from ._heap_counts import HeapCounts, heap_keys, significant_counts
 from ._names import NAME_OVERHEAD, reserved_name_bytes
 from ._raw_features import name_keys, one_sparse_rows
 from ._tables import (COUNT, MEMORY_BUDGET, PENALTY, POSITIVE_INT, SEED, SHARE, STEP,
-                      result_table)
+                      FittedTable, result_table)
 from .feature_extraction._crosses import cross_keys
 from .feature_extraction._words_fast import word_codes
 from .io._parsers import first_rows
@@ -254,6 +254,8 @@ class StreamingPMI(BaseEstimator):
     'new york'
     """
 
+    pairs_ = FittedTable("_pairs")
+
     _parameter_constraints = {
         "window": POSITIVE_INT,
         "negatives": POSITIVE_INT,
@@ -406,7 +408,7 @@ class StreamingPMI(BaseEstimator):
         self.memory_bytes_ = (self.estimator_.memory_bytes_ + self.pair_counts_.memory_bytes
                               + self.word_counts_.memory_bytes + self.heap_counts_.nbytes
                               + self._slot_bytes * self.reservoir_size)
-        self.pairs_ = self._pairs()
+        self.pairs_ = None  # built when read
 
     def _pairs(self):
         selected = self.estimator_.selected_features_
@@ -433,7 +435,7 @@ class StreamingPMI(BaseEstimator):
 
     def __repr__(self, N_CHAR_MAX=700):
         text = super().__repr__(N_CHAR_MAX)
-        if "pairs_" not in self.__dict__:
+        if "_pairs_" not in self.__dict__:
             return text
         table = self.pairs_
         lines = [f"{text}: {self.n_words_:,} words, {self.n_pairs_:,} pairs, "
@@ -507,7 +509,7 @@ class ExactPMI(StreamingPMI):
         self.n_pairs_ += int(first.size)
         self.memory_bytes_ = sum(a.nbytes for a in (self.pair_keys_, self.pair_count_,
                                                     self.word_keys_, self.word_count_))
-        self.pairs_ = self._pairs()
+        self.pairs_ = None  # built when read
 
     def _pairs(self):
         firsts, seconds = self._pair_words

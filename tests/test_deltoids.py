@@ -193,9 +193,14 @@ def test_chunked_and_whole_input_give_the_same_model():
     a, b = streams(n=20_000)
     whole = RelativeDeltoids("32KB", chunk_items=5_000, random_state=3).fit(a, b)
     chunked = RelativeDeltoids("32KB", random_state=3)
+    read_between = RelativeDeltoids("32KB", random_state=3)
     for part_a, part_b in zip(np.array_split(np.array(a), 5), np.array_split(np.array(b), 5)):
         chunked.partial_fit(a=part_a.tolist(), b=part_b.tolist())
+        # Built when read, and read again after the next chunk, that chunk's table.
+        first_table = read_between.partial_fit(a=part_a.tolist(), b=part_b.tolist()).deltoids_
+        assert len(first_table["item"]) > 0
     assert whole.deltoids_.equals(chunked.deltoids_)
+    assert whole.deltoids_.equals(read_between.deltoids_)
 
 
 def test_one_stream_at_a_time_and_kmer_counts():

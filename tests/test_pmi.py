@@ -90,9 +90,15 @@ def test_chunked_and_whole_input_give_the_same_model():
     docs = corpus(n=300)
     whole = StreamingPMI(memory_budget="128KB", chunk_documents=100, random_state=2).fit(docs)
     chunked = StreamingPMI(memory_budget="128KB", random_state=2)
+    read_between = StreamingPMI(memory_budget="128KB", random_state=2)
     for start in range(0, 300, 100):
         chunked.partial_fit(docs[start:start + 100])
-    assert whole.pairs_.equals(chunked.pairs_)
+        # The table is built when read (not after each chunk), and read again after
+        # the next chunk it is that chunk's.
+        tables = [read_between.partial_fit(docs[start:start + 100]).pairs_]
+    assert whole.pairs_.equals(chunked.pairs_) and whole.pairs_.equals(tables[-1])
+    assert not StreamingPMI(memory_budget="128KB", random_state=2).partial_fit(
+        docs[:100]).pairs_.equals(whole.pairs_)
 
 
 @pytest.mark.parametrize("call, message", [

@@ -81,23 +81,25 @@ class Progress:
         self.text = None
 
 
-def read_lines(paths, size):
+def read_lines(paths, size, min_chars=0):
     """Lists of ``size`` lines of text files (plain or compressed: gzip, bzip2, xz, a zip of one file),
     file after file, each decoded as its first MiB says (UTF-8, Windows-1252 or
     UTF-16: :func:`._csv.text_encoding`; 20 Newsgroups' posts are Latin-1, and read
-    as UTF-8 their accented words were cut at the accent)."""
+    as UTF-8 their accented words were cut at the accent). With ``min_chars``, a list
+    of short lines goes on until it holds that many characters."""
     from ._csv import file_head, head_encoding, open_decompressed
 
-    batch = []
+    batch, chars = [], 0
     for path in paths:
         encoding = head_encoding(file_head(path))
         with open_decompressed(path) as raw, io.TextIOWrapper(
                 raw, encoding=encoding, errors="replace") as handle:
             for line in handle:
                 batch.append(line)
-                if len(batch) == size:
+                chars += len(line)
+                if len(batch) >= size and chars >= min_chars:
                     yield batch
-                    batch = []
+                    batch, chars = [], 0
     if batch:
         yield batch
 
