@@ -879,6 +879,12 @@ def test_fit_cuts_reads_from_whole_genomes_and_scoring_keeps_them_whole(tmp_path
                  "--output", given, "--quiet"]) == 0
     reads = ["--fasta", *files, "--read-length", "150", "--n-reads", "200"]
     assert predictions(capsys, auto, reads) == predictions(capsys, given, reads)
+    # --read-length without an amount: 4x coverage too (it was 1,000 reads a file).
+    assert main(["fit", "--fasta", *files, "--read-length", "200", "--output", given]) == 0
+    err = "".join(capsys.readouterr())
+    assert "note: training on reads at 4x coverage of the records" in err
+    assert "trained on 5,200 examples" in err
+    assert predictions(capsys, auto, reads) == predictions(capsys, given, reads)
     # Scored or predicted whole, each genome is one example, as asked, and a note
     # says what reads would be for.
     assert main(["evaluate", "--model", auto, "--fasta", *files]) == 0

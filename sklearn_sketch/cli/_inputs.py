@@ -159,8 +159,9 @@ def add_input_arguments(parser, *, training):
                             "L, e.g. genomes; shorter records are reads as they are")
     amount = reads.add_mutually_exclusive_group()
     amount.add_argument("--n-reads", type=positive_int, metavar="N",
-                        help="with --read-length: reads per file; with --sample: reads per "
-                             "species (default 1000)")
+                        help="with --read-length: reads per file (default: fit 4x coverage, "
+                             "evaluate and predict 1000); with --sample: reads per species "
+                             "(default 1000)")
     amount.add_argument("--coverage", type=positive_float, metavar="C",
                         help="with --read-length: reads per record = C * length / L")
     reads.add_argument("--label-pattern", metavar="REGEX",
