@@ -521,8 +521,9 @@ def labelled_files(args):
             raise CommandError(f"empty label in {spec!r}: expected PATH:LABEL")
         if (label is None and args.label_pattern is None
                 and getattr(args, "command", None) != "predict"):
-            raise CommandError(f"no label for {spec!r}: give PATH:LABEL, or --label-pattern "
-                               "to take labels from the record headers")
+            raise CommandError(f"no label for {spec!r}: give PATH:LABEL, a folder per class "
+                               "(FOLDER/LABEL/FILE, the folder named), or --label-pattern to "
+                               "take labels from the record headers")
         if path in labels_of and labels_of[path] != label:
             raise CommandError(f"{path} is given twice with different labels "
                                f"({labels_of[path]!r} and {label!r})")
