@@ -782,6 +782,8 @@ def _cross_validated_errors(estimator, chunks, classes, passes, random_state):
 #: A FASTA record of this many bases on average is a genome, a chromosome or a long
 #: contig, not a read (a sequencer's longest reads average tens of kilobases).
 GENOME_RECORD_BASES = 100_000
+#: Bytes of a record read at most to tell genomes (a human chromosome is 250 MB).
+FIRST_RECORDS_BYTES = 2**22
 #: The reads ``fit`` cuts from genomes when no ``--read-length`` says how:
 #: ``READ_LENGTH`` bases (the embedded sample's) at ``COVERAGE``. Held-out strains'
 #: reads (12-mers, two seeds or three) at coverage 1 / 2 / 4: E. coli against
@@ -798,7 +800,7 @@ def _cut_reads_from_genomes(args):
     (16 genomes of four species: 20 examples, a model that erred on nearly all of
     them). The records are genomes when the first file's first records average
     ``GENOME_RECORD_BASES``; reads or contigs shorter than that stay examples."""
-    from ..io import FastaReader
+    from ..io import FastaReader, ParseError
 
     if input_kind(args) != "reads":
         return
@@ -815,16 +817,24 @@ def _cut_reads_from_genomes(args):
         return
     path = labelled_files(args)[0][0]
     try:
-        first = next(iter(FastaReader(path, chunk_reads=16)), None)
+        # A record past FIRST_RECORDS_BYTES is a genome's: a chromosome is not read whole.
+        first = next(iter(FastaReader(path, chunk_reads=16,
+                                      max_line_bytes=FIRST_RECORDS_BYTES)), None)
+        if first is None or not len(first.sequences):
+            return
+        bases = sum(map(len, first.sequences)) / len(first.sequences)
+    except ParseError as exc:
+        if "longer than max_line_bytes" not in str(exc):
+            return  # training names the problem
+        bases = FIRST_RECORDS_BYTES
     except (OSError, ValueError):
-        return  # training names the problem
-    if first is None or not len(first.sequences):
         return
-    bases = sum(map(len, first.sequences)) / len(first.sequences)
     if bases < GENOME_RECORD_BASES:
         return
     args.read_length, args.coverage = READ_LENGTH, COVERAGE
-    note(f"{path}'s records are genomes ({bases / 1e6:,.2f} Mbp on average): training on "
+    size = (f"{bases / 1e6:,.2f} Mbp on average" if bases < FIRST_RECORDS_BYTES
+            else f"over {FIRST_RECORDS_BYTES / 1e6:,.1f} Mbp")
+    note(f"{path}'s records are genomes ({size}): training on "
          f"reads of {READ_LENGTH} bases cut from every record at {COVERAGE:g}x coverage, "
          "both strands (--read-length L with --coverage C or --n-reads N sets them)")
 
