@@ -924,6 +924,18 @@ def test_a_folder_of_genomes_is_a_folder_per_class(tmp_path, capsys):
                                         "--fasta", *specs[:2]])
     assert folder_metrics["examples"] == 600
     assert folder_metrics["accuracy"] == files_metrics["accuracy"]
+    # A README and checksums beside the genomes are left out, and named.
+    (tmp_path / "genomes" / "README.md").write_text("# Genomes\nTwo species.\n")
+    (tmp_path / "genomes" / "alpha" / "0-md5sums.txt").write_text("0123abcd  a1.fa.gz\n")
+    assert main(["fit", str(tmp_path / "genomes"), *reads, "--output", by_files]) == 0
+    err = "".join(capsys.readouterr())
+    assert "left out of the folders, as they hold no reads: " in err and "README.md" in err
+    assert "md5sums.txt" in err and "trained on 900 examples" in err
+    assert predictions(capsys, by_files, test) == predictions(capsys, by_folder, test)
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("no reads here\n")
+    assert main(["fit", "--fasta", str(tmp_path / "notes"), "--output", by_files]) == 2
+    assert "notes holds no FASTA or FASTQ file" in capsys.readouterr().err
 
 
 def test_the_embedded_sample_is_reads_so_its_advice_is_more_reads(tmp_path, capsys,
@@ -1138,3 +1150,21 @@ def test_a_small_table_s_default_sketch_is_narrowed_to_its_features(tmp_path, ca
     assert main(fit + ["--estimator", "hashing"]) == 0
     assert "the input is small" not in capsys.readouterr().err
     assert load(model).sketch_width_ == FeatureHashingClassifier().sketch_width
+
+
+def test_a_folder_is_reads_when_most_of_its_first_documents_are(tmp_path):
+    from sklearn_sketch.cli._detect import input_kind
+
+    for label in ("pos", "neg"):
+        (tmp_path / "posts" / label).mkdir(parents=True)
+        for i in range(3):
+            (tmp_path / "posts" / label / f"{i}.txt").write_text("From: a reader\nGood post\n")
+    # A post that opens with a quoted line looks like FASTA by its first line alone.
+    (tmp_path / "posts" / "neg" / "0.txt").write_text("> you wrote\nI disagree\n")
+    assert input_kind(str(tmp_path / "posts")) == "csv"
+    rng = np.random.default_rng(0)
+    for label in ("pos", "neg"):
+        for i in range(3):
+            write_genome(tmp_path / "posts" / label / f"{i}.txt", rng, n_records=1,
+                         length=300)
+    assert input_kind(str(tmp_path / "posts")) == "fasta"

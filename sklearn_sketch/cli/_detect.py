@@ -89,16 +89,27 @@ def input_kind(path):
     return "csv"
 
 
-def _folder_kind(folder):
-    """``"fasta"`` or ``"fastq"`` for a folder whose first document holds reads, else
+def _folder_kind(folder, looked_at=16):
+    """``"fasta"`` or ``"fastq"`` for a folder of which at least half the first
+    documents (``looked_at``) hold reads, the kind most of them hold (a README or
+    checksums may sit among genomes, and a post may open with a ``>`` quote), else
     ``"csv"`` (documents, read as text: a genome read as text was a word a file)."""
     from ._formats import document_files
 
     try:
-        kind = input_kind(document_files(folder)[0][1])
-    except (OSError, ValueError):
+        files = document_files(folder)[:looked_at]
+    except ValueError:
         return "csv"  # the documents' reader names the problem
-    return kind if kind in ("fasta", "fastq") else "csv"
+    kinds = []
+    for _, path in files:
+        try:
+            kinds.append(input_kind(path))
+        except (OSError, ValueError):
+            kinds.append(None)
+    reads = [kind for kind in kinds if kind in ("fasta", "fastq")]
+    if 2 * len(reads) < len(kinds):
+        return "csv"
+    return max(("fasta", "fastq"), key=reads.count)
 
 
 def _vw_line(line):

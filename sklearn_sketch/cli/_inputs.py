@@ -299,7 +299,8 @@ def read_folder_specs(specs):
     a folder of documents holds them (:func:`._formats.document_files`): the files of
     its class folders labelled by the folder's name (``genomes/E.Coli/K12.fa`` is
     ``genomes/E.Coli/K12.fa:E.Coli``), then its own files, unlabelled; a label
-    given to the folder (``strains/:ecoli``) labels every file of it.
+    given to the folder (``strains/:ecoli``) labels every file of it. Files that
+    hold no reads (a README, checksums) are left out, and a note names them.
 
     Examples
     --------
@@ -313,9 +314,10 @@ def read_folder_specs(specs):
     >>> [spec.rpartition(":")[2] for spec in read_folder_specs([f"{folder}/ecoli:E"])]
     ['E', 'E']
     """
+    from ._detect import input_kind as file_kind
     from ._formats import document_files
 
-    expanded = []
+    expanded, left_out = [], []
     for spec in specs:
         path, label = split_file_label(spec)
         if not os.path.isdir(path):
@@ -325,8 +327,17 @@ def read_folder_specs(specs):
             files = document_files(path)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
+        reads = [(inner, file) for inner, file in files
+                 if _kind_or_none(file_kind, file) in READ_KINDS]
+        if not reads:
+            raise CommandError(f"{path} holds no FASTA or FASTQ file")
+        left_out += [file for _, file in files if (_, file) not in reads]
         expanded += [file if (label or inner) is None else f"{file}:{label or inner}"
-                     for inner, file in files]
+                     for inner, file in reads]
+    if left_out:
+        names = ", ".join(left_out[:3]) + (f" and {len(left_out) - 3:,} more"
+                                           if len(left_out) > 3 else "")
+        note(f"left out of the folders, as they hold no reads: {names}")
     return expanded
 
 
