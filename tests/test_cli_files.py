@@ -865,26 +865,39 @@ def predictions(capsys, model, argv):
     return capsys.readouterr().out.splitlines()
 
 
+def examples_trained(capsys):
+    """How many examples ``fit`` said it trained on."""
+    return int(re.search(r"trained on ([\d,]+) examples", "".join(capsys.readouterr()))
+               .group(1).replace(",", ""))
+
+
 def test_fit_cuts_reads_from_whole_genomes_and_scoring_keeps_them_whole(tmp_path, capsys):
     # Each genome whole was one example: 2 here, a model of nothing. fit now cuts
-    # reads from records of genomes' length, as --read-length 200 --coverage 4 would.
+    # reads from records of genomes' length, as --read-length 200 alone does: 4x
+    # coverage of the class with the most bases, as many bases of the others.
     files = labelled_genomes(tmp_path, 5, ("one", "two"), n_records=1, length=130_000)
     auto, given = str(tmp_path / "auto.skm"), str(tmp_path / "given.skm")
     assert main(["fit", "--fasta", *files, "--output", auto]) == 0
     err = "".join(capsys.readouterr())
     assert ("one.fa.gz's records are genomes (0.13 Mbp on average): training on reads of "
-            "200 bases cut from every record at 4x coverage") in err
-    assert "trained on 5,200 examples" in err and "whole genomes?" not in err
-    assert main(["fit", "--fasta", *files, "--read-length", "200", "--coverage", "4",
-                 "--output", given, "--quiet"]) == 0
+            "200 bases from both strands, at 4x coverage of the class with the most bases "
+            "and as many bases of each other class") in err
+    assert re.search(r"trained on 5,20\d examples", err) and "whole genomes?" not in err
+    assert main(["fit", "--fasta", *files, "--read-length", "200", "--output", given]) == 0
+    assert "note: training on reads at 4x coverage of the class with the most bases" in \
+        capsys.readouterr().err
     reads = ["--fasta", *files, "--read-length", "150", "--n-reads", "200"]
     assert predictions(capsys, auto, reads) == predictions(capsys, given, reads)
-    # --read-length without an amount: 4x coverage too (it was 1,000 reads a file).
-    assert main(["fit", "--fasta", *files, "--read-length", "200", "--output", given]) == 0
-    err = "".join(capsys.readouterr())
-    assert "note: training on reads at 4x coverage of the records" in err
-    assert "trained on 5,200 examples" in err
-    assert predictions(capsys, auto, reads) == predictions(capsys, given, reads)
+    # A class of fewer bases is cut deeper, to about as many bases as the largest (its
+    # bases told from the files' sizes); --coverage 4 as given cuts every file at 4x.
+    (tmp_path / "more").mkdir()
+    more = [*files, labelled_genomes(tmp_path / "more", 7, ("one",), n_records=1,
+                                     length=130_000)[0]]
+    assert main(["fit", "--fasta", *more, "--read-length", "200", "--output", given]) == 0
+    assert abs(examples_trained(capsys) - 4 * 2600) <= 20
+    assert main(["fit", "--fasta", *more, "--read-length", "200", "--coverage", "4",
+                 "--output", given]) == 0
+    assert examples_trained(capsys) == 3 * 2600
     # Scored or predicted whole, each genome is one example, as asked, and a note
     # says what reads would be for.
     assert main(["evaluate", "--model", auto, "--fasta", *files]) == 0

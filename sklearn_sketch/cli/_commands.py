@@ -18,6 +18,7 @@ from ._inputs import (
     csv_options,
     decide_svmlight_layout,
     file_bases,
+    file_coverages,
     input_kind,
     labelled_files,
     shuffle_rows,
@@ -182,8 +183,9 @@ def training_bases(args):
     files = labelled_files(args)
     if args.read_length is not None and args.coverage is None:
         return args.read_length * (args.n_reads or 1000) * len(files)
-    total = sum(file_bases(path, bool(args.fastq)) for path, _ in files)
-    return total * (args.coverage or 1)
+    coverages = file_coverages(args) or [1.0] * len(files)
+    return sum(file_bases(path, bool(args.fastq)) * coverage
+               for (path, _), coverage in zip(files, coverages))
 
 
 def _vectorizer(args):
@@ -789,7 +791,8 @@ FIRST_RECORDS_BYTES = 2**22
 #: reads (12-mers, two seeds or three) at coverage 1 / 2 / 4: E. coli against
 #: S. aureus MISSION .947/.977/.980, hashing .857/.947/.974, AWM .855/.946/.974;
 #: 12 genomes of four species MISSION .840/.904/.928, hashing .961/.982/.990, AWM
-#: .904/.957/.977 (fit 3-4 s and 12 s at 4).
+#: .904/.957/.977 (fit 3-4 s and 12 s at 4). The classes are balanced to as many bases
+#: each (``file_coverages``).
 READ_LENGTH, COVERAGE = SAMPLE_READ_LENGTH, 4.0
 
 
@@ -809,9 +812,10 @@ def _cut_reads_from_genomes(args):
             # 1,000 reads a file, the amount evaluate and predict score, is a sliver of
             # a genome (E. coli against S. aureus .959 against .975 at 4x coverage; 12
             # genomes of four species .836 against .928).
-            args.coverage = COVERAGE
-            note(f"training on reads at {COVERAGE:g}x coverage of the records (--n-reads N "
-                 "or --coverage C sets it)")
+            args.coverage, args.balanced_coverage = COVERAGE, True
+            note(f"training on reads at {COVERAGE:g}x coverage of the class with the most "
+                 "bases, and as many bases of each other class (--n-reads N or --coverage C "
+                 "sets it)")
         return
     if args.fastq:
         return
@@ -831,12 +835,13 @@ def _cut_reads_from_genomes(args):
         return
     if bases < GENOME_RECORD_BASES:
         return
-    args.read_length, args.coverage = READ_LENGTH, COVERAGE
+    args.read_length, args.coverage, args.balanced_coverage = READ_LENGTH, COVERAGE, True
     size = (f"{bases / 1e6:,.2f} Mbp on average" if bases < FIRST_RECORDS_BYTES
             else f"over {FIRST_RECORDS_BYTES / 1e6:,.1f} Mbp")
     note(f"{path}'s records are genomes ({size}): training on "
-         f"reads of {READ_LENGTH} bases cut from every record at {COVERAGE:g}x coverage, "
-         "both strands (--read-length L with --coverage C or --n-reads N sets them)")
+         f"reads of {READ_LENGTH} bases from both strands, at {COVERAGE:g}x coverage of the "
+         "class with the most bases and as many bases of each other class (--read-length L "
+         "with --coverage C or --n-reads N sets them)")
 
 
 def cmd_fit(args):
