@@ -857,6 +857,16 @@ def test_a_folder_of_documents_reads_as_its_fasttext_twin(tmp_path, capsys):
 
     pd.testing.assert_frame_equal(read_csv(tmp_path / "docs", dtype=str),
                                   read_csv(tmp_path / "twin.txt", dtype=str))
+    # Documents compressed one by one read as their text (they were their gzip bytes).
+    import gzip
+    import shutil
+
+    shutil.copytree(tmp_path / "docs", tmp_path / "packed")
+    for document in sorted((tmp_path / "packed").glob("*/*.txt")):
+        document.with_suffix(".txt.gz").write_bytes(gzip.compress(document.read_bytes()))
+        document.unlink()
+    pd.testing.assert_series_equal(read_csv(tmp_path / "packed", dtype=str)["text"],
+                                  read_csv(tmp_path / "docs", dtype=str)["text"])
     # Files outside the class folders are documents to predict.
     (tmp_path / "new").mkdir()
     (tmp_path / "new" / "b.txt").write_text(frame["review"][0])

@@ -353,7 +353,7 @@ def _document_chunks(path, opened, encoding, kwargs):
     """The documents of a folder, ``size`` files read at a time."""
     import pandas as pd
 
-    from ._csv import text_encoding
+    from ._csv import open_decompressed, text_encoding
 
     columns = _label_and_text(kwargs, path, "a folder of documents")
     size, left = _rows_at_a_time(kwargs)
@@ -365,7 +365,7 @@ def _document_chunks(path, opened, encoding, kwargs):
         part = files[start:start + size]
         texts = []
         for _, name in part:   # one read per file: the folder's layout
-            with open(name, "rb") as f:
+            with open_decompressed(name) as f:   # post.txt.gz was its gzip bytes
                 raw = f.read()
             texts.append(raw.decode(text_encoding(raw, whole=True), errors="replace"))
         frame = pd.DataFrame({"label": pd.Series([label for label, _ in part], dtype=object),
