@@ -898,6 +898,11 @@ def test_fit_cuts_reads_from_whole_genomes_and_scoring_keeps_them_whole(tmp_path
     assert main(["fit", "--fasta", *more, "--read-length", "200", "--coverage", "4",
                  "--output", given]) == 0
     assert examples_trained(capsys) == 3 * 2600
+    # A class of far fewer bases is cut at most 4 times deeper (16x here), not 20 times.
+    small = labelled_genomes(tmp_path / "more", 8, ("two",), n_records=1, length=13_000)
+    assert main(["fit", "--fasta", more[0], more[2], *small, "--read-length", "200",
+                 "--output", given]) == 0
+    assert abs(examples_trained(capsys) - (2 * 2600 + 16 * 65)) <= 20
     # Scored or predicted whole, each genome is one example, as asked, and a note
     # says what reads would be for.
     assert main(["evaluate", "--model", auto, "--fasta", *files]) == 0

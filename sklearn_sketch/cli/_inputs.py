@@ -1123,7 +1123,8 @@ def file_coverages(args):
     """The coverage each file's reads are cut at: ``--coverage``, or None (no reads
     cut at a coverage). With ``args.balanced_coverage`` (``fit``'s default amount),
     the classes train on as many bases each: a class's files are cut at the coverage
-    times the most bases a class holds over its own (12 genomes of four species, one
+    times the most bases a class holds over its own, at most ``BALANCE_DEPTH`` times
+    the coverage (12 genomes of four species, one
     of them E. coli's: held-out reads scored 0.904 with every file at 4x, E. coli's
     0.72, and 0.943 balanced, E. coli's 0.92; at 6x for every file, more bases in
     all than balanced, 0.919).
@@ -1138,7 +1139,14 @@ def file_coverages(args):
     for (_, label), n in zip(files, bases):
         per_class[label] = per_class.get(label, 0.0) + n
     most = max(per_class.values())
-    return [args.coverage * most / max(per_class[label], 1.0) for _, label in files]
+    return [args.coverage * min(most / max(per_class[label], 1.0), BALANCE_DEPTH)
+            for _, label in files]
+
+
+#: How many times deeper than ``--coverage`` balancing cuts a small class at most (a
+#: plasmid's class beside a hundred genomes would be cut at thousands of times its
+#: length: the same reads again, and hours of training).
+BALANCE_DEPTH = 4.0
 
 
 def file_bases(path, fastq):
