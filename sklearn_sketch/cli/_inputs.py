@@ -91,7 +91,8 @@ def add_input_arguments(parser, *, training):
     source.add_argument("input_files", metavar="FILE", nargs="*",
                         help="input file (plain or compressed), its kind read from its "
                              "first lines: a CSV table (as --csv), svmlight, Vowpal Wabbit "
-                             "text, FASTA or FASTQ (FILE:LABEL, as --fasta)")
+                             "text, FASTA or FASTQ (FILE:LABEL, as --fasta); or a folder "
+                             "per class (FOLDER/LABEL/FILE) of documents or of reads")
     kinds = source.add_mutually_exclusive_group()
     kinds.add_argument("--svmlight", metavar="PATH", action="extend", nargs="+",
                        help="svmlight / libsvm file (plain or compressed: gzip, bzip2, "
@@ -157,7 +158,8 @@ def add_input_arguments(parser, *, training):
     reads = parser.add_argument_group("reads (FASTA, FASTQ, --sample)")
     reads.add_argument("--read-length", type=positive_int, metavar="L",
                        help="cut reads of L bases (both strands) from records longer than "
-                            "L, e.g. genomes; shorter records are reads as they are")
+                            "L, e.g. genomes; shorter records are reads as they are (fit "
+                            "cuts 200 from genomes without it)")
     amount = reads.add_mutually_exclusive_group()
     amount.add_argument("--n-reads", type=positive_int, metavar="N",
                         help="with --read-length: reads per file (default: fit 4x coverage "
