@@ -8,13 +8,13 @@ optionally sampled from long records, mixed across files at the read level
 shuffle buffer, so a model never learns one file after another.
 """
 import argparse
-import itertools
 import math
 import os
 import re
 import sys
+from functools import lru_cache
 from importlib.util import find_spec
-from itertools import islice
+from itertools import islice, repeat
 
 import numpy as np
 
@@ -206,8 +206,10 @@ def resolve_input(args):
     files of it, and reads given as lines (or lines as reads) are refused. Without
     any input, the error says how to name one.
     """
-    from ._detect import NAMES, OPTIONS, input_kind as file_kind
+    from ._detect import NAMES, OPTIONS, input_kind
 
+    # Each file's first MiB is read once, though a folder's files are told twice.
+    file_kind = lru_cache(maxsize=None)(input_kind)
     options = [kind for kind in OPTIONS if getattr(args, kind, None)]
     paths = args.input_files
     if args.sample and (paths or options):
@@ -216,7 +218,7 @@ def resolve_input(args):
         option = options[0]
         getattr(args, option).extend(paths)
         if option in READ_KINDS:
-            setattr(args, option, read_folder_specs(getattr(args, option)))
+            setattr(args, option, read_folder_specs(getattr(args, option), file_kind))
         # Reads read as a table (or lines as reads) gave errors about columns or
         # classes that did not say the file was of another kind.
         for spec in getattr(args, option):
@@ -246,7 +248,7 @@ def resolve_input(args):
         if path != spec and kind not in READ_KINDS:
             raise CommandError(f"no such file: {spec}")
         if kind in READ_KINDS and os.path.isdir(path):
-            for inner in read_folder_specs([spec]):  # each file of its own kind
+            for inner in read_folder_specs([spec], file_kind):  # each of its own kind
                 inner_kind = file_kind(split_file_label(inner)[0])
                 kinds.setdefault(inner_kind, []).append(inner)
             continue
@@ -298,13 +300,14 @@ def folder_files(paths):
     return files
 
 
-def read_folder_specs(specs):
+def read_folder_specs(specs, file_kind=None):
     """``specs`` (``FILE[:LABEL]`` of reads) with each folder given as its files, as
     a folder of documents holds them (:func:`._formats.document_files`): the files of
     its class folders labelled by the folder's name (``genomes/E.Coli/K12.fa`` is
     ``genomes/E.Coli/K12.fa:E.Coli``), then its own files, unlabelled; a label
     given to the folder (``strains/:ecoli``) labels every file of it. Files that
-    hold no reads (a README, checksums) are left out, and a note names them.
+    hold no reads (a README, checksums) are left out, and a note names them;
+    ``file_kind`` tells them (default :func:`._detect.input_kind`).
 
     Examples
     --------
@@ -318,9 +321,10 @@ def read_folder_specs(specs):
     >>> [spec.rpartition(":")[2] for spec in read_folder_specs([f"{folder}/ecoli:E"])]
     ['E', 'E']
     """
-    from ._detect import input_kind as file_kind
+    from ._detect import input_kind
     from ._formats import document_files
 
+    file_kind = file_kind or input_kind
     expanded, left_out = [], []
     for spec in specs:
         path, label = split_file_label(spec)
@@ -728,7 +732,7 @@ class InputStream:
             return None
         return [max(file_bases(path, bool(args.fastq)), 1) * coverage
                 for (path, _), coverage in zip(labelled_files(args),
-                                               file_coverages(args) or itertools.repeat(1))]
+                                               file_coverages(args) or repeat(1))]
 
     def _rows_per_file_chunk(self):
         """Rows a file's reader hands over at a time: ``--chunk-rows``, or fewer when the
