@@ -796,7 +796,7 @@ FIRST_RECORDS_BYTES = 2**22
 READ_LENGTH, COVERAGE = SAMPLE_READ_LENGTH, 4.0
 
 
-def _cut_reads_from_genomes(args):
+def _default_training_reads(args):
     """Train on reads cut from FASTA genomes given without ``--read-length`` (and at
     ``COVERAGE`` where ``--read-length`` comes without an amount): each
     record whole would be one example, and a handful of genomes taught nothing
@@ -846,7 +846,7 @@ def _cut_reads_from_genomes(args):
 
 def cmd_fit(args):
     check_read_options(args)
-    _cut_reads_from_genomes(args)
+    _default_training_reads(args)
     params = _parse_params(args.param or [])
     vectorizer = _vectorizer(args)
     kind = input_kind(args)
