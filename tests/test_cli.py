@@ -502,7 +502,8 @@ def test_real_valued_labels_train_a_regressor(tmp_path, capsys, kind):
     path.write_text("\n".join(f"{int(t > 0)} " + line.split(" ", 1)[1]
                               for t, line in zip(y, lines)) + "\n")
     assert main(["fit", f"--{kind}", str(path), "--output", str(model)]) == 0
-    assert type(load(model)).__name__ == "MissionClassifier"
+    # The default estimator of a classification is the AWM-Sketch, of a regression MISSION.
+    assert type(load(model)).__name__ == "AWMSketchClassifier"
 
 
 def test_evaluate_scores_each_chunk_once_and_its_auc_from_those_scores(tmp_path, capsys,

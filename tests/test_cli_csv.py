@@ -121,7 +121,7 @@ def test_number_labels_of_a_csv_are_checked_as_numbers(tmp_path, capsys):
         assert ("a quantity, so fit trains a regressor" in err) == regression
         estimator = load(out)
         assert type(estimator).__name__ == ("MissionRegressor" if regression
-                                            else "MissionClassifier")
+                                            else "AWMSketchClassifier")
         assert regression or len(estimator.classes_) == values.size
 
 

@@ -1130,7 +1130,8 @@ def test_a_small_table_s_default_sketch_is_narrowed_to_its_features(tmp_path, ca
         paths[name] = str(tmp_path / f"{name}.csv")
         frame.to_csv(paths[name], index=False)
     model = str(tmp_path / "m.skm")
-    fit = ["fit", paths["train"], "--label", "kind", "-o", model, "--epochs", "1"]
+    fit = ["fit", paths["train"], "--label", "kind", "-o", model, "--epochs", "1",
+           "--estimator", "mission"]  # a default shape of three rows of 2**18 cells
     results = {}
     for name, options in (("default", []), ("given", ["--param", "sketch_width=262144"])):
         assert main(fit + options) == 0

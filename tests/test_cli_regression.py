@@ -117,7 +117,7 @@ def test_task_is_checked_against_the_labels_and_the_estimator(svmlight_files, tm
     X, y = linear_task(n=200)
     dump_svmlight_file(X, np.sign(y), str(small))
     run(capsys, ["fit", "--svmlight", str(small), "--quiet", "--output", str(model)])
-    assert type(load(model)).__name__ == "MissionClassifier"
+    assert type(load(model)).__name__ == "AWMSketchClassifier"
     run(capsys, ["fit", "--svmlight", str(small), "--task", "regression", "--quiet",
                  "--output", str(model)])
     assert type(load(model)).__name__ == "MissionRegressor"

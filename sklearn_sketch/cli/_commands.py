@@ -40,6 +40,14 @@ ESTIMATORS = {
 #: The regressor (squared error) of an ``--estimator``, in the same module, for a regression.
 REGRESSORS = {"mission": "MissionRegressor", "bear": "BearRegressor", "iht": "IHTRegressor"}
 
+#: The ``--estimator`` of a task when none is named: the AWM-Sketch classifies
+#: (against MISSION, the default until then, on held-out strains' reads .976 against
+#: .945 from a folder of 12 genomes, in 4 MB against 12.7 and 22 s against 34; DNA's
+#: VW reads .988 against .957; 20 Newsgroups' folder .843 against .851 in 4 MB
+#: against 64; four of scikit-learn's tables and the flights level), and MISSION
+#: regresses (the WM-Sketches have no regressor).
+DEFAULT_ESTIMATORS = {"classification": "awm", "regression": "mission"}
+
 #: Chunks the first pass of ``fit`` may read ahead while scikit-learn is imported.
 EARLY_READ_CHUNKS = 4
 
@@ -486,21 +494,24 @@ def _warn_if_no_better_than_the_mean(estimator, counted):
 def _train(args, params, vectorizer, zero_based, n_features, csv, interactions):
     """A new estimator of the options trained on the input: ``(estimator, counted
     stream, classes)``; classes None for a regression."""
+    likely = args.estimator or DEFAULT_ESTIMATORS["classification"]
     stream = InputStream(args, vectorizer, "train", zero_based=zero_based,
                          n_features=n_features, shuffle_buffer=shuffle_rows(args),
-                         keep_names=ESTIMATORS[args.estimator][2], csv=csv,
+                         keep_names=ESTIMATORS[likely][2], csv=csv,
                          interactions=interactions)
     early = _ReadEarly(stream)
     try:
-        _estimator_module(args.estimator)  # scikit-learn imported while the labels are read
+        _estimator_module(likely)  # scikit-learn imported while the labels are read
         classes = early.classes()
+        name = args.estimator or DEFAULT_ESTIMATORS[
+            "regression" if stream.task == "regression" else "classification"]
         # --random-state seeds the estimator too (its hashes and shuffles): the same
         # command gives the same model. --param random_state=... overrides it.
-        if stream.task == "regression" and args.estimator not in REGRESSORS:
+        if stream.task == "regression" and name not in REGRESSORS:
             raise CommandError(f"{stream.task_note or 'a regression (--task regression)'}, "
-                               f"and --estimator {args.estimator} has no regressor: use "
+                               f"and --estimator {name} has no regressor: use "
                                f"{', '.join(sorted(REGRESSORS))} (or --task classification)")
-        estimator = _new_estimator(args.estimator, stream.task).set_params(
+        estimator = _new_estimator(name, stream.task).set_params(
             random_state=args.random_state)
         # The model's max_iter says how many passes it trained (partial_fit ignores it).
         if args.epochs != "auto":
@@ -511,7 +522,7 @@ def _train(args, params, vectorizer, zero_based, n_features, csv, interactions):
             estimator.set_params(**params)
             estimator._validate_params()
         except ValueError as exc:
-            raise CommandError(f"bad --param for {args.estimator}: {exc}") from exc
+            raise CommandError(f"bad --param for {name}: {exc}") from exc
         if classes is not None:
             _cap_many_class_model(estimator, classes, params)
             _warn_if_labels_differ_in_case(classes)

@@ -62,7 +62,9 @@ def build_parser():
     demo.add_argument("--random-state", type=int, default=0)
 
     fit = _command(commands, "fit", "train an estimator by streaming partial_fit")
-    fit.add_argument("--estimator", choices=sorted(ESTIMATORS), default="mission")
+    fit.add_argument("--estimator", choices=sorted(ESTIMATORS), default=None,
+                     help="default: awm (the Active-Set WM-Sketch) for a classification, "
+                          "mission for a regression")
     fit.add_argument("--param", metavar="KEY=VALUE", action="append",
                      help="estimator parameter, value parsed as a Python literal (repeat)")
     add_input_arguments(fit, training=True)
