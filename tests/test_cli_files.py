@@ -1115,10 +1115,8 @@ def test_input_kind_reads_the_first_lines(tmp_path, text, kind):
     assert input_kind(str(path)) == kind
 
 
-def test_a_small_table_s_default_sketch_is_narrowed_to_its_features(tmp_path, capsys,
-                                                                     monkeypatch):
-    from sklearn_sketch.cli import _commands
-
+def _small_table(tmp_path):
+    """Train and test CSV files of a small table of three classes."""
     rng = np.random.default_rng(3)
     paths = {}
     for name, n in (("train", 1200), ("test", 600)):
@@ -1129,6 +1127,14 @@ def test_a_small_table_s_default_sketch_is_narrowed_to_its_features(tmp_path, ca
                                  np.where(frame.shop < "s3", "b", "c"))
         paths[name] = str(tmp_path / f"{name}.csv")
         frame.to_csv(paths[name], index=False)
+    return paths
+
+
+def test_a_small_table_s_default_sketch_is_narrowed_to_its_features(tmp_path, capsys,
+                                                                     monkeypatch):
+    from sklearn_sketch.cli import _commands
+
+    paths = _small_table(tmp_path)
     model = str(tmp_path / "m.skm")
     fit = ["fit", paths["train"], "--label", "kind", "-o", model, "--epochs", "1",
            "--estimator", "mission"]  # a default shape of three rows of 2**18 cells
@@ -1169,6 +1175,50 @@ def test_a_small_table_s_default_sketch_is_narrowed_to_its_features(tmp_path, ca
     assert main(fit + ["--estimator", "hashing"]) == 0
     assert "the input is small" not in capsys.readouterr().err
     assert load(model).sketch_width_ == FeatureHashingClassifier().sketch_width
+
+
+def test_a_small_table_s_default_budget_is_cut_to_its_features(tmp_path, capsys,
+                                                                monkeypatch):
+    from sklearn_sketch import AWMSketchClassifier
+    from sklearn_sketch.cli import _commands
+
+    paths = _small_table(tmp_path)
+    model = str(tmp_path / "m.skm")
+    fit = ["fit", paths["train"], "--label", "kind", "-o", model, "--epochs", "1"]
+    results = {}
+    for name, options in (("default", []), ("given", ["--param", "memory_budget='4MB'"])):
+        assert main(fit + options) == 0
+        err = capsys.readouterr().err
+        noted = re.search(r"note: the input is small \(([\d,]+) distinct features\): the "
+                          r"model's memory budget cut from 4.0 MiB to ([\d.]+) MiB", err)
+        estimator = load(model)
+        assert type(estimator) is AWMSketchClassifier
+        accuracy = metrics_of(capsys, ["evaluate", "-m", model, paths["test"]])["accuracy"]
+        results[name] = (noted, estimator, accuracy, os.path.getsize(model))
+    noted, estimator, accuracy, size = results["default"]
+    distinct = int(noted[1].replace(",", ""))
+    assert distinct >= 64 and float(noted[2]) == 0.25  # 4 colors, 60 shops, 8 sizes
+    assert estimator.memory_budget == _commands.MIN_SMALL_BUDGET
+    assert estimator.memory_bytes_ <= _commands.MIN_SMALL_BUDGET < size * 1.1
+    assert results["given"][0] is None and results["given"][1].memory_budget == "4MB"
+    assert abs(accuracy - results["given"][2]) <= 0.02 and accuracy > 0.8, results
+    assert size < results["given"][3] / 8
+
+    # The least budget, doubling from MIN_SMALL_BUDGET, whose sketch holds
+    # CELLS_PER_FEATURE cells a feature.
+    def width(budget):
+        return AWMSketchClassifier(budget)._model_shape(3)[0]
+
+    monkeypatch.setattr(_commands, "CELLS_PER_FEATURE", width(2**20) // distinct)
+    assert main(fit) == 0
+    assert "cut from 4.0 MiB to 1.00 MiB" in capsys.readouterr().err
+    assert load(model).memory_budget == 2**20
+    assert width(2**19) < _commands.CELLS_PER_FEATURE * distinct <= width(2**20)
+    # No budget under the default holds them: the default stays.
+    monkeypatch.setattr(_commands, "CELLS_PER_FEATURE", width(2**22) // distinct + 1)
+    assert main(fit) == 0
+    assert "the input is small" not in capsys.readouterr().err
+    assert load(model).memory_budget == "4MB"
 
 
 def test_a_folder_is_reads_when_most_of_its_first_documents_are(tmp_path):
