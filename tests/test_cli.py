@@ -692,6 +692,23 @@ def test_a_default_model_of_many_classes_is_narrowed_to_the_cap(tmp_path, capsys
     assert "narrows" not in capsys.readouterr().err
     assert load(model).sketch_width_ == 2**20
 
+    # The AWM-Sketch's budget is the whole model's: grown to MIN_BUDGET_PER_MODEL a
+    # class where its default gives each less, up to the cap.
+    est, err = fit("awm")
+    assert est.memory_budget == "4MB" and "grown" not in err  # 5 x 128 KiB: under 4 MiB
+    for per_model, grown in ((2**20, 5 * 2**20), (2**21, cap)):
+        monkeypatch.setattr(_commands, "MIN_BUDGET_PER_MODEL", per_model)
+        est, err = fit("awm")
+        assert est.memory_budget == grown and est.memory_bytes_ <= grown
+        assert est.memory_bytes_ > 2**22  # the sketch widened with it
+        assert (f"5 classes: the model's memory budget grown from 4.0 MiB to "
+                f"{grown / 2**20:.1f} MiB, {grown // 5 // 1024:,} KiB a class") in err
+        given, err = fit("awm", "--param", "memory_budget='1MB'")
+        assert given.memory_budget == "1MB" and "grown" not in err
+    assert main(["fit", "--svmlight", str(binary), "--estimator", "awm", "--epochs", "1",
+                 "--output", str(model)]) == 0  # one model of two classes
+    assert "grown" not in capsys.readouterr().err and load(model).memory_budget == "4MB"
+
 
 def test_a_warning_inside_a_command_is_one_line_of_its_own(tmp_path, capsys, monkeypatch):
     # An estimator's warning (the names left out of a budget, say) read as Python prints

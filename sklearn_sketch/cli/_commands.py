@@ -125,6 +125,12 @@ SMALL_TABLE_ROWS = 50_000
 CELLS_PER_FEATURE = 16
 #: ... and the fewest cells of such a row.
 MIN_SMALL_WIDTH = 2**12
+#: Bytes a model (a class, or the one model of two) gets at least of a default
+#: WM- or AWM-Sketch's budget: many classes grow it (up to ``DEFAULT_MODEL_BYTES``).
+#: The flights' 104 destinations (as for ``DEFAULT_MODEL_BYTES``), the AWM-Sketch:
+#: 4 MB (its default) 0.7797, 13 MB (this much a class) 0.7926, 26 MB 0.7925, 32
+#: MB and 128 MB 0.7928 (MISSION's capped default 0.7922 in 134 MB).
+MIN_BUDGET_PER_MODEL = 2**17
 #: The least budget a small input's default WM- or AWM-Sketch is cut to (doubled
 #: until its sketch holds ``CELLS_PER_FEATURE`` cells a distinct feature). The
 #: AWM-Sketch at 64 KB, 256 KB, 1 MB and 4 MB (its default) on two 70/30 splits
@@ -533,6 +539,7 @@ def _train(args, params, vectorizer, zero_based, n_features, csv, interactions):
             raise CommandError(f"bad --param for {name}: {exc}") from exc
         if classes is not None:
             _cap_many_class_model(estimator, classes, params)
+            _grow_many_class_budget(estimator, classes, params)
             _warn_if_labels_differ_in_case(classes)
         _narrow_small_input_model(estimator, early, classes, params)
         counted = _Counted(early, targets=classes is None, estimator=estimator)
@@ -654,6 +661,23 @@ def _cap_many_class_model(estimator, classes, params):
          f"narrows each class's sketch to {narrow:,} cells, "
          f"{estimator._planned_bytes(n_models)[0] / 2**20:,.0f} MiB in all "
          "(--param sketch_width=... or memory_budget=... for another size)")
+
+
+def _grow_many_class_budget(estimator, classes, params):
+    """Grow a default WM- or AWM-Sketch's budget to ``MIN_BUDGET_PER_MODEL`` bytes
+    a model where it would give each less (with a note), up to ``DEFAULT_MODEL_BYTES``."""
+    budget = _default_budget(estimator, params)
+    n_models = estimator._n_models(classes)
+    if budget is None or estimator._model_shape(n_models)[0] is None:
+        return
+    grown = min(MIN_BUDGET_PER_MODEL * n_models, DEFAULT_MODEL_BYTES)
+    if grown <= budget:
+        return
+    estimator.set_params(memory_budget=grown)
+    note(f"{len(classes):,} classes: the model's memory budget grown from "
+         f"{budget / 2**20:,.1f} MiB to {grown / 2**20:,.1f} MiB, "
+         f"{grown / n_models / 2**10:,.0f} KiB a class (--param memory_budget=... "
+         "for another)")
 
 
 def _narrow_small_input_model(estimator, early, classes, params):
