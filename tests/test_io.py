@@ -929,6 +929,13 @@ def test_genbank_and_embl_files_read_as_their_fasta_twin(tmp_path, embl, block_s
     # FASTQ is not read as a flat file.
     with pytest.raises(ParseError, match="expected an '@' header|'@'"):
         list(FastqReader(path))
+    # A record past max_line_bytes (a chromosome where a reader caps its records)
+    # says so by its class, as a FASTA record does.
+    from sklearn_sketch.io import RecordTooLong
+    long_record = genbank_text([("AC9999", "chromosome", b"ACGT" * 1000)], embl)
+    with pytest.raises(RecordTooLong, match="longer than max_line_bytes=1000"):
+        list(FastaReader(write(tmp_path, "long.gb", long_record), max_line_bytes=1000,
+                         block_size=block_size))
 
 
 @pytest.mark.parametrize("eol", [b"\n", b"\r\n"])

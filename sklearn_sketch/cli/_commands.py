@@ -881,7 +881,7 @@ def _default_training_reads(args):
     (16 genomes of four species: 20 examples, a model that erred on nearly all of
     them). The records are genomes when the first file's first records average
     ``GENOME_RECORD_BASES``; reads or contigs shorter than that stay examples."""
-    from ..io import FastaReader, ParseError
+    from ..io import FastaReader, RecordTooLong
 
     if input_kind(args) != "reads":
         return
@@ -905,12 +905,10 @@ def _default_training_reads(args):
         if first is None or not len(first.sequences):
             return
         bases = sum(map(len, first.sequences)) / len(first.sequences)
-    except ParseError as exc:
-        if "longer than max_line_bytes" not in str(exc):
-            return  # training names the problem
+    except RecordTooLong:
         bases = FIRST_RECORDS_BYTES
     except (OSError, ValueError):
-        return
+        return  # training names the problem
     if bases < GENOME_RECORD_BASES:
         return
     args.read_length, args.coverage, args.balanced_coverage = READ_LENGTH, COVERAGE, True

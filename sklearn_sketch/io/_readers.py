@@ -80,6 +80,35 @@ class ParseError(ValueError):
         return type(self), (self.path, self.line, self.reason)
 
 
+class RecordTooLong(ParseError):
+    r"""A line or record longer than the reader's ``max_line_bytes``.
+
+    The file may be right (a genome's chromosome is one FASTA record) and the
+    cap too small for it.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    line : int
+        1-based line number where the line or record starts.
+    reason : str
+        What is wrong.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from sklearn_sketch.io import FastaReader, ParseError, RecordTooLong
+    >>> path = os.path.join(tempfile.mkdtemp(), "genome.fa")
+    >>> _ = open(path, "w").write(">chr1\n" + "ACGT" * 1000 + "\n")
+    >>> try:
+    ...     next(iter(FastaReader(path, max_line_bytes=1000)))
+    ... except RecordTooLong as exc:
+    ...     print(isinstance(exc, ParseError), exc.line)
+    True 1
+    """
+
+
 class Chunk(NamedTuple):
     """Consecutive rows of a svmlight or Vowpal Wabbit file.
 
@@ -281,7 +310,7 @@ class _FlatFileAsFasta:
         cut = ends[-1] if ends else 0
         if not ends:
             if len(self.pending) > self.limit:
-                raise ParseError(self.path, 1, f"a record longer than max_line_bytes="
+                raise RecordTooLong(self.path, 1, f"a record longer than max_line_bytes="
                                  f"{self.limit} bytes")
             return
         start = 0
@@ -366,7 +395,7 @@ def _parse_file(path, parser, max_units, block_size, max_line_bytes, prepare=Non
                 yield parser.take()
             tail = len(buf) - pos
             if tail > max_line_bytes:
-                raise ParseError(
+                raise RecordTooLong(
                     path, parser.line + 1,
                     f"line or record longer than max_line_bytes={max_line_bytes} bytes "
                     "(raise max_line_bytes if the file is right)")
