@@ -359,6 +359,34 @@ def test_a_line_longer_than_max_line_bytes_fails_fast(tmp_path, reader):
     assert peak < 16 * cap   # not the 64 MiB line
 
 
+@pytest.mark.parametrize("records", [1, 2])
+def test_a_reader_keeps_no_copy_of_a_long_record_it_gave(tmp_path, records):
+    # A genome's record arrives over many blocks; a reader per file mixed with
+    # others (ShuffledReader) is suspended while its record is cut into reads. Its
+    # text is not kept beside the parsed sequence: a record the last of its file
+    # (1) or followed by another (2, a chunk a record).
+    import tracemalloc
+
+    from sklearn_sketch.io import FastaReader
+
+    rng = np.random.default_rng(0)
+    bases = 4 * 2**20
+    seq = rng.choice(list(b"ACGT"), bases).astype(np.uint8).tobytes()
+    text = b">chr\n" + b"\n".join(seq[i:i + 80] for i in range(0, bases, 80)) + b"\n"
+    path = tmp_path / "genome.fa"
+    path.write_bytes(text + b">plasmid\nACGT\n" * (records - 1))
+    tracemalloc.start()
+    try:
+        chunks = iter(FastaReader(path, chunk_reads=1, block_size=2**16))
+        first = next(chunks)
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert first.sequences[0] == seq
+    assert bases <= held < 1.25 * bases  # the text kept too was 2.0x
+    assert [c.names for c in chunks] == [["plasmid"]] * (records - 1)
+
+
 def test_max_line_bytes_keeps_lines_up_to_the_cap(tmp_path):
     from sklearn_sketch.io import ParseError, SvmlightReader
 

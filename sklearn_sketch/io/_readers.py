@@ -392,7 +392,13 @@ def _parse_file(path, parser, max_units, block_size, max_line_bytes, prepare=Non
                     raise ParseError(path, *error)
                 if parser.n_units < max_units:
                     break
-                yield parser.take()
+                units = parser.take()
+                if pos > block_size:
+                    # Not kept while the units are used: the text of a genome's record
+                    # (a reader per file mixed with others held each file's twice).
+                    # start goes negative: pos > start still says the parse advanced.
+                    buf, start, pos = buf[pos:], start - pos, 0
+                yield units
             tail = len(buf) - pos
             if tail > max_line_bytes:
                 raise RecordTooLong(
@@ -402,6 +408,7 @@ def _parse_file(path, parser, max_units, block_size, max_line_bytes, prepare=Non
             # A unit longer than the buffer: read more at a time until it fits, but
             # never more than the cap lets the unit grow to.
             size = block_size if pos > start else min(2 * size, max_line_bytes + 1 - tail)
+        del buf
         if parser.n_units:
             yield parser.take()
 
