@@ -710,6 +710,47 @@ def test_a_default_model_of_many_classes_is_narrowed_to_the_cap(tmp_path, capsys
     assert "grown" not in capsys.readouterr().err and load(model).memory_budget == "4MB"
 
 
+def test_a_default_model_of_many_classes_trains_on_every_core_as_one_thread_would(
+        tmp_path, capsys, monkeypatch):
+    from sklearn_sketch.cli import _commands
+
+    monkeypatch.setattr(_commands.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(_commands, "SMALL_TABLE_ROWS", 0)  # the default width kept
+    rng = np.random.default_rng(1)
+    lines = []
+    for _ in range(1500):
+        y = int(rng.integers(16))
+        columns = sorted(set((rng.choice(500, 6, replace=False) + 20).tolist()) | {y + 1})
+        lines.append(f"{y} " + " ".join(f"{j}:1" for j in columns))
+    data = tmp_path / "d.svm"
+    data.write_text("\n".join(lines) + "\n")
+
+    def fit(*options):
+        model = tmp_path / "m.skm"
+        assert main(["fit", "--svmlight", str(data), "--quiet", "--output", str(model),
+                     *options]) == 0
+        capsys.readouterr()
+        return load(model)
+
+    for name in ("awm", "mission"):
+        threaded, alone = fit("--estimator", name), fit("--estimator", name,
+                                                         "--param", "n_jobs=1")
+        assert threaded.n_jobs == -1 and alone.n_jobs == 1
+        np.testing.assert_array_equal(threaded.coef_.toarray(), alone.coef_.toarray())
+        np.testing.assert_array_equal(threaded.intercept_, alone.intercept_)
+        for mine, single in zip(threaded._state.sketches, alone._state.sketches):
+            np.testing.assert_array_equal(mine.to_array(), single.to_array())
+    # Fewer models than MIN_MODELS_FOR_THREADS, or BEAR (its threads split the rows): as
+    # the estimator's default.
+    few = tmp_path / "few.svm"
+    few.write_text("".join(f"{int(line.split()[0]) % 4} {line.split(' ', 1)[1]}\n"
+                           for line in lines))
+    assert main(["fit", "--svmlight", str(few), "--quiet", "--output",
+                 str(tmp_path / "f.skm")]) == 0
+    assert load(tmp_path / "f.skm").n_jobs is None
+    assert fit("--estimator", "bear").n_jobs is None
+
+
 def test_a_warning_inside_a_command_is_one_line_of_its_own(tmp_path, capsys, monkeypatch):
     # An estimator's warning (the names left out of a budget, say) read as Python prints
     # it: a file, a line number and a line of source, on three lines.
